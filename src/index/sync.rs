@@ -1,0 +1,176 @@
+//! Bringing the index up to date with the vault: only files whose mtime or size changed are
+//! read; the first batch is committed early so searches answer while the rest is indexed.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use super::{IndexError, MAX_INDEX_BYTES, VaultIndex};
+use crate::vault::read::{ReadError, read_text};
+use crate::vault::scan::{NoteFile, Skipped, scan};
+
+/// Reported while syncing, for progress bars and `$/progress`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// The walk is done: `total` notes need (re)indexing, `unchanged` do not.
+    Started { total: usize, unchanged: usize },
+    /// `done` of `total` processed; `searchable` notes answer queries now.
+    Indexed { done: usize, total: usize, searchable: u64 },
+}
+
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct SyncSummary {
+    /// Notes (re)indexed by this run.
+    pub indexed: usize,
+    pub unchanged: usize,
+    pub removed: usize,
+    /// Not indexed on purpose: binary, not UTF-8, symlink loops or escapes.
+    pub skipped: Vec<Skipped>,
+    /// Could not be read: permissions, vanished mid-scan.
+    pub failed: Vec<Skipped>,
+    /// Indexed only up to the size cap.
+    pub truncated: Vec<String>,
+    #[serde(serialize_with = "as_secs")]
+    pub elapsed: Duration,
+}
+
+fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+impl SyncSummary {
+    pub fn total_notes(&self) -> usize {
+        self.indexed + self.unchanged
+    }
+}
+
+enum Outcome {
+    Indexed { truncated: bool },
+    Skipped(Skipped),
+    Failed(Skipped),
+}
+
+/// First commit after this many notes, so a cold start answers queries early.
+const FIRST_BATCH: usize = 400;
+const BATCH: usize = 4096;
+const COMMIT_EVERY: Duration = Duration::from_millis(1500);
+
+impl VaultIndex {
+    /// Walks the vault and (re)indexes what changed since the last run.
+    pub fn sync(&self, progress: &mut dyn FnMut(Progress)) -> Result<SyncSummary, IndexError> {
+        let started = Instant::now();
+        let known = self.stamps()?;
+        let found = scan(self.vault.root());
+        let mut summary = SyncSummary::default();
+        let mut todo: Vec<NoteFile> = Vec::new();
+        let mut seen = HashSet::with_capacity(found.notes.len());
+        for note in found.notes {
+            seen.insert(note.rel.clone());
+            match known.get(&note.rel) {
+                Some(stamp) if *stamp == note.stamp => summary.unchanged += 1,
+                _ => todo.push(note),
+            }
+        }
+        for s in found.skipped {
+            if s.reason == "permission denied" || s.reason == "vanished" {
+                summary.failed.push(s);
+            } else {
+                summary.skipped.push(s);
+            }
+        }
+        let total = todo.len();
+        progress(Progress::Started {
+            total,
+            unchanged: summary.unchanged,
+        });
+
+        let mut guard = self.writer()?;
+        let writer = guard.as_mut().expect("checked");
+        for rel in known.keys().filter(|k| !seen.contains(*k)) {
+            writer.delete_term(self.path_term(rel));
+            summary.removed += 1;
+        }
+        // A cold build has nothing to replace: skipping deletes saves work per document.
+        let replace = !known.is_empty();
+        let overlays = self.overlays.lock().unwrap().clone();
+        let mut done = 0;
+        let mut last_commit = Instant::now();
+        let mut first = true;
+        let mut rest: &[NoteFile] = &todo;
+        while !rest.is_empty() {
+            let n = if first { FIRST_BATCH } else { BATCH }.min(rest.len());
+            let (batch, tail) = rest.split_at(n);
+            rest = tail;
+            let writer_ref = &*writer;
+            let outcomes: Vec<Outcome> = batch
+                .par_iter()
+                .map(|f| {
+                    let result = match overlays.get(&f.rel) {
+                        Some(text) => Ok((text.clone(), false)),
+                        None => read_text(&f.abs, MAX_INDEX_BYTES, true).map(|t| (t.text, t.truncated)),
+                    };
+                    match result {
+                        Ok((text, truncated)) => {
+                            let note = crate::vault::parse::parse(&text, crate::vault::stem(&f.rel));
+                            if replace {
+                                writer_ref.delete_term(self.path_term(&f.rel));
+                            }
+                            match writer_ref.add_document(super::schema::document(&self.fields, &f.rel, f.stamp, &note))
+                            {
+                                Ok(_) => Outcome::Indexed { truncated },
+                                Err(e) => Outcome::Failed(Skipped {
+                                    path: f.rel.clone(),
+                                    reason: e.to_string(),
+                                }),
+                            }
+                        }
+                        Err(e) => classify(&f.rel, e),
+                    }
+                })
+                .collect();
+            for (f, outcome) in batch.iter().zip(outcomes) {
+                match outcome {
+                    Outcome::Indexed { truncated } => {
+                        summary.indexed += 1;
+                        if truncated {
+                            summary.truncated.push(f.rel.clone());
+                        }
+                    }
+                    Outcome::Skipped(s) => summary.skipped.push(s),
+                    Outcome::Failed(s) => summary.failed.push(s),
+                }
+            }
+            done += batch.len();
+            if first || last_commit.elapsed() >= COMMIT_EVERY || rest.is_empty() {
+                self.commit(writer)?;
+                last_commit = Instant::now();
+            }
+            first = false;
+            progress(Progress::Indexed {
+                done,
+                total,
+                searchable: self.num_notes(),
+            });
+        }
+        if total == 0 && summary.removed > 0 {
+            self.commit(writer)?;
+        }
+        for s in summary.skipped.iter().chain(&summary.failed) {
+            tracing::debug!("not indexed: {} ({})", s.path, s.reason);
+        }
+        summary.elapsed = started.elapsed();
+        Ok(summary)
+    }
+}
+
+fn classify(rel: &str, e: ReadError) -> Outcome {
+    let s = Skipped {
+        path: rel.to_string(),
+        reason: e.reason().to_string(),
+    };
+    match e {
+        ReadError::Binary(_) | ReadError::NotUtf8 { .. } | ReadError::TooLarge { .. } => Outcome::Skipped(s),
+        ReadError::Io { .. } => Outcome::Failed(s),
+    }
+}

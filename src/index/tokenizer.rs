@@ -1,0 +1,250 @@
+//! Tokenizers: words for BM25, and word prefixes for symbol search.
+//!
+//! Words are runs of letters and digits, except in scripts written without spaces (Chinese,
+//! Japanese kana, Thai, Lao, Khmer, Myanmar) where each character is a token; tantivy turns a
+//! multi-token query word into a phrase query, so `知识库` still matches as a sequence.
+
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
+};
+
+pub const WORDS: &str = "scholia_words";
+pub const PREFIXES: &str = "scholia_prefixes";
+/// Longest prefix indexed for symbol search; longer query words are cut to this.
+pub const MAX_PREFIX_CHARS: usize = 20;
+
+pub fn register(manager: &tantivy::tokenizer::TokenizerManager) {
+    manager.register(WORDS, words());
+    manager.register(
+        PREFIXES,
+        TextAnalyzer::builder(WordTokenizer)
+            .filter(RemoveLongFilter::limit(64))
+            .filter(LowerCaser)
+            .filter(AsciiFoldingFilter)
+            .filter(EdgePrefixes {
+                max_chars: MAX_PREFIX_CHARS,
+            })
+            .build(),
+    );
+}
+
+pub fn words() -> TextAnalyzer {
+    TextAnalyzer::builder(WordTokenizer)
+        .filter(RemoveLongFilter::limit(64))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .build()
+}
+
+/// The normalised words of `text`, as the index sees them.
+pub fn tokens(text: &str) -> Vec<String> {
+    let mut analyzer = words();
+    let mut stream = analyzer.token_stream(text);
+    let mut out = Vec::new();
+    while let Some(t) = stream.next() {
+        out.push(t.text.clone());
+    }
+    out
+}
+
+fn is_unspaced_script(c: char) -> bool {
+    matches!(c as u32,
+        0x0E00..=0x0EFF       // Thai, Lao
+        | 0x1000..=0x109F     // Myanmar
+        | 0x1780..=0x17FF     // Khmer
+        | 0x3040..=0x30FF     // Hiragana, Katakana
+        | 0x3400..=0x4DBF     // CJK extension A
+        | 0x4E00..=0x9FFF     // CJK unified ideographs
+        | 0xF900..=0xFAFF     // CJK compatibility ideographs
+        | 0x20000..=0x2FFFF) // CJK extensions B..
+}
+
+#[derive(Clone, Default)]
+pub struct WordTokenizer;
+
+pub struct WordStream<'a> {
+    text: &'a str,
+    offset: usize,
+    token: Token,
+}
+
+impl Tokenizer for WordTokenizer {
+    type TokenStream<'a> = WordStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> WordStream<'a> {
+        WordStream {
+            text,
+            offset: 0,
+            token: Token {
+                position: usize::MAX,
+                ..Token::default()
+            },
+        }
+    }
+}
+
+impl TokenStream for WordStream<'_> {
+    fn advance(&mut self) -> bool {
+        let rest = &self.text[self.offset..];
+        let Some((skip, first)) = rest.char_indices().find(|(_, c)| c.is_alphanumeric()) else {
+            self.offset = self.text.len();
+            return false;
+        };
+        let start = self.offset + skip;
+        let end = if is_unspaced_script(first) {
+            start + first.len_utf8()
+        } else {
+            let word = &self.text[start..];
+            start
+                + word
+                    .char_indices()
+                    .find(|&(_, c)| !c.is_alphanumeric() || is_unspaced_script(c))
+                    .map(|(i, _)| i)
+                    .unwrap_or(word.len())
+        };
+        self.offset = end;
+        self.token.text.clear();
+        self.token.text.push_str(&self.text[start..end]);
+        self.token.offset_from = start;
+        self.token.offset_to = end;
+        self.token.position = self.token.position.wrapping_add(1);
+        self.token.position_length = 1;
+        true
+    }
+
+    fn token(&self) -> &Token {
+        &self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.token
+    }
+}
+
+/// Emits every prefix (1..=`max_chars` characters) of each token, at the token's position.
+#[derive(Clone)]
+pub struct EdgePrefixes {
+    pub max_chars: usize,
+}
+
+impl TokenFilter for EdgePrefixes {
+    type Tokenizer<T: Tokenizer> = EdgePrefixTokenizer<T>;
+
+    fn transform<T: Tokenizer>(self, inner: T) -> EdgePrefixTokenizer<T> {
+        EdgePrefixTokenizer {
+            inner,
+            max_chars: self.max_chars,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct EdgePrefixTokenizer<T> {
+    inner: T,
+    max_chars: usize,
+}
+
+impl<T: Tokenizer> Tokenizer for EdgePrefixTokenizer<T> {
+    type TokenStream<'a> = EdgePrefixStream<T::TokenStream<'a>>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
+        EdgePrefixStream {
+            tail: self.inner.token_stream(text),
+            max_chars: self.max_chars,
+            full: String::new(),
+            ends: Vec::new(),
+            token: Token::default(),
+        }
+    }
+}
+
+pub struct EdgePrefixStream<S> {
+    tail: S,
+    max_chars: usize,
+    full: String,
+    /// Byte ends of the prefixes still to emit, longest first (popped from the back).
+    ends: Vec<usize>,
+    token: Token,
+}
+
+impl<S: TokenStream> TokenStream for EdgePrefixStream<S> {
+    fn advance(&mut self) -> bool {
+        loop {
+            if let Some(end) = self.ends.pop() {
+                self.token.text.clear();
+                self.token.text.push_str(&self.full[..end]);
+                return true;
+            }
+            if !self.tail.advance() {
+                return false;
+            }
+            let t = self.tail.token();
+            self.full.clear();
+            self.full.push_str(&t.text);
+            self.token = t.clone();
+            self.ends = self
+                .full
+                .char_indices()
+                .map(|(i, c)| i + c.len_utf8())
+                .take(self.max_chars)
+                .collect();
+            self.ends.reverse();
+        }
+    }
+
+    fn token(&self) -> &Token {
+        &self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.token
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn analyze(mut a: TextAnalyzer, text: &str) -> Vec<(String, usize)> {
+        let mut s = a.token_stream(text);
+        let mut out = Vec::new();
+        while let Some(t) = s.next() {
+            out.push((t.text.clone(), t.position));
+        }
+        out
+    }
+
+    #[test]
+    fn words_and_scripts() {
+        let check = |text: &str, expected: &[&str]| assert_eq!(tokens(text), expected, "{text:?}");
+        check("Hello, World!", &["hello", "world"]);
+        check("Café-crème 2024", &["cafe", "creme", "2024"]);
+        check("知识库", &["知", "识", "库"]);
+        check("Obsidian的笔记", &["obsidian", "的", "笔", "记"]);
+        check(
+            "สวัสดี",
+            &["ส", "ว", "ั", "ส", "ด", "ี"]
+                .iter()
+                .filter(|s| s.chars().all(char::is_alphanumeric))
+                .copied()
+                .collect::<Vec<_>>(),
+        );
+        check("Привет мир", &["привет", "мир"]);
+        check("", &[]);
+        check("   ...  ", &[]);
+    }
+
+    #[test]
+    fn prefixes() {
+        let manager = tantivy::tokenizer::TokenizerManager::default();
+        register(&manager);
+        let got = analyze(manager.get(PREFIXES).unwrap(), "Go Déjà");
+        let expected: Vec<(String, usize)> = [("g", 0), ("go", 0), ("d", 1), ("de", 1), ("dej", 1), ("deja", 1)]
+            .iter()
+            .map(|(s, p)| (s.to_string(), *p))
+            .collect();
+        assert_eq!(got, expected);
+        let long = analyze(manager.get(PREFIXES).unwrap(), "abcdefghijklmnopqrstuvwxyz");
+        assert_eq!(long.len(), MAX_PREFIX_CHARS);
+    }
+}

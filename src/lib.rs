@@ -1,0 +1,9 @@
+//! scholia: a research assistant for Markdown note vaults.
+//!
+//! The engine (`vault`, `index`, and the research modules) knows neither LSP nor MCP types;
+//! `lsp` is a thin adapter over it. See `docs/ARCHITECTURE.md`.
+
+pub mod config;
+pub mod index;
+pub mod lsp;
+pub mod vault;

@@ -1,0 +1,201 @@
+//! `workspace/symbol`, `textDocument/definition` on wikilinks, and `[[` completion.
+
+use tower_lsp_server::jsonrpc::{Error, Result as RpcResult};
+use tower_lsp_server::ls_types::*;
+
+use super::State;
+use super::documents::Document;
+use crate::index::{SymbolKind as Kind, VaultIndex};
+use crate::vault::parse;
+
+const SYMBOL_LIMIT: usize = 128;
+const COMPLETION_LIMIT: usize = 50;
+
+fn internal(e: impl std::fmt::Display) -> Error {
+    Error {
+        code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
+        message: e.to_string().into(),
+        data: None,
+    }
+}
+
+/// Runs an index query off the async runtime.
+async fn query<T: Send + 'static>(
+    index: std::sync::Arc<VaultIndex>,
+    f: impl FnOnce(&VaultIndex) -> Result<T, crate::index::IndexError> + Send + 'static,
+) -> RpcResult<T> {
+    tokio::task::spawn_blocking(move || f(&index))
+        .await
+        .map_err(internal)?
+        .map_err(internal)
+}
+
+fn line_location(uri: Uri, line: u32) -> Location {
+    let p = Position::new(line, 0);
+    Location::new(uri, Range::new(p, p))
+}
+
+pub async fn symbols(state: &State, q: String) -> RpcResult<Option<WorkspaceSymbolResponse>> {
+    let Some(index) = state.index() else {
+        return Ok(Some(WorkspaceSymbolResponse::Nested(Vec::new())));
+    };
+    let found = query(index, move |i| i.symbols(&q, SYMBOL_LIMIT)).await?;
+    let symbols = found
+        .into_iter()
+        .filter_map(|s| {
+            let uri = state.uri_of(&s.path)?;
+            Some(WorkspaceSymbol {
+                name: s.name,
+                kind: match s.kind {
+                    Kind::Note => SymbolKind::FILE,
+                    Kind::Heading(_) => SymbolKind::STRING,
+                },
+                tags: None,
+                container_name: s.container.or(Some(s.path)),
+                location: OneOf::Left(line_location(uri, s.line)),
+                data: None,
+            })
+        })
+        .collect();
+    Ok(Some(WorkspaceSymbolResponse::Nested(symbols)))
+}
+
+pub async fn definition(state: &State, uri: Uri, pos: Position) -> RpcResult<Option<GotoDefinitionResponse>> {
+    let Some(text) = state.text(&uri) else { return Ok(None) };
+    let doc = Document::new(text, 0);
+    let offset = doc.offset(pos, state.encoding());
+    let note = parse::parse(&doc.text, "");
+    let Some(link) = note
+        .links
+        .into_iter()
+        .find(|l| l.range.start <= offset && offset < l.range.end)
+    else {
+        return Ok(None);
+    };
+    // Which note, and its headings.
+    let (target_uri, headings, target_rel) = if link.target.is_empty() {
+        let headings = note
+            .headings
+            .iter()
+            .map(|h| (h.level, h.line, h.text.clone()))
+            .collect();
+        (uri.clone(), headings, state.rel(&uri))
+    } else {
+        let Some(index) = state.index() else { return Ok(None) };
+        let from = state.rel(&uri);
+        let target = link.target.clone();
+        let Some(found) = query(index, move |i| i.resolve_link(&target, from.as_deref())).await? else {
+            return Ok(None);
+        };
+        let Some(target_uri) = state.uri_of(&found.path) else {
+            return Ok(None);
+        };
+        (target_uri, found.outline.headings, Some(found.path))
+    };
+    let mut line = 0;
+    if let Some(heading) = &link.heading {
+        // `[[Note#A#B]]` names B, nested under A.
+        let wanted = heading.rsplit('#').next().unwrap_or(heading).trim().to_lowercase();
+        if let Some((_, l, _)) = headings.iter().find(|(_, _, t)| t.trim().to_lowercase() == wanted) {
+            line = *l;
+        }
+    } else if let Some(block) = &link.block {
+        let text = if target_uri == uri {
+            Some(doc.text.clone())
+        } else {
+            target_rel.and_then(|_| state.text(&target_uri))
+        };
+        if let Some(text) = text {
+            let marker = format!("^{block}");
+            if let Some(i) = text.lines().position(|l| l.trim_end().ends_with(&marker)) {
+                line = i as u32;
+            }
+        }
+    }
+    Ok(Some(GotoDefinitionResponse::Scalar(line_location(target_uri, line))))
+}
+
+pub async fn completion(state: &State, uri: Uri, pos: Position) -> RpcResult<Option<CompletionResponse>> {
+    let Some(text) = state.text(&uri) else { return Ok(None) };
+    let doc = Document::new(text, 0);
+    let enc = state.encoding();
+    let cursor = doc.offset(pos, enc);
+    let line_start = doc.offset(Position::new(pos.line, 0), enc);
+    let before = &doc.text[line_start..cursor];
+    let Some(open) = before.rfind("[[") else {
+        return Ok(None);
+    };
+    let typed = &before[open + 2..];
+    if typed.contains("]]") || typed.contains('|') {
+        return Ok(None);
+    }
+    let typed_start = line_start + open + 2;
+    let closes = doc.text[cursor..].starts_with("]]");
+    let close = if closes { "" } else { "]]" };
+    let Some(index) = state.index() else { return Ok(None) };
+    let edit_range = doc.range(typed_start..cursor, enc);
+
+    let mut items = Vec::new();
+    if let Some((note_part, heading_part)) = typed.split_once('#') {
+        // Headings of the named note (or of this one for `[[#`).
+        let headings = if note_part.is_empty() {
+            parse::parse(&doc.text, "")
+                .headings
+                .into_iter()
+                .map(|h| (h.level, h.text))
+                .collect::<Vec<_>>()
+        } else {
+            let from = state.rel(&uri);
+            let target = note_part.to_string();
+            match query(index, move |i| i.resolve_link(&target, from.as_deref())).await? {
+                Some(n) => n.outline.headings.into_iter().map(|(l, _, t)| (l, t)).collect(),
+                None => Vec::new(),
+            }
+        };
+        let wanted = heading_part.to_lowercase();
+        for (i, (level, text)) in headings
+            .into_iter()
+            .filter(|(_, t)| t.to_lowercase().contains(&wanted))
+            .enumerate()
+        {
+            let new_text = format!("{note_part}#{text}{close}");
+            items.push(CompletionItem {
+                label: text.clone(),
+                kind: Some(CompletionItemKind::REFERENCE),
+                detail: Some(format!("{} {text}", "#".repeat(level as usize))),
+                sort_text: Some(format!("{i:05}")),
+                filter_text: Some(format!("{typed}{text}")),
+                text_edit: Some(CompletionTextEdit::Edit(TextEdit::new(edit_range, new_text))),
+                ..Default::default()
+            });
+        }
+    } else {
+        let prefix = typed.to_string();
+        let notes = query(index, move |i| i.notes_named(&prefix, COMPLETION_LIMIT)).await?;
+        for (i, n) in notes.into_iter().enumerate() {
+            let stem = crate::vault::stem(&n.path).to_string();
+            let mut push = |label: String, insert: String, detail: String| {
+                items.push(CompletionItem {
+                    label: label.clone(),
+                    kind: Some(CompletionItemKind::FILE),
+                    detail: Some(detail),
+                    sort_text: Some(format!("{i:05}{label}")),
+                    filter_text: Some(format!("{typed} {label}")),
+                    text_edit: Some(CompletionTextEdit::Edit(TextEdit::new(
+                        edit_range,
+                        format!("{insert}{close}"),
+                    ))),
+                    ..Default::default()
+                });
+            };
+            push(stem.clone(), stem.clone(), n.path.clone());
+            for alias in &n.outline.aliases {
+                push(alias.clone(), format!("{stem}|{alias}"), format!("alias of {}", n.path));
+            }
+        }
+    }
+    Ok(Some(CompletionResponse::List(CompletionList {
+        is_incomplete: true,
+        items,
+    })))
+}

@@ -1,0 +1,192 @@
+//! The `scholia` binary: parses arguments, builds the engine, prints results.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+
+use scholia::config::{Dirs, ProcessEnv};
+use scholia::index::{self, Progress, SyncSummary};
+use scholia::vault::Vault;
+
+#[derive(Parser)]
+#[command(name = "scholia", version, about = "Research assistant for Markdown note vaults")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Index the vault (incrementally: only changed notes are read)
+    Index {
+        /// Vault directory (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// List every skipped, failed or truncated note with the reason
+        #[arg(long)]
+        reasons: bool,
+        /// Print the summary as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Full-text search of the vault (BM25; "quoted phrases", title:word)
+    Search {
+        query: String,
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// Maximum number of results
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        limit: u32,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Language server on stdin/stdout
+    Lsp,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let default_level = if matches!(cli.command, Command::Lsp) {
+        "info"
+    } else {
+        "warn"
+    };
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SCHOLIA_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("scholia={default_level},warn"))),
+        )
+        .init();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("scholia: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Index { vault, reasons, json } => {
+            let (_index, summary) = open_index(vault, true)?;
+            let summary =
+                summary.context("another scholia process holds the index writer; it keeps the index current")?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&summary)?);
+            } else {
+                print_summary(&summary, reasons);
+            }
+        }
+        Command::Search {
+            query,
+            vault,
+            limit,
+            json,
+        } => {
+            let (index, _) = open_index(vault, false)?;
+            let hits = index.search(&query, limit as usize, None)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&hits)?);
+            } else if hits.is_empty() {
+                eprintln!("no notes match `{query}`");
+            } else {
+                let bold = std::io::stdout().is_terminal();
+                let mut out = std::io::stdout().lock();
+                for h in hits {
+                    writeln!(out, "{}  {:.2}  {}", h.path, h.score, h.title)?;
+                    writeln!(out, "    {}", highlight(&h.snippet, &h.highlights, bold))?;
+                }
+            }
+        }
+        Command::Lsp => scholia::lsp::serve_stdio()?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn open_vault(dir: Option<PathBuf>) -> Result<(Vault, Dirs)> {
+    let dir = match dir {
+        Some(d) => d,
+        None => std::env::current_dir().context("current directory")?,
+    };
+    let vault = Vault::open(&dir)?;
+    let dirs = Dirs::from_env(&ProcessEnv)?;
+    Ok((vault, dirs))
+}
+
+/// Opens and syncs the index, drawing a progress line on a terminal when `show_progress`.
+fn open_index(
+    dir: Option<PathBuf>,
+    show_progress: bool,
+) -> Result<(std::sync::Arc<index::VaultIndex>, Option<SyncSummary>)> {
+    let (vault, dirs) = open_vault(dir)?;
+    let index_dir = dirs.index_dir(vault.root());
+    let tty = show_progress && std::io::stderr().is_terminal();
+    let mut progress = |p: Progress| {
+        if !tty {
+            return;
+        }
+        if let Progress::Indexed { done, total, .. } = p {
+            let width = 30;
+            let filled = (done * width).checked_div(total).unwrap_or(width);
+            eprint!(
+                "\r[{}{}] {done}/{total} notes",
+                "#".repeat(filled),
+                " ".repeat(width - filled)
+            );
+            if done == total {
+                eprint!("\r{}\r", " ".repeat(width + 30));
+            }
+        }
+    };
+    Ok(index::open_synced(vault, &index_dir, &mut progress)?)
+}
+
+fn print_summary(s: &SyncSummary, reasons: bool) {
+    println!(
+        "{} notes indexed, {} unchanged, {} removed, {} skipped, {} failed, {} truncated in {:.2}s",
+        s.indexed,
+        s.unchanged,
+        s.removed,
+        s.skipped.len(),
+        s.failed.len(),
+        s.truncated.len(),
+        s.elapsed.as_secs_f64()
+    );
+    if reasons {
+        for k in &s.skipped {
+            println!("skipped  {}  ({})", k.path, k.reason);
+        }
+        for k in &s.failed {
+            println!("failed   {}  ({})", k.path, k.reason);
+        }
+        for t in &s.truncated {
+            println!("truncated  {t}  (indexed the first {} bytes)", index::MAX_INDEX_BYTES);
+        }
+    } else if !s.skipped.is_empty() || !s.failed.is_empty() || !s.truncated.is_empty() {
+        println!("(run with --reasons to see why)");
+    }
+}
+
+fn highlight(snippet: &str, ranges: &[std::ops::Range<usize>], ansi: bool) -> String {
+    let (open, close) = if ansi { ("\x1b[1m", "\x1b[0m") } else { ("", "") };
+    let mut out = String::with_capacity(snippet.len() + ranges.len() * 8);
+    let mut at = 0;
+    for r in ranges {
+        if r.start < at || r.end > snippet.len() {
+            continue;
+        }
+        out.push_str(&snippet[at..r.start]);
+        out.push_str(open);
+        out.push_str(&snippet[r.clone()]);
+        out.push_str(close);
+        at = r.end;
+    }
+    out.push_str(&snippet[at..]);
+    out
+}

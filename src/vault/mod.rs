@@ -1,0 +1,73 @@
+//! Notes on disk: scanning, parsing, sections, safe paths, reading and atomic writes.
+
+pub mod frontmatter;
+pub mod lines;
+pub mod parse;
+pub mod paths;
+pub mod read;
+pub mod scan;
+pub mod section;
+pub mod write;
+
+use std::path::{Path, PathBuf};
+
+/// An open vault: a canonical root directory.
+#[derive(Debug, Clone)]
+pub struct Vault {
+    root: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum VaultError {
+    #[error("vault `{0}`: no such directory")]
+    Missing(String),
+    #[error("vault `{0}`: not a directory")]
+    NotADirectory(String),
+    #[error("vault `{path}`: cannot read it: {source}")]
+    Unreadable {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Vault {
+    pub fn open(dir: &Path) -> Result<Vault, VaultError> {
+        let shown = dir.display().to_string();
+        let root = dir.canonicalize().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => VaultError::Missing(shown.clone()),
+            _ => VaultError::Unreadable {
+                path: shown.clone(),
+                source: e,
+            },
+        })?;
+        if !root.is_dir() {
+            return Err(VaultError::NotADirectory(shown));
+        }
+        std::fs::read_dir(&root).map_err(|e| VaultError::Unreadable { path: shown, source: e })?;
+        Ok(Vault { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn abs(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    pub fn rel(&self, abs: &Path) -> Option<String> {
+        paths::relative(&self.root, abs)
+    }
+
+    /// Resolves a user-given note path; see [`paths::resolve_note`].
+    pub fn resolve(&self, input: &str, cwd: Option<&Path>) -> Result<PathBuf, paths::PathError> {
+        paths::resolve_note(&self.root, input, cwd)
+    }
+}
+
+/// The file stem of a vault-relative path: what `[[wikilinks]]` name.
+pub fn stem(rel: &str) -> &str {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    name.rsplit_once('.').map(|(s, _)| s).unwrap_or(name)
+}

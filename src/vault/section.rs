@@ -1,0 +1,421 @@
+//! The `## Research` section editor: find, replace or append one section while every byte
+//! outside it stays exactly as it was.
+//!
+//! A section is a top-level heading of the given level whose text matches case-insensitively,
+//! and runs to the next top-level heading of the same or a higher level. Headings inside code
+//! fences, block quotes or lists do not count (the parser never reports them as top-level).
+
+use std::ops::Range;
+
+use super::lines::dominant_eol;
+use super::parse::{self, Heading};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SectionError {
+    #[error(
+        "the note has {count} `{marker} {name}` headings (lines {lines}); keep one and run again, nothing was written"
+    )]
+    Duplicate {
+        marker: String,
+        name: String,
+        count: usize,
+        lines: String,
+    },
+}
+
+fn same_name(a: &str, b: &str) -> bool {
+    a.trim().to_lowercase() == b.trim().to_lowercase()
+}
+
+fn matching<'h>(headings: &'h [Heading], name: &str, level: u8, within: &Range<usize>) -> Vec<&'h Heading> {
+    headings
+        .iter()
+        .filter(|h| {
+            h.top_level
+                && h.level == level
+                && same_name(&h.text, name)
+                && h.section.start >= within.start
+                && h.section.start < within.end.max(within.start + 1)
+        })
+        .collect()
+}
+
+fn one<'h>(found: Vec<&'h Heading>, name: &str, level: u8) -> Result<Option<&'h Heading>, SectionError> {
+    match found.as_slice() {
+        [] => Ok(None),
+        [h] => Ok(Some(h)),
+        many => Err(SectionError::Duplicate {
+            marker: "#".repeat(level as usize),
+            name: name.to_string(),
+            count: many.len(),
+            lines: many
+                .iter()
+                .map(|h| (h.line + 1).to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}
+
+/// The byte range of the section `name` at `level`, if the note has exactly one.
+pub fn find(text: &str, name: &str, level: u8) -> Result<Option<Range<usize>>, SectionError> {
+    let headings = parse::headings(text);
+    Ok(one(matching(&headings, name, level, &(0..text.len())), name, level)?.map(|h| h.section.clone()))
+}
+
+/// The body of the section (without its heading line), if present.
+pub fn body<'t>(text: &'t str, name: &str, level: u8) -> Result<Option<&'t str>, SectionError> {
+    Ok(find(text, name, level)?.map(|r| {
+        let section = &text[r];
+        section.split_once('\n').map(|(_, rest)| rest).unwrap_or("")
+    }))
+}
+
+/// `heading` + blank line + `body`, ending with a line break, in the note's line endings.
+fn render(level: u8, name: &str, body: &str, eol: &str) -> String {
+    let mut out = format!("{} {}{eol}{eol}", "#".repeat(level as usize), name.trim());
+    let body = body.trim_matches(|c| c == '\n' || c == '\r');
+    for line in body.lines() {
+        out.push_str(line.trim_end_matches('\r'));
+        out.push_str(eol);
+    }
+    out
+}
+
+/// Replaces `range` of `text` with `block`, keeping a blank line before whatever follows.
+fn splice(text: &str, range: Range<usize>, mut block: String, eol: &str) -> String {
+    if range.end < text.len() {
+        block.push_str(eol);
+    }
+    let mut out = String::with_capacity(text.len() + block.len());
+    out.push_str(&text[..range.start]);
+    out.push_str(&block);
+    out.push_str(&text[range.end..]);
+    out
+}
+
+/// Appends `block` at the end of `text[..at]`, separated from what precedes it by a blank line.
+fn append_at(text: &str, at: usize, block: &str, eol: &str) -> String {
+    let head = &text[..at];
+    let mut out = String::with_capacity(text.len() + block.len() + 4);
+    out.push_str(head);
+    if !head.is_empty() {
+        if !head.ends_with('\n') {
+            out.push_str(eol);
+        }
+        if !ends_with_blank_line(&out) {
+            out.push_str(eol);
+        }
+    }
+    out.push_str(block);
+    if at < text.len() {
+        out.push_str(eol);
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+fn ends_with_blank_line(s: &str) -> bool {
+    let trimmed = s.trim_end_matches(['\n', '\r']);
+    trimmed.is_empty() || s[trimmed.len()..].matches('\n').count() >= 2
+}
+
+/// Replaces the section `name` at `level` with `body`, or appends it at the end of the note.
+pub fn upsert(text: &str, name: &str, level: u8, body: &str) -> Result<String, SectionError> {
+    let eol = dominant_eol(text);
+    let block = render(level, name, body, eol);
+    Ok(match find(text, name, level)? {
+        Some(range) => splice(text, range, block, eol),
+        None => append_at(text, text.len(), &block, eol),
+    })
+}
+
+/// Inside the section `parent` (level `level`), replaces or appends the subsection `child`
+/// (level `level + 1`). Creates the parent section when the note has none.
+pub fn upsert_subsection(text: &str, parent: &str, level: u8, child: &str, body: &str) -> Result<String, SectionError> {
+    let eol = dominant_eol(text);
+    let block = render(level + 1, child, body, eol);
+    let headings = parse::headings(text);
+    let Some(parent_heading) = one(matching(&headings, parent, level, &(0..text.len())), parent, level)? else {
+        let mut whole = render(level, parent, "", eol);
+        whole.push_str(&block);
+        return Ok(append_at(text, text.len(), &whole, eol));
+    };
+    let within = parent_heading.section.clone();
+    let children = matching(&headings, child, level + 1, &within);
+    match one(children, child, level + 1)? {
+        Some(h) => Ok(splice(text, h.section.clone(), block, eol)),
+        None => {
+            // The new subsection follows the parent's last non-blank line; the blank lines
+            // after it belong to the parent section and are normalised to one.
+            let content_end = within.start + text[within.clone()].trim_end_matches(['\n', '\r']).len();
+            let mut insert = format!("{eol}{eol}");
+            insert.push_str(&block);
+            Ok(splice(text, content_end..within.end, insert, eol))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(input: &str, body: &str, expected: &str) {
+        let got = upsert(input, "Research", 2, body).unwrap();
+        assert_eq!(got, expected, "input: {input:?}");
+        // Re-running with the same body changes nothing.
+        assert_eq!(
+            upsert(&got, "Research", 2, body).unwrap(),
+            got,
+            "not idempotent for {input:?}"
+        );
+    }
+
+    #[test]
+    fn append_cases() {
+        check("", "x", "## Research\n\nx\n");
+        check("text", "x", "text\n\n## Research\n\nx\n");
+        check("text\n", "x", "text\n\n## Research\n\nx\n");
+        check("text\n\n", "x", "text\n\n## Research\n\nx\n");
+        check("a\r\nb\r\n", "x\ny", "a\r\nb\r\n\r\n## Research\r\n\r\nx\r\ny\r\n");
+        check("# Research\n", "x", "# Research\n\n## Research\n\nx\n");
+        check("### Research\n", "x", "### Research\n\n## Research\n\nx\n");
+        check(
+            "```\n## Research\n```\n",
+            "x",
+            "```\n## Research\n```\n\n## Research\n\nx\n",
+        );
+        check("> ## Research\n", "x", "> ## Research\n\n## Research\n\nx\n");
+    }
+
+    #[test]
+    fn replace_cases() {
+        check("## Research\nold\n", "new", "## Research\n\nnew\n");
+        check("## research\nold", "new", "## Research\n\nnew\n");
+        check(
+            "# T\n## Research\nold\n### Sub\nold too\n## Next\nkeep\n",
+            "new",
+            "# T\n## Research\n\nnew\n\n## Next\nkeep\n",
+        );
+        check(
+            "## Research\nold\n# Top\nkeep",
+            "new",
+            "## Research\n\nnew\n\n# Top\nkeep",
+        );
+        check("## **Research**\nold\n", "new", "## Research\n\nnew\n");
+        check(
+            "Research\n--------\nold\n\n## After\n",
+            "new",
+            "## Research\n\nnew\n\n## After\n",
+        );
+        check(
+            "a\r\n## Research\r\nold\r\n## B\r\n",
+            "new",
+            "a\r\n## Research\r\n\r\nnew\r\n\r\n## B\r\n",
+        );
+        check("## Research\n```\n## B\n```\n", "new", "## Research\n\nnew\n");
+    }
+
+    #[test]
+    fn duplicate_is_refused() {
+        let err = upsert("## Research\na\n## research\nb\n", "Research", 2, "x").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the note has 2 `## Research` headings (lines 1, 3); keep one and run again, nothing was written"
+        );
+    }
+
+    fn check_sub(input: &str, child: &str, body: &str, expected: &str) {
+        let got = upsert_subsection(input, "Research", 2, child, body).unwrap();
+        assert_eq!(got, expected, "input: {input:?}");
+        assert_eq!(
+            upsert_subsection(&got, "Research", 2, child, body).unwrap(),
+            got,
+            "not idempotent for {input:?}"
+        );
+    }
+
+    #[test]
+    fn subsections() {
+        check_sub("note\n", "Q", "a", "note\n\n## Research\n\n### Q\n\na\n");
+        check_sub(
+            "## Research\n\nintro\n",
+            "Q",
+            "a",
+            "## Research\n\nintro\n\n### Q\n\na\n",
+        );
+        check_sub(
+            "## Research\n\n### Q\n\nold\n\n### R\n\nr\n",
+            "q",
+            "a",
+            "## Research\n\n### q\n\na\n\n### R\n\nr\n",
+        );
+        check_sub(
+            "## Research\n\nintro\n\n## Next\nx\n",
+            "Q",
+            "a",
+            "## Research\n\nintro\n\n### Q\n\na\n\n## Next\nx\n",
+        );
+        check_sub(
+            "## Research\nintro\n## Next\n",
+            "Q",
+            "a",
+            "## Research\nintro\n\n### Q\n\na\n\n## Next\n",
+        );
+        check_sub("## Research\nintro", "Q", "a", "## Research\nintro\n\n### Q\n\na\n");
+        check_sub("## Research\n", "Q", "a", "## Research\n\n### Q\n\na\n");
+    }
+}
+
+/// Property: over generated notes, `upsert` replaces exactly the byte range an independent
+/// oracle computes from how the note was built, keeps every other byte, and is idempotent.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    struct Block {
+        lines: Vec<String>,
+        /// Level of a top-level heading opening this block, and whether it is a Research one.
+        heading: Option<(u8, bool)>,
+    }
+
+    fn text_line() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-zA-Z ,.]{1,30}",
+            "[à-ÿ一-龥 ]{1,10}",
+            Just("Some [[Link]] and #tag".to_string()),
+            Just("Research is nice".to_string()),
+        ]
+    }
+
+    fn block() -> impl Strategy<Value = Block> {
+        let name = prop_oneof![
+            Just("Research"),
+            Just("research"),
+            Just("RESEARCH"),
+            Just("Notes"),
+            Just("Research notes")
+        ];
+        prop_oneof![
+            4 => prop::collection::vec(text_line(), 1..4).prop_map(|lines| Block { lines, heading: None }),
+            1 => Just(Block { lines: vec![String::new()], heading: None }),
+            4 => (1u8..=4, name).prop_map(|(level, name)| Block {
+                lines: vec![format!("{} {name}", "#".repeat(level as usize))],
+                heading: Some((level, level == 2 && name.eq_ignore_ascii_case("research"))),
+            }),
+            1 => text_line().prop_map(|l| Block {
+                lines: vec!["```md".into(), "## Research".into(), l, "```".into()],
+                heading: None,
+            }),
+            1 => Just(Block { lines: vec!["~~~".into(), "# Research".into(), "~~~".into()], heading: None }),
+            1 => Just(Block { lines: vec!["> ## Research".into(), "> quoted".into()], heading: None }),
+            1 => Just(Block { lines: vec!["- ## Research".into()], heading: None }),
+            1 => Just(Block { lines: vec![String::new(), "    ## Research (indented code)".into()], heading: None }),
+            1 => Just(Block { lines: vec!["<div>".into(), "## Research".into(), "</div>".into(), String::new()], heading: None }),
+        ]
+    }
+
+    #[derive(Debug, Clone)]
+    struct Note {
+        text: String,
+        /// Byte offset where each block starts, with its heading info.
+        starts: Vec<(usize, Option<(u8, bool)>)>,
+    }
+
+    fn note() -> impl Strategy<Value = Note> {
+        (
+            any::<bool>(),
+            prop::collection::vec(block(), 0..14),
+            prop_oneof![Just(0u8), Just(1), Just(2)],
+            any::<bool>(),
+            any::<u64>(),
+        )
+            .prop_map(|(frontmatter, blocks, eol_mode, trailing, seed)| {
+                let mut rng = seed;
+                let mut eol = || match eol_mode {
+                    0 => "\n",
+                    1 => "\r\n",
+                    _ => {
+                        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        if rng >> 63 == 0 { "\n" } else { "\r\n" }
+                    }
+                };
+                let mut all: Vec<Block> = Vec::new();
+                if frontmatter {
+                    all.push(Block {
+                        lines: vec!["---".into(), "title: T".into(), "tags: [a, b]".into(), "---".into()],
+                        heading: None,
+                    });
+                }
+                all.extend(blocks);
+                let mut text = String::new();
+                let mut starts = Vec::new();
+                let n = all.len();
+                for (bi, b) in all.iter().enumerate() {
+                    starts.push((text.len(), b.heading));
+                    for (li, line) in b.lines.iter().enumerate() {
+                        text.push_str(line);
+                        let last = bi + 1 == n && li + 1 == b.lines.len();
+                        if !last || trailing {
+                            text.push_str(eol());
+                        }
+                    }
+                }
+                Note { text, starts }
+            })
+    }
+
+    /// The oracle: Research headings and the range of the section, from the construction.
+    fn oracle(note: &Note) -> (usize, Option<Range<usize>>) {
+        let research: Vec<usize> = note
+            .starts
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, h))| matches!(h, Some((2, true))))
+            .map(|(i, _)| i)
+            .collect();
+        let Some(&first) = research.first() else {
+            return (0, None);
+        };
+        let start = note.starts[first].0;
+        let end = note.starts[first + 1..]
+            .iter()
+            .find(|(_, h)| matches!(h, Some((level, _)) if *level <= 2))
+            .map(|(s, _)| *s)
+            .unwrap_or(note.text.len());
+        (research.len(), Some(start..end))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn upsert_preserves_everything_outside(note in note(), body in "[a-z \n]{0,40}") {
+            let (count, range) = oracle(&note);
+            let old = &note.text;
+            let result = upsert(old, "Research", 2, &body);
+            if count > 1 {
+                let dup = matches!(result, Err(SectionError::Duplicate { count: c, .. }) if c == count);
+                prop_assert!(dup, "expected duplicate error");
+                return Ok(());
+            }
+            let new = result.unwrap();
+            prop_assert_eq!(find(old, "Research", 2).unwrap(), range.clone());
+            match range {
+                Some(r) => {
+                    prop_assert_eq!(&new[..r.start], &old[..r.start]);
+                    prop_assert!(new.ends_with(&old[r.end..]));
+                }
+                None => prop_assert!(new.starts_with(old.as_str())),
+            }
+            let written = find(&new, "Research", 2).unwrap().expect("section present after upsert");
+            let expected_body: Vec<&str> = body.trim_matches('\n').lines().collect();
+            let got_body: Vec<&str> = new[written].lines().skip(2).map(|l| l.trim_end_matches('\r')).filter(|l| !l.is_empty() || !expected_body.is_empty()).collect();
+            let got_body: Vec<&str> = got_body.into_iter().take(expected_body.len()).collect();
+            prop_assert_eq!(got_body, expected_body);
+            prop_assert_eq!(upsert(&new, "Research", 2, &body).unwrap(), new.clone());
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! The one integration-test binary: CLI, index, language server and editor end-to-end tests.
+
+mod support;
+
+mod cli;
+mod index;
+mod lsp;
+mod nvim;

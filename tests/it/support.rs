@@ -1,0 +1,131 @@
+//! Shared setup: temp vaults, the real binary with private directories, in-process servers.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+#[path = "../support/lsp_client.rs"]
+pub mod lsp_client;
+
+pub use lsp_client::LspClient;
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The shared real vault (read-only), when `../shared` is present.
+pub fn obsidian_help() -> PathBuf {
+    repo().join("../shared/vaults/obsidian-help")
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A temp copy of a vault plus private config/data/cache directories.
+pub struct TestVault {
+    _tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+}
+
+impl TestVault {
+    pub fn empty() -> TestVault {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("vault");
+        let home = base.join("home");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        TestVault { _tmp: tmp, root, home }
+    }
+
+    pub fn example() -> TestVault {
+        let v = TestVault::empty();
+        copy_dir(&repo().join("example-vault"), &v.root);
+        v
+    }
+
+    pub fn with_files(files: &[(&str, &str)]) -> TestVault {
+        let v = TestVault::empty();
+        for (path, text) in files {
+            v.write(path, text);
+        }
+        v
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap()
+    }
+
+    pub fn dirs(&self) -> scholia::config::Dirs {
+        scholia::config::Dirs {
+            config: self.home.join("config"),
+            data: self.home.join("data"),
+            cache: self.home.join("cache"),
+        }
+    }
+
+    /// `program` in this vault with a clean environment: private directories, no provider
+    /// configured.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new(program);
+        c.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("SCHOLIA_CONFIG_DIR", self.home.join("config"))
+            .env("SCHOLIA_DATA_DIR", self.home.join("data"))
+            .env("SCHOLIA_CACHE_DIR", self.home.join("cache"))
+            .current_dir(&self.root);
+        c
+    }
+
+    /// The real binary.
+    pub fn cmd(&self) -> Command {
+        self.command(env!("CARGO_BIN_EXE_scholia"))
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().unwrap()
+    }
+
+    /// An in-process language server over pipes, initialized on this vault.
+    pub async fn lsp(&self) -> LspClient {
+        let (client_side, server_side) = tokio::io::duplex(1 << 20);
+        let (server_read, server_write) = tokio::io::split(server_side);
+        let config = scholia::lsp::LspConfig { dirs: self.dirs() };
+        tokio::spawn(scholia::lsp::serve(server_read, server_write, config));
+        let (client_read, client_write) = tokio::io::split(client_side);
+        let mut client = LspClient::new(client_read, client_write);
+        client.initialize(&self.root, serde_json::json!({})).await;
+        client
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
