@@ -20,6 +20,11 @@ pub enum EditPolicy {
     Refuse,
 }
 
+/// The client's copy of open documents: uri -> (text, version).
+pub type Docs = HashMap<String, (String, i32)>;
+/// Edits the documents before an applyEdit is answered; returns didChange params to send.
+pub type BeforeApply = Box<dyn FnMut(&mut Docs) -> Vec<Value> + Send>;
+
 pub struct LspClient {
     writer: Box<dyn AsyncWrite + Unpin + Send>,
     incoming: mpsc::UnboundedReceiver<Value>,
@@ -28,11 +33,10 @@ pub struct LspClient {
     pub notifications: Vec<Value>,
     /// Every request the server sent, in order.
     pub server_requests: Vec<Value>,
-    /// The client's copy of open documents: uri -> (text, version).
-    pub docs: HashMap<String, (String, i32)>,
+    pub docs: Docs,
     pub edit_policy: EditPolicy,
     /// Called before answering an applyEdit: lets a test type into the buffer first.
-    pub before_apply: Option<Box<dyn FnMut(&mut HashMap<String, (String, i32)>) -> Vec<Value> + Send>>,
+    pub before_apply: Option<BeforeApply>,
 }
 
 async fn read_message<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option<Value> {
@@ -301,7 +305,7 @@ pub fn offset_of(text: &str, line: u64, character: u64) -> usize {
     text.len()
 }
 
-fn apply_workspace_edit(docs: &mut HashMap<String, (String, i32)>, edit: &Value) -> Result<Vec<String>, String> {
+fn apply_workspace_edit(docs: &mut Docs, edit: &Value) -> Result<Vec<String>, String> {
     let mut changed = Vec::new();
     for change in edit["documentChanges"].as_array().cloned().unwrap_or_default() {
         let uri = change["textDocument"]["uri"].as_str().unwrap_or_default().to_string();
