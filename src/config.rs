@@ -135,7 +135,7 @@ mod tests {
         let d = Dirs::from_env(&env(&[("SCHOLIA_CACHE_DIR", "/c"), ("HOME", "/h")])).unwrap();
         assert_eq!(
             d.index_dir(Path::new("/v/My Notes")),
-            PathBuf::from("/c/index/My_Notes-9b6a0b8a1e0f8e4c")
+            PathBuf::from("/c/index/My_Notes-a2578e7410b33406")
         );
         assert_ne!(d.index_dir(Path::new("/a/notes")), d.index_dir(Path::new("/b/notes")));
     }

@@ -48,6 +48,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    limit_allocator_retention();
     let cli = Cli::parse();
     let default_level = if matches!(cli.command, Command::Lsp) {
         "info"
@@ -68,6 +69,17 @@ fn main() -> ExitCode {
             eprintln!("scholia: error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// glibc raises its mmap threshold each time a large block is freed, after which the index
+/// writer's per-segment arenas come from the heap and are kept after use: ~20 MB of resident
+/// memory for nothing on a 6,000-note vault. A fixed threshold returns them to the system.
+fn limit_allocator_retention() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only tunes the allocator; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
     }
 }
 

@@ -12,6 +12,7 @@ mod watch;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tantivy::directory::MmapDirectory;
@@ -80,6 +81,8 @@ pub struct VaultIndex {
     filter: NoteFilter,
     /// Unsaved editor buffers: indexed instead of the file on disk while open.
     overlays: Mutex<HashMap<String, String>>,
+    /// Bytes of note bodies the indexing threads have tokenized (see `tokenizer::BODY`).
+    body_consumed: Arc<AtomicU64>,
 }
 
 impl VaultIndex {
@@ -111,7 +114,8 @@ impl VaultIndex {
                 index
             }
         };
-        tokenizer::register(index.tokenizers());
+        let body_consumed = Arc::new(AtomicU64::new(0));
+        tokenizer::register(index.tokenizers(), body_consumed.clone());
         let writer = try_writer(&index, options)?;
         let policy = if writer.is_some() {
             ReloadPolicy::Manual
@@ -129,6 +133,7 @@ impl VaultIndex {
             options,
             writer: Mutex::new(writer),
             overlays: Mutex::new(HashMap::new()),
+            body_consumed,
         })
     }
 

@@ -6,7 +6,7 @@ use tantivy::schema::{
 };
 use tantivy::{TantivyDocument, doc};
 
-use super::tokenizer::{PREFIXES, WORDS};
+use super::tokenizer::{BODY, PREFIXES, WORDS};
 use crate::vault::parse::ParsedNote;
 use crate::vault::scan::Stamp;
 
@@ -36,14 +36,17 @@ pub struct Fields {
 
 pub fn build() -> (Schema, Fields) {
     let mut b = Schema::builder();
-    let words = |positions: bool| {
-        TextOptions::default().set_indexing_options(TextFieldIndexing::default().set_tokenizer(WORDS).set_index_option(
-            if positions {
-                IndexRecordOption::WithFreqsAndPositions
-            } else {
-                IndexRecordOption::WithFreqs
-            },
-        ))
+    let words = |tokenizer: &str, positions: bool| {
+        let record = if positions {
+            IndexRecordOption::WithFreqsAndPositions
+        } else {
+            IndexRecordOption::WithFreqs
+        };
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(tokenizer)
+                .set_index_option(record),
+        )
     };
     let prefixes = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
@@ -53,10 +56,10 @@ pub fn build() -> (Schema, Fields) {
     let fields = Fields {
         path: b.add_text_field("path", STRING | STORED | FAST),
         key: b.add_text_field("key", STRING),
-        title: b.add_text_field("title", words(true) | STORED),
-        headings: b.add_text_field("headings", words(true)),
-        tags: b.add_text_field("tags", words(false)),
-        body: b.add_text_field("body", words(true)),
+        title: b.add_text_field("title", words(WORDS, true) | STORED),
+        headings: b.add_text_field("headings", words(WORDS, true)),
+        tags: b.add_text_field("tags", words(WORDS, false)),
+        body: b.add_text_field("body", words(BODY, true)),
         sym_title: b.add_text_field("sym_title", prefixes.clone()),
         sym_head: b.add_text_field("sym_head", prefixes),
         outline: b.add_text_field("outline", STORED),

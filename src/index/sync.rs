@@ -2,9 +2,11 @@
 //! read; the first batch is committed early so searches answer while the rest is indexed.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
+use tantivy::TantivyDocument;
 
 use super::{IndexError, MAX_INDEX_BYTES, VaultIndex};
 use crate::vault::read::{ReadError, read_text};
@@ -51,10 +53,26 @@ enum Outcome {
     Failed(Skipped),
 }
 
+enum Prepared {
+    Doc {
+        doc: TantivyDocument,
+        truncated: bool,
+        body_len: u64,
+    },
+    Skipped(Skipped),
+    Failed(Skipped),
+}
+
 /// First commit after this many notes, so a cold start answers queries early.
 const FIRST_BATCH: usize = 400;
 const BATCH: usize = 4096;
-const COMMIT_EVERY: Duration = Duration::from_millis(1500);
+/// Later batches hold at most this much text (between commits, progress reports).
+const BATCH_BYTES: u64 = 16 * 1024 * 1024;
+/// tantivy queues up to 10,000 documents ahead of its indexing threads. Adding waits while
+/// more than this much body text is queued but not yet tokenized.
+const MAX_BACKLOG: u64 = 8 * 1024 * 1024;
+const MAX_BACKPRESSURE_WAIT: Duration = Duration::from_secs(2);
+const COMMIT_EVERY: Duration = Duration::from_millis(2000);
 
 impl VaultIndex {
     /// Walks the vault and (re)indexes what changed since the last run.
@@ -94,39 +112,42 @@ impl VaultIndex {
         // A cold build has nothing to replace: skipping deletes saves work per document.
         let replace = !known.is_empty();
         let overlays = self.overlays.lock().unwrap().clone();
+        let sent = AtomicU64::new(self.body_consumed.load(Ordering::Relaxed));
         let mut done = 0;
         let mut last_commit = Instant::now();
-        let mut first = true;
-        let mut rest: &[NoteFile] = &todo;
-        while !rest.is_empty() {
-            let n = if first { FIRST_BATCH } else { BATCH }.min(rest.len());
-            let (batch, tail) = rest.split_at(n);
-            rest = tail;
+        let batches = batches(&todo);
+        for (i, batch) in batches.iter().enumerate() {
             let writer_ref = &*writer;
+            // Read, parse and queue in parallel; hold back while tantivy is far behind.
             let outcomes: Vec<Outcome> = batch
                 .par_iter()
-                .map(|f| {
-                    let result = match overlays.get(&f.rel) {
-                        Some(text) => Ok((text.clone(), false)),
-                        None => read_text(&f.abs, MAX_INDEX_BYTES, true).map(|t| (t.text, t.truncated)),
-                    };
-                    match result {
-                        Ok((text, truncated)) => {
-                            let note = crate::vault::parse::parse(&text, crate::vault::stem(&f.rel));
-                            if replace {
-                                writer_ref.delete_term(self.path_term(&f.rel));
-                            }
-                            match writer_ref.add_document(super::schema::document(&self.fields, &f.rel, f.stamp, &note))
-                            {
-                                Ok(_) => Outcome::Indexed { truncated },
-                                Err(e) => Outcome::Failed(Skipped {
-                                    path: f.rel.clone(),
-                                    reason: e.to_string(),
-                                }),
-                            }
+                .map(|f| match self.prepare(f, overlays.get(&f.rel)) {
+                    Prepared::Doc {
+                        doc,
+                        truncated,
+                        body_len,
+                    } => {
+                        let queued = sent.fetch_add(body_len, Ordering::Relaxed) + body_len;
+                        // Bounded: a stalled counter must cost memory, never a hang.
+                        let waiting = Instant::now();
+                        while queued.saturating_sub(self.body_consumed.load(Ordering::Relaxed)) > MAX_BACKLOG
+                            && waiting.elapsed() < MAX_BACKPRESSURE_WAIT
+                        {
+                            std::thread::sleep(Duration::from_millis(1));
                         }
-                        Err(e) => classify(&f.rel, e),
+                        if replace {
+                            writer_ref.delete_term(self.path_term(&f.rel));
+                        }
+                        match writer_ref.add_document(doc) {
+                            Ok(_) => Outcome::Indexed { truncated },
+                            Err(e) => Outcome::Failed(Skipped {
+                                path: f.rel.clone(),
+                                reason: e.to_string(),
+                            }),
+                        }
                     }
+                    Prepared::Skipped(s) => Outcome::Skipped(s),
+                    Prepared::Failed(s) => Outcome::Failed(s),
                 })
                 .collect();
             for (f, outcome) in batch.iter().zip(outcomes) {
@@ -142,11 +163,10 @@ impl VaultIndex {
                 }
             }
             done += batch.len();
-            if first || last_commit.elapsed() >= COMMIT_EVERY || rest.is_empty() {
+            if i == 0 || i + 1 == batches.len() || last_commit.elapsed() >= COMMIT_EVERY {
                 self.commit(writer)?;
                 last_commit = Instant::now();
             }
-            first = false;
             progress(Progress::Indexed {
                 done,
                 total,
@@ -164,13 +184,52 @@ impl VaultIndex {
     }
 }
 
-fn classify(rel: &str, e: ReadError) -> Outcome {
+impl VaultIndex {
+    /// Reads and parses one note into a document (CPU and IO, no index lock needed).
+    fn prepare(&self, f: &NoteFile, overlay: Option<&String>) -> Prepared {
+        let (text, truncated) = match overlay {
+            Some(text) => (text.clone(), false),
+            None => match read_text(&f.abs, MAX_INDEX_BYTES, true) {
+                Ok(t) => (t.text, t.truncated),
+                Err(e) => return classify(&f.rel, e),
+            },
+        };
+        let note = crate::vault::parse::parse(&text, crate::vault::stem(&f.rel));
+        Prepared::Doc {
+            doc: super::schema::document(&self.fields, &f.rel, f.stamp, &note),
+            truncated,
+            body_len: note.plain_text.len() as u64,
+        }
+    }
+}
+
+/// The first batch is small so a cold start answers queries early; later ones are bounded by
+/// count and by bytes of text.
+fn batches(todo: &[NoteFile]) -> Vec<&[NoteFile]> {
+    let mut out = Vec::new();
+    let mut rest = todo;
+    while !rest.is_empty() {
+        let max = if out.is_empty() { FIRST_BATCH } else { BATCH }.min(rest.len());
+        let mut n = 0;
+        let mut bytes = 0;
+        while n < max && (n == 0 || bytes < BATCH_BYTES) {
+            bytes += rest[n].stamp.size.min(MAX_INDEX_BYTES);
+            n += 1;
+        }
+        let (batch, tail) = rest.split_at(n);
+        out.push(batch);
+        rest = tail;
+    }
+    out
+}
+
+fn classify(rel: &str, e: ReadError) -> Prepared {
     let s = Skipped {
         path: rel.to_string(),
         reason: e.reason().to_string(),
     };
     match e {
-        ReadError::Binary(_) | ReadError::NotUtf8 { .. } | ReadError::TooLarge { .. } => Outcome::Skipped(s),
-        ReadError::Io { .. } => Outcome::Failed(s),
+        ReadError::Binary(_) | ReadError::NotUtf8 { .. } | ReadError::TooLarge { .. } => Prepared::Skipped(s),
+        ReadError::Io { .. } => Prepared::Failed(s),
     }
 }

@@ -4,20 +4,36 @@
 //! Japanese kana, Thai, Lao, Khmer, Myanmar) where each character is a token; tantivy turns a
 //! multi-token query word into a phrase query, so `知识库` still matches as a sequence.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use tantivy::tokenizer::{
     AsciiFoldingFilter, LowerCaser, RemoveLongFilter, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
 };
 
 pub const WORDS: &str = "scholia_words";
+/// Words of note bodies: like [`WORDS`], and counts the bytes tantivy's indexing threads have
+/// consumed, so the producer can hold back instead of queueing the whole vault in memory.
+pub const BODY: &str = "scholia_body";
 pub const PREFIXES: &str = "scholia_prefixes";
 /// Longest prefix indexed for symbol search; longer query words are cut to this.
 pub const MAX_PREFIX_CHARS: usize = 20;
 
-pub fn register(manager: &tantivy::tokenizer::TokenizerManager) {
+pub fn register(manager: &tantivy::tokenizer::TokenizerManager, body_consumed: Arc<AtomicU64>) {
     manager.register(WORDS, words());
     manager.register(
+        BODY,
+        TextAnalyzer::builder(WordTokenizer {
+            consumed: Some(body_consumed),
+        })
+        .filter(RemoveLongFilter::limit(64))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .build(),
+    );
+    manager.register(
         PREFIXES,
-        TextAnalyzer::builder(WordTokenizer)
+        TextAnalyzer::builder(WordTokenizer::default())
             .filter(RemoveLongFilter::limit(64))
             .filter(LowerCaser)
             .filter(AsciiFoldingFilter)
@@ -29,7 +45,7 @@ pub fn register(manager: &tantivy::tokenizer::TokenizerManager) {
 }
 
 pub fn words() -> TextAnalyzer {
-    TextAnalyzer::builder(WordTokenizer)
+    TextAnalyzer::builder(WordTokenizer::default())
         .filter(RemoveLongFilter::limit(64))
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
@@ -60,7 +76,9 @@ fn is_unspaced_script(c: char) -> bool {
 }
 
 #[derive(Clone, Default)]
-pub struct WordTokenizer;
+pub struct WordTokenizer {
+    consumed: Option<Arc<AtomicU64>>,
+}
 
 pub struct WordStream<'a> {
     text: &'a str,
@@ -72,6 +90,9 @@ impl Tokenizer for WordTokenizer {
     type TokenStream<'a> = WordStream<'a>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> WordStream<'a> {
+        if let Some(c) = &self.consumed {
+            c.fetch_add(text.len() as u64, Ordering::Relaxed);
+        }
         WordStream {
             text,
             offset: 0,
@@ -237,7 +258,7 @@ mod tests {
     #[test]
     fn prefixes() {
         let manager = tantivy::tokenizer::TokenizerManager::default();
-        register(&manager);
+        register(&manager, Default::default());
         let got = analyze(manager.get(PREFIXES).unwrap(), "Go Déjà");
         let expected: Vec<(String, usize)> = [("g", 0), ("go", 0), ("d", 1), ("de", 1), ("dej", 1), ("deja", 1)]
             .iter()

@@ -120,28 +120,57 @@ fn ends_with_blank_line(s: &str) -> bool {
     trimmed.is_empty() || s[trimmed.len()..].matches('\n').count() >= 2
 }
 
+/// The line ending of the line starting at `at`: new text follows the lines it replaces, so a
+/// second run over a note with mixed endings writes exactly what the first did.
+fn eol_at(text: &str, at: usize) -> &'static str {
+    match text[at..].find('\n') {
+        Some(i) if i > 0 && text.as_bytes()[at + i - 1] == b'\r' => "\r\n",
+        Some(_) => "\n",
+        None => dominant_eol(text),
+    }
+}
+
+/// The line ending of the note's last terminated line, for text appended at its end.
+fn eol_at_end(text: &str) -> &'static str {
+    let trimmed = text.trim_end_matches(['\n', '\r']);
+    if trimmed.len() == text.len() {
+        return dominant_eol(text);
+    }
+    if text[trimmed.len()..].starts_with("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    }
+}
+
 /// Replaces the section `name` at `level` with `body`, or appends it at the end of the note.
 pub fn upsert(text: &str, name: &str, level: u8, body: &str) -> Result<String, SectionError> {
-    let eol = dominant_eol(text);
-    let block = render(level, name, body, eol);
     Ok(match find(text, name, level)? {
-        Some(range) => splice(text, range, block, eol),
-        None => append_at(text, text.len(), &block, eol),
+        Some(range) => {
+            let eol = eol_at(text, range.start);
+            splice(text, range, render(level, name, body, eol), eol)
+        }
+        None => {
+            let eol = eol_at_end(text);
+            append_at(text, text.len(), &render(level, name, body, eol), eol)
+        }
     })
 }
 
 /// Inside the section `parent` (level `level`), replaces or appends the subsection `child`
 /// (level `level + 1`). Creates the parent section when the note has none.
 pub fn upsert_subsection(text: &str, parent: &str, level: u8, child: &str, body: &str) -> Result<String, SectionError> {
-    let eol = dominant_eol(text);
-    let block = render(level + 1, child, body, eol);
     let headings = parse::headings(text);
     let Some(parent_heading) = one(matching(&headings, parent, level, &(0..text.len())), parent, level)? else {
+        let eol = eol_at_end(text);
+        let block = render(level + 1, child, body, eol);
         let mut whole = render(level, parent, "", eol);
         whole.push_str(&block);
         return Ok(append_at(text, text.len(), &whole, eol));
     };
     let within = parent_heading.section.clone();
+    let eol = eol_at(text, within.start);
+    let block = render(level + 1, child, body, eol);
     let children = matching(&headings, child, level + 1, &within);
     match one(children, child, level + 1)? {
         Some(h) => Ok(splice(text, h.section.clone(), block, eol)),
@@ -389,7 +418,7 @@ mod properties {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #![proptest_config(ProptestConfig::with_cases(3000))]
 
         #[test]
         fn upsert_preserves_everything_outside(note in note(), body in "[a-z \n]{0,40}") {
