@@ -111,6 +111,8 @@ fn cmd(b: &Bench) -> Command {
 /// Runs a command to completion: wall time and peak RSS (from wait4).
 fn timed(mut c: Command) -> (Duration, u64) {
     let started = Instant::now();
+    // Reaped by wait4 below (std's wait would not give the child's rusage).
+    #[allow(clippy::zombie_processes)]
     let child = c.stdout(Stdio::null()).spawn().unwrap();
     let mut status = 0;
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
