@@ -4,6 +4,11 @@
 //! `lsp` is a thin adapter over it. See `docs/ARCHITECTURE.md`.
 
 pub mod config;
+pub mod fakes;
 pub mod index;
+pub mod llm;
 pub mod lsp;
+pub mod prompts;
+pub mod research;
 pub mod vault;
+pub mod web;

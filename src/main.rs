@@ -7,9 +7,12 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
-use scholia::config::{Dirs, ProcessEnv};
+use scholia::config::{Dirs, ProcessEnv, Settings};
 use scholia::index::{self, Progress, SyncSummary};
+use scholia::research::note::{Depth, NoteRequest};
+use scholia::research::{Engine, Event};
 use scholia::vault::Vault;
+use scholia::vault::write::WriteOutcome;
 
 #[derive(Parser)]
 #[command(name = "scholia", version, about = "Research assistant for Markdown note vaults")]
@@ -43,8 +46,40 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Research a note and write the findings into its `## Research` section
+    Research {
+        /// The note: relative to the vault (or the current directory), or absolute
+        note: String,
+        /// Also read the top web pages of each topic
+        #[arg(long, conflicts_with = "depth")]
+        deep: bool,
+        /// shallow (search snippets) or deep (read pages)
+        #[arg(long, value_parser = parse_depth)]
+        depth: Option<Depth>,
+        /// Narrow the research to this aspect of the note
+        #[arg(long, value_name = "TEXT")]
+        focus: Option<String>,
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// Print the result as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the Markdown research would read from a web page
+    Fetch {
+        url: String,
+        /// Maximum characters of content
+        #[arg(long, default_value_t = 50_000)]
+        max_chars: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Language server on stdin/stdout
     Lsp,
+}
+
+fn parse_depth(s: &str) -> Result<Depth, String> {
+    s.parse::<Depth>().map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {
@@ -116,8 +151,104 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
             }
         }
+        Command::Research {
+            note,
+            deep,
+            depth,
+            focus,
+            vault,
+            json,
+        } => {
+            let depth = depth.unwrap_or(if deep { Depth::Deep } else { Depth::Shallow });
+            return research(note, depth, focus, vault, json);
+        }
+        Command::Fetch { url, max_chars, json } => {
+            let settings = Settings::load(&ProcessEnv, None, None)?;
+            let rt = runtime()?;
+            let fetcher = scholia::web::fetch::Fetcher::new(settings.allow_private_hosts);
+            let page = rt.block_on(fetcher.fetch_page(&url, scholia::research::note::PAGE_TIMEOUT, max_chars))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&page)?);
+            } else {
+                if let Some(title) = &page.content.title {
+                    println!("# {title}\n");
+                }
+                println!("{}", page.content.markdown);
+                eprintln!(
+                    "({} characters from {} via {:?}{})",
+                    page.content.markdown.chars().count(),
+                    page.url,
+                    page.content.method,
+                    if page.content.truncated { ", truncated" } else { "" }
+                );
+            }
+        }
         Command::Lsp => scholia::lsp::serve_stdio()?,
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
+}
+
+fn research(note: String, depth: Depth, focus: Option<String>, vault: Option<PathBuf>, json: bool) -> Result<ExitCode> {
+    let cwd = std::env::current_dir().ok();
+    let (index, _) = open_index(vault, false)?;
+    let settings = Settings::load(&ProcessEnv, Some(index.vault().root()), None)?;
+    let engine = Engine::new(settings, index.clone())?;
+    let req = NoteRequest {
+        path: note,
+        depth,
+        focus,
+        text: None,
+        cwd,
+    };
+    let tty = std::io::stderr().is_terminal();
+    let progress = move |e: Event| {
+        if tty {
+            eprintln!("· {}", e.message());
+        }
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let rt = runtime()?;
+    let result = rt.block_on(async {
+        let on_ctrl_c = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                on_ctrl_c.cancel();
+            }
+        });
+        scholia::research::note::research_note(&engine, &req, &progress, &cancel).await
+    })?;
+    let outcome = scholia::research::note::write_section(index.vault().root(), &result.path, &result.section)?;
+    let written = matches!(outcome, WriteOutcome::Written { .. });
+    if json {
+        let mut v = serde_json::to_value(&result)?;
+        v["written"] = serde_json::json!(written);
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (web, vault_notes) = result.sources.iter().fold((0, 0), |(w, v), s| match s {
+        scholia::research::Source::Web { .. } => (w + 1, v),
+        scholia::research::Source::Vault { .. } => (w, v + 1),
+    });
+    println!(
+        "{} `## Research` in {}: {} topics, {} sources cited ({web} web, {vault_notes} vault){}{}",
+        if written { "Wrote" } else { "Unchanged" },
+        result.path,
+        result.topics_researched,
+        result.sources.len(),
+        match result.citations_removed {
+            0 => String::new(),
+            n => format!(", {n} unverifiable citations removed"),
+        },
+        result.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default(),
+    );
+    for w in &result.warnings {
+        println!("warning: {w}");
+    }
+    println!("\n{}", result.preview);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -371,6 +371,64 @@ impl VaultIndex {
         Ok(found.into_iter().next())
     }
 
+    /// The words of `text` that best characterise it against the rest of the vault (tf·idf
+    /// over the body field), keeping only words some other note contains. `note` is the
+    /// note's own path, which does not count.
+    pub fn key_terms(&self, text: &str, limit: usize, note: Option<&str>) -> Result<Vec<(String, f32)>, IndexError> {
+        let searcher = self.searcher();
+        let n = searcher.num_docs().max(1) as f32;
+        let mut tf: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        for t in tokenizer::tokens(text) {
+            if t.chars().count() >= 3 && !t.chars().all(|c| c.is_ascii_digit()) && !tokenizer::is_stopword(&t) {
+                *tf.entry(t).or_default() += 1;
+            }
+        }
+        let mut scored = Vec::with_capacity(tf.len());
+        for (term, count) in tf {
+            // doc_freq also counts deleted documents: it only ranks; the count below decides.
+            let df = searcher.doc_freq(&Term::from_field_text(self.fields.body, &term))?;
+            if df == 0 {
+                continue;
+            }
+            let idf = (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
+            scored.push((term, (count as f32).sqrt() * idf));
+        }
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut out = Vec::with_capacity(limit);
+        for (term, score) in scored {
+            if out.len() == limit {
+                break;
+            }
+            let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(
+                Occur::Must,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(self.fields.body, &term),
+                    IndexRecordOption::Basic,
+                )),
+            )];
+            if let Some(rel) = note {
+                clauses.push((
+                    Occur::MustNot,
+                    Box::new(TermQuery::new(self.path_term(rel), IndexRecordOption::Basic)),
+                ));
+            }
+            if searcher.search(&BooleanQuery::new(clauses), &tantivy::collector::Count)? > 0 {
+                out.push((term, score));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The wikilink target that names `rel` unambiguously: its file name when that resolves to
+    /// it, else its vault path without the extension.
+    pub fn link_target(&self, rel: &str) -> Result<String, IndexError> {
+        let stem = crate::vault::stem(rel);
+        if self.resolve_link(stem, None)?.is_some_and(|n| n.path == rel) {
+            return Ok(stem.to_string());
+        }
+        Ok(rel.rsplit_once('.').map(|(p, _)| p).unwrap_or(rel).to_string())
+    }
+
     /// The stored outline of one note.
     pub fn outline(&self, rel: &str) -> Result<Option<Outline>, IndexError> {
         let searcher = self.searcher();

@@ -11,7 +11,9 @@ use tower_lsp_server::ls_types::MessageType;
 
 use super::State;
 use super::progress::Reporter;
+use crate::config::Settings;
 use crate::index::{Progress, Updates, VaultIndex, WriterOptions};
+use crate::research::Engine;
 use crate::vault::Vault;
 
 const TAKE_OVER_EVERY: Duration = Duration::from_secs(3);
@@ -42,6 +44,7 @@ pub async fn start(client: Client, state: Arc<State>, root: PathBuf) {
     };
     tracing::info!(vault = %index.vault().root().display(), index = %index.dir().display(), "index opened");
     *state.index.write().unwrap() = Some(index.clone());
+    build_engine(&client, &state, &index).await;
     if index.is_writer() {
         sync_and_watch(&client, &state, &index, reporter).await;
         return;
@@ -73,6 +76,29 @@ pub async fn start(client: Client, state: Arc<State>, root: PathBuf) {
             return;
         }
     }
+}
+
+/// Settings (environment, `.scholia.toml`, initializationOptions) and the research engine.
+async fn build_engine(client: &Client, state: &Arc<State>, index: &Arc<VaultIndex>) {
+    let options = state.options.get().cloned().unwrap_or(Ok(None));
+    let engine = options
+        .and_then(|o| Settings::load(&state.env, Some(index.vault().root()), o.as_ref()).map_err(|e| e.to_string()))
+        .and_then(|s| Engine::new(s, index.clone()).map_err(|e| e.to_string()));
+    match &engine {
+        Ok(e) if e.llm.is_none() => tracing::info!("no LLM configured: research runs offline"),
+        Ok(e) => tracing::info!(
+            "research LLM: {} at {}",
+            e.settings.llm.as_ref().map(|l| l.model.as_str()).unwrap_or(""),
+            e.settings.llm.as_ref().map(|l| l.base_url.as_str()).unwrap_or("")
+        ),
+        Err(message) => {
+            tracing::error!("configuration: {message}");
+            client
+                .show_message(MessageType::ERROR, format!("scholia: {message}"))
+                .await;
+        }
+    }
+    *state.engine.write().unwrap() = Some(engine.map(Arc::new));
 }
 
 async fn fail(client: &Client, reporter: Reporter, message: String) {

@@ -2,6 +2,7 @@
 //! once, indexes in the background, serves symbols, definitions and completions from the
 //! index, and keeps open buffers (unsaved text included) searchable.
 
+mod actions;
 mod documents;
 mod indexing;
 mod navigation;
@@ -17,21 +18,30 @@ use tower_lsp_server::jsonrpc::Result as RpcResult;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
-use crate::config::{Dirs, ProcessEnv};
+use crate::config::{Dirs, FileConfig};
 use crate::index::{Updates, VaultIndex};
+use crate::research::Engine;
 use documents::{Document, Encoding};
 
-/// What the server needs from its environment.
+/// What the server needs from its environment: the variables it reads settings from (the
+/// process environment, or a map in tests).
 #[derive(Debug, Clone)]
 pub struct LspConfig {
-    pub dirs: Dirs,
+    pub env: HashMap<String, String>,
+}
+
+impl LspConfig {
+    pub fn from_process() -> LspConfig {
+        LspConfig {
+            env: std::env::vars().collect(),
+        }
+    }
 }
 
 /// Runs the server on stdin/stdout until the client exits.
 pub fn serve_stdio() -> anyhow::Result<()> {
-    let config = LspConfig {
-        dirs: Dirs::from_env(&ProcessEnv)?,
-    };
+    let config = LspConfig::from_process();
+    Dirs::from_env(&config.env)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout(), config));
     // Background indexing threads must not keep the process alive after `exit`.
@@ -45,12 +55,21 @@ where
     I: AsyncRead + Unpin,
     O: AsyncWrite,
 {
-    let (service, socket) = LspService::new(|client| Backend::new(client, config));
+    let (service, socket) = LspService::build(|client| Backend::new(client, config))
+        .custom_method("window/workDoneProgress/cancel", Backend::cancel_progress)
+        .finish();
     Server::new(input, output, socket).serve(service).await;
 }
 
 pub(crate) struct State {
+    env: HashMap<String, String>,
     dirs: Dirs,
+    /// initializationOptions (same shape as `.scholia.toml`), or why they are invalid.
+    options: OnceLock<Result<Option<FileConfig>, String>>,
+    /// The research engine once the index is open, or why it could not be built.
+    engine: RwLock<Option<Result<Arc<Engine>, String>>>,
+    /// Running commands by progress token, for `window/workDoneProgress/cancel`.
+    running: Mutex<HashMap<String, CancellationToken>>,
     root: OnceLock<Option<PathBuf>>,
     encoding: OnceLock<Encoding>,
     work_done_progress: OnceLock<bool>,
@@ -71,6 +90,14 @@ impl State {
 
     fn index(&self) -> Option<Arc<VaultIndex>> {
         self.index.read().unwrap().clone()
+    }
+
+    fn engine(&self) -> Result<Arc<Engine>, String> {
+        match &*self.engine.read().unwrap() {
+            Some(Ok(e)) => Ok(e.clone()),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err("the vault is still being opened; try again in a moment".into()),
+        }
     }
 
     /// The text of `uri`: the open buffer, else the file on disk.
@@ -116,11 +143,27 @@ pub struct Backend {
 }
 
 impl Backend {
+    async fn cancel_progress(&self, params: WorkDoneProgressCancelParams) {
+        actions::cancel(&self.state, &params.token);
+    }
+
     fn new(client: Client, config: LspConfig) -> Backend {
+        let dirs = Dirs::from_env(&config.env).unwrap_or_else(|e| {
+            tracing::error!("{e}");
+            Dirs {
+                config: "/nonexistent".into(),
+                data: "/nonexistent".into(),
+                cache: std::env::temp_dir().join("scholia"),
+            }
+        });
         Backend {
             client,
             state: Arc::new(State {
-                dirs: config.dirs,
+                env: config.env,
+                dirs,
+                options: OnceLock::new(),
+                engine: RwLock::new(None),
+                running: Mutex::new(HashMap::new()),
                 root: OnceLock::new(),
                 encoding: OnceLock::new(),
                 work_done_progress: OnceLock::new(),
@@ -135,13 +178,8 @@ impl Backend {
 
 /// The vault: `initializationOptions.vault`, else the first workspace folder, else the root URI.
 #[allow(deprecated)]
-fn vault_root(params: &InitializeParams) -> Option<PathBuf> {
-    let from_options = params
-        .initialization_options
-        .as_ref()
-        .and_then(|o| o.get("vault"))
-        .and_then(|v| v.as_str())
-        .map(PathBuf::from);
+fn vault_root(params: &InitializeParams, options: Option<&FileConfig>) -> Option<PathBuf> {
+    let from_options = options.and_then(|o| o.vault()).map(PathBuf::from);
     from_options
         .or_else(|| {
             params
@@ -177,7 +215,15 @@ impl LanguageServer for Backend {
                 .and_then(|w| w.work_done_progress)
                 .unwrap_or(false),
         );
-        let _ = self.state.root.set(vault_root(&params));
+        let options = match params.initialization_options.as_ref().filter(|v| !v.is_null()) {
+            None => Ok(None),
+            Some(v) => FileConfig::from_json(v).map(Some).map_err(|e| e.to_string()),
+        };
+        let _ = self
+            .state
+            .root
+            .set(vault_root(&params, options.as_ref().ok().and_then(|o| o.as_ref())));
+        let _ = self.state.options.set(options);
         Ok(InitializeResult {
             server_info: Some(ServerInfo {
                 name: "scholia".into(),
@@ -195,6 +241,11 @@ impl LanguageServer for Backend {
                 definition_provider: Some(OneOf::Left(true)),
                 completion_provider: Some(CompletionOptions {
                     trigger_characters: Some(vec!["[".into(), "#".into()]),
+                    ..Default::default()
+                }),
+                code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: actions::COMMANDS.iter().map(|c| c.to_string()).collect(),
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -215,6 +266,9 @@ impl LanguageServer for Backend {
 
     async fn shutdown(&self) -> RpcResult<()> {
         self.state.shutdown.cancel();
+        for t in self.state.running.lock().unwrap().values() {
+            t.cancel();
+        }
         let updates = self.state.updates.lock().unwrap().take();
         // Stopping the updater joins its thread: not on the async runtime.
         if let Some(u) = updates {
@@ -277,5 +331,17 @@ impl LanguageServer for Backend {
     async fn completion(&self, params: CompletionParams) -> RpcResult<Option<CompletionResponse>> {
         let p = params.text_document_position;
         navigation::completion(&self.state, p.text_document.uri, p.position).await
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> RpcResult<Option<CodeActionResponse>> {
+        Ok(actions::code_actions(
+            &self.state,
+            &params.text_document.uri,
+            params.range,
+        ))
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> RpcResult<Option<serde_json::Value>> {
+        actions::execute(&self.client, &self.state, params).await
     }
 }

@@ -185,9 +185,73 @@ pub fn upsert_subsection(text: &str, parent: &str, level: u8, child: &str, body:
     }
 }
 
+/// The smallest single replacement turning `old` into `new`: the byte range of `old` to replace
+/// and the text to put there (so an editor edit touches only what changed).
+pub fn minimal_edit(old: &str, new: &str) -> (Range<usize>, String) {
+    let mut prefix = old.bytes().zip(new.bytes()).take_while(|(a, b)| a == b).count();
+    while !old.is_char_boundary(prefix) || !new.is_char_boundary(prefix) {
+        prefix -= 1;
+    }
+    let max_suffix = old.len().min(new.len()) - prefix;
+    let mut suffix = old
+        .bytes()
+        .rev()
+        .zip(new.bytes().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !old.is_char_boundary(old.len() - suffix) || !new.is_char_boundary(new.len() - suffix) {
+        suffix -= 1;
+    }
+    (prefix..old.len() - suffix, new[prefix..new.len() - suffix].to_string())
+}
+
+/// Whether `body` placed under `## name` keeps the section closed: no heading in it that
+/// would end the section, no fence left open that would swallow what follows.
+pub fn body_is_contained(name: &str, level: u8, body: &str) -> bool {
+    let probe = format!(
+        "{} {name}\n\n{body}\n\n{} Sentinel\n",
+        "#".repeat(level as usize),
+        "#".repeat(level as usize)
+    );
+    let headings = parse::headings(&probe);
+    let top: Vec<_> = headings
+        .iter()
+        .filter(|h| h.top_level && h.level <= level)
+        .map(|h| h.text.as_str())
+        .collect();
+    top == [name, "Sentinel"]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn minimal_edits() {
+        let check = |old: &str, new: &str| {
+            let (range, text) = minimal_edit(old, new);
+            let mut applied = old.to_string();
+            applied.replace_range(range.clone(), &text);
+            assert_eq!(applied, new, "{old:?} -> {new:?}");
+            range
+        };
+        assert_eq!(check("abc", "abc"), 3..3);
+        assert_eq!(check("abXc", "abYc"), 2..3);
+        assert_eq!(check("a", "ab"), 1..1);
+        assert_eq!(check("héllo", "hèllo"), 1..3);
+        check("aaa", "aa");
+        check("", "new");
+    }
+
+    #[test]
+    fn containment() {
+        assert!(body_is_contained("Research", 2, "### Topic\n\ntext\n\n```\ncode\n```"));
+        assert!(!body_is_contained("Research", 2, "## Escapes\n"));
+        assert!(!body_is_contained("Research", 2, "```\nnever closed"));
+        assert!(!body_is_contained("Research", 2, "Setext\n---"));
+        assert!(!body_is_contained("Research", 2, "# Top"));
+    }
 
     fn check(input: &str, body: &str, expected: &str) {
         let got = upsert(input, "Research", 2, body).unwrap();

@@ -6,3 +6,4 @@ mod cli;
 mod index;
 mod lsp;
 mod nvim;
+mod research;

@@ -109,11 +109,31 @@ impl TestVault {
         self.cmd().args(args).output().unwrap()
     }
 
+    /// Environment variables for the server: private directories, plus `extra`.
+    pub fn env(&self, extra: &[(&str, &str)]) -> std::collections::HashMap<String, String> {
+        let mut env: std::collections::HashMap<String, String> = [
+            ("HOME", self.home.clone()),
+            ("SCHOLIA_CONFIG_DIR", self.home.join("config")),
+            ("SCHOLIA_DATA_DIR", self.home.join("data")),
+            ("SCHOLIA_CACHE_DIR", self.home.join("cache")),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.display().to_string()))
+        .collect();
+        env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        env
+    }
+
     /// An in-process language server over pipes, initialized on this vault.
     pub async fn lsp(&self) -> LspClient {
+        self.lsp_with(&[]).await
+    }
+
+    /// Like [`TestVault::lsp`], with extra environment variables (LLM and search fakes).
+    pub async fn lsp_with(&self, env: &[(&str, &str)]) -> LspClient {
         let (client_side, server_side) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_side);
-        let config = scholia::lsp::LspConfig { dirs: self.dirs() };
+        let config = scholia::lsp::LspConfig { env: self.env(env) };
         tokio::spawn(scholia::lsp::serve(server_read, server_write, config));
         let (client_read, client_write) = tokio::io::split(client_side);
         let mut client = LspClient::new(client_read, client_write);

@@ -1,9 +1,13 @@
-//! Settings: directories now; providers are read from the same sources.
+//! Settings: directories (here) and providers (`settings.rs`).
 //!
 //! Precedence: LSP initializationOptions / CLI flags > environment > `.scholia.toml` in the
 //! vault root > defaults. Nothing is ever written to the current directory.
 
+mod settings;
+
 use std::path::{Path, PathBuf};
+
+pub use settings::{CONFIG_FILE, ENV_VARS, FileConfig, GeminiCli, OPENROUTER_URL, SearchProvider, Settings};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -11,6 +15,26 @@ pub enum ConfigError {
     NoHome(&'static str),
     #[error("{var}: `{value}` is not an absolute path")]
     NotAbsolute { var: &'static str, value: String },
+    #[error("{}", invalid(field, value, valid))]
+    Invalid {
+        field: String,
+        value: String,
+        valid: String,
+    },
+    #[error("{file}: {}{message}", line.map(|l| format!("line {l}: ")).unwrap_or_default())]
+    File {
+        file: String,
+        message: String,
+        line: Option<usize>,
+    },
+}
+
+fn invalid(field: &str, value: &str, valid: &str) -> String {
+    if value.is_empty() {
+        format!("{field}: not set; expected {valid}")
+    } else {
+        format!("{field}: `{value}` is not valid; valid: {valid}")
+    }
 }
 
 /// Where scholia keeps its own files.

@@ -1,0 +1,590 @@
+//! Provider settings, merged from LSP initializationOptions (or CLI flags) > environment >
+//! `.scholia.toml` in the vault root > defaults. Every error names the field and what is valid.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::{ConfigError, Dirs, Env};
+use crate::llm::{LlmConfig, Price, Secret};
+
+pub const CONFIG_FILE: &str = ".scholia.toml";
+const OPENAI_URL: &str = "https://api.openai.com/v1";
+const OPENAI_DEFAULT_MODEL: &str = "gpt-4o-mini";
+const FIREWORKS_URL: &str = "https://api.fireworks.ai/inference/v1";
+pub const OPENROUTER_URL: &str = "https://openrouter.ai/api/v1";
+
+/// Which web search provider research uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SearchProvider {
+    DuckDuckGo { url: String },
+    Searxng { url: String },
+}
+
+/// Gemini CLI settings for deep_search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeminiCli {
+    /// The executable (`GEMINI_CLI`, default `gemini` on PATH).
+    pub program: String,
+    pub model: Option<String>,
+    pub correction_model: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub dirs: Dirs,
+    /// The research LLM; `None` runs research offline.
+    pub llm: Option<LlmConfig>,
+    pub search: SearchProvider,
+    /// Web searches at once ([search] max_concurrency; providers rate-limit bursts).
+    pub search_concurrency: usize,
+    /// Only for tests against loopback fakes.
+    pub allow_private_hosts: bool,
+    /// OpenRouter, for the Sonar tiers.
+    pub openrouter: Option<LlmConfig>,
+    pub gemini_cli: GeminiCli,
+    pub deep_search_max_iterations: u32,
+    /// Default Sonar tier for `ask` and the editor action.
+    pub sonar_model: Option<String>,
+}
+
+/// The shape of `.scholia.toml` and of LSP initializationOptions.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    #[serde(default)]
+    llm: FileLlm,
+    #[serde(default)]
+    search: FileSearch,
+    #[serde(default)]
+    sonar: FileSonar,
+    #[serde(default)]
+    deep_search: FileDeepSearch,
+    /// LSP only: the vault root.
+    #[serde(default)]
+    vault: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileLlm {
+    base_url: Option<String>,
+    model: Option<String>,
+    /// Name of the environment variable holding the key (keys do not belong in a vault file).
+    api_key_env: Option<String>,
+    max_concurrency: Option<usize>,
+    timeout_secs: Option<u64>,
+    price: Option<Price>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSearch {
+    provider: Option<String>,
+    url: Option<String>,
+    max_concurrency: Option<usize>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSonar {
+    model: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileDeepSearch {
+    max_iterations: Option<String>,
+    gemini_cli: Option<String>,
+    model: Option<String>,
+    correction_model: Option<String>,
+}
+
+impl FileConfig {
+    pub fn from_toml(text: &str) -> Result<FileConfig, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::File {
+            file: CONFIG_FILE.into(),
+            message: e.message().to_string(),
+            line: e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1),
+        })
+    }
+
+    pub fn from_json(value: &serde_json::Value) -> Result<FileConfig, ConfigError> {
+        serde_json::from_value(value.clone()).map_err(|e| ConfigError::File {
+            file: "initializationOptions".into(),
+            message: e.to_string(),
+            line: None,
+        })
+    }
+
+    pub fn vault(&self) -> Option<&str> {
+        self.vault.as_deref()
+    }
+}
+
+fn http_url(field: &str, value: &str) -> Result<String, ConfigError> {
+    let ok = url::Url::parse(value).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
+    if ok {
+        Ok(value.trim_end_matches('/').to_string())
+    } else {
+        Err(ConfigError::Invalid {
+            field: field.into(),
+            value: value.into(),
+            valid: "an http(s) URL such as http://localhost:11434/v1".into(),
+        })
+    }
+}
+
+impl Settings {
+    /// Loads settings for the vault at `vault_root` (for `.scholia.toml`), with `overrides`
+    /// (LSP initializationOptions) on top.
+    pub fn load(
+        env: &dyn Env,
+        vault_root: Option<&Path>,
+        overrides: Option<&FileConfig>,
+    ) -> Result<Settings, ConfigError> {
+        let file = match vault_root.map(|r| r.join(CONFIG_FILE)) {
+            Some(path) if path.is_file() => {
+                let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::File {
+                    file: path.display().to_string(),
+                    message: e.to_string(),
+                    line: None,
+                })?;
+                FileConfig::from_toml(&text)?
+            }
+            _ => FileConfig::default(),
+        };
+        let empty = FileConfig::default();
+        let over = overrides.unwrap_or(&empty);
+        Ok(Settings {
+            dirs: Dirs::from_env(env)?,
+            llm: research_llm(env, &over.llm, &file.llm)?,
+            search: search_provider(env, &over.search, &file.search)?,
+            search_concurrency: match over.search.max_concurrency.or(file.search.max_concurrency).unwrap_or(4) {
+                n @ 1..=64 => n,
+                n => {
+                    return Err(ConfigError::Invalid {
+                        field: "search.max_concurrency".into(),
+                        value: n.to_string(),
+                        valid: "an integer from 1 to 64".into(),
+                    });
+                }
+            },
+            allow_private_hosts: flag(env, "SCHOLIA_ALLOW_PRIVATE_HOSTS")?,
+            openrouter: openrouter(env)?,
+            gemini_cli: GeminiCli {
+                program: over
+                    .deep_search
+                    .gemini_cli
+                    .clone()
+                    .or_else(|| env.var("GEMINI_CLI"))
+                    .or_else(|| file.deep_search.gemini_cli.clone())
+                    .unwrap_or_else(|| "gemini".into()),
+                model: over
+                    .deep_search
+                    .model
+                    .clone()
+                    .or_else(|| env.var("GEMINI_MODEL"))
+                    .or_else(|| file.deep_search.model.clone()),
+                correction_model: over
+                    .deep_search
+                    .correction_model
+                    .clone()
+                    .or_else(|| env.var("GEMINI_CORRECTION_MODEL"))
+                    .or_else(|| file.deep_search.correction_model.clone()),
+            },
+            deep_search_max_iterations: max_iterations(
+                over.deep_search
+                    .max_iterations
+                    .clone()
+                    .map(|v| ("deep_search.max_iterations", v))
+                    .or_else(|| {
+                        env.var("DEEP_SEARCH_MAX_ITERATIONS")
+                            .map(|v| ("DEEP_SEARCH_MAX_ITERATIONS", v))
+                    })
+                    .or_else(|| {
+                        file.deep_search
+                            .max_iterations
+                            .clone()
+                            .map(|v| ("deep_search.max_iterations", v))
+                    }),
+            )?,
+            sonar_model: over.sonar.model.clone().or_else(|| file.sonar.model.clone()),
+        })
+    }
+}
+
+fn flag(env: &dyn Env, name: &'static str) -> Result<bool, ConfigError> {
+    match env.var(name).as_deref() {
+        None | Some("0") | Some("false") => Ok(false),
+        Some("1") | Some("true") => Ok(true),
+        Some(other) => Err(ConfigError::Invalid {
+            field: name.into(),
+            value: other.into(),
+            valid: "1 or 0".into(),
+        }),
+    }
+}
+
+/// `DEEP_SEARCH_MAX_ITERATIONS`: an integer, default 5; values below 2 become 2.
+fn max_iterations(value: Option<(&'static str, String)>) -> Result<u32, ConfigError> {
+    let Some((field, value)) = value else { return Ok(5) };
+    let n: i64 = value.trim().parse().map_err(|_| ConfigError::Invalid {
+        field: field.into(),
+        value: value.clone(),
+        valid: "an integer (2 or more; default 5)".into(),
+    })?;
+    if n > 50 {
+        return Err(ConfigError::Invalid {
+            field: field.into(),
+            value,
+            valid: "an integer from 2 to 50".into(),
+        });
+    }
+    Ok(n.max(2) as u32)
+}
+
+fn research_llm(env: &dyn Env, over: &FileLlm, file: &FileLlm) -> Result<Option<LlmConfig>, ConfigError> {
+    // Each candidate is (value, the field it came from).
+    let base = over
+        .base_url
+        .clone()
+        .map(|v| (v, "initializationOptions llm.base_url"))
+        .or_else(|| env.var("SCHOLIA_LLM_BASE_URL").map(|v| (v, "SCHOLIA_LLM_BASE_URL")))
+        .or_else(|| env.var("FIREWORKS_BASE_URL").map(|v| (v, "FIREWORKS_BASE_URL")))
+        .or_else(|| {
+            env.var("FIREWORKS_API_KEY")
+                .map(|_| (FIREWORKS_URL.to_string(), "FIREWORKS_API_KEY"))
+        })
+        .or_else(|| file.base_url.clone().map(|v| (v, "llm.base_url in .scholia.toml")))
+        .or_else(|| {
+            env.var("OPENAI_API_KEY")
+                .map(|_| (OPENAI_URL.to_string(), "OPENAI_API_KEY"))
+        });
+    let model = over
+        .model
+        .clone()
+        .or_else(|| env.var("SCHOLIA_LLM_MODEL"))
+        .or_else(|| env.var("RESEARCH_MODEL"))
+        .or_else(|| env.var("FIREWORKS_MODEL"))
+        .or_else(|| file.model.clone());
+    let Some((base, base_field)) = base else {
+        if model.is_some() {
+            return Err(ConfigError::Invalid {
+                field: "SCHOLIA_LLM_BASE_URL".into(),
+                value: String::new(),
+                valid: "the base URL of an OpenAI-compatible API (a model is set but no URL), \
+                        e.g. http://localhost:11434/v1 for Ollama"
+                    .into(),
+            });
+        }
+        return Ok(None);
+    };
+    let base_url = http_url(base_field, &base)?;
+    let model = match model {
+        Some(m) => m,
+        None if base_url == OPENAI_URL => OPENAI_DEFAULT_MODEL.into(),
+        None => {
+            return Err(ConfigError::Invalid {
+                field: "SCHOLIA_LLM_MODEL".into(),
+                value: String::new(),
+                valid: format!("the name of a model served at {base_url}"),
+            });
+        }
+    };
+    let key_env = over.api_key_env.clone().or_else(|| file.api_key_env.clone());
+    let (api_key, key_source) = if let Some(name) = key_env {
+        let key = env.var(&name).ok_or_else(|| ConfigError::Invalid {
+            field: "llm.api_key_env".into(),
+            value: name.clone(),
+            valid: "the name of a set environment variable".into(),
+        })?;
+        (Some(Secret::new(key)), "the variable named by llm.api_key_env")
+    } else if let Some(k) = env.var("SCHOLIA_LLM_API_KEY") {
+        (Some(Secret::new(k)), "SCHOLIA_LLM_API_KEY")
+    } else if let Some(k) = env.var("FIREWORKS_API_KEY").filter(|_| base_url.contains("fireworks")) {
+        (Some(Secret::new(k)), "FIREWORKS_API_KEY")
+    } else if let Some(k) = env.var("OPENAI_API_KEY") {
+        (Some(Secret::new(k)), "OPENAI_API_KEY")
+    } else {
+        (None, "SCHOLIA_LLM_API_KEY (none is set)")
+    };
+    let max_concurrency = over.max_concurrency.or(file.max_concurrency).unwrap_or(4);
+    if !(1..=64).contains(&max_concurrency) {
+        return Err(ConfigError::Invalid {
+            field: "llm.max_concurrency".into(),
+            value: max_concurrency.to_string(),
+            valid: "an integer from 1 to 64".into(),
+        });
+    }
+    let timeout_secs = over.timeout_secs.or(file.timeout_secs).unwrap_or(120);
+    if !(5..=3600).contains(&timeout_secs) {
+        return Err(ConfigError::Invalid {
+            field: "llm.timeout_secs".into(),
+            value: timeout_secs.to_string(),
+            valid: "an integer from 5 to 3600".into(),
+        });
+    }
+    Ok(Some(LlmConfig {
+        base_url,
+        api_key,
+        model,
+        max_concurrency,
+        timeout: Duration::from_secs(timeout_secs),
+        price: over.price.or(file.price),
+        key_source,
+    }))
+}
+
+fn search_provider(env: &dyn Env, over: &FileSearch, file: &FileSearch) -> Result<SearchProvider, ConfigError> {
+    let ddg_url = env
+        .var("SCHOLIA_DUCKDUCKGO_URL")
+        .unwrap_or_else(|| crate::web::search::DUCKDUCKGO_URL.into());
+    let ddg_url = http_url("SCHOLIA_DUCKDUCKGO_URL", &ddg_url)?;
+    let from_env = env.var("SCHOLIA_SEARCH").map(|v| {
+        let (p, u) = v
+            .split_once(':')
+            .map(|(p, u)| (p.to_string(), Some(u.to_string())))
+            .unwrap_or((v.clone(), None));
+        (p, u, "SCHOLIA_SEARCH")
+    });
+    let pick = |s: &FileSearch, field: &'static str| s.provider.clone().map(|p| (p, s.url.clone(), field));
+    let chosen = pick(over, "search.provider")
+        .or(from_env)
+        .or_else(|| pick(file, "search.provider"));
+    let Some((provider, url, field)) = chosen else {
+        return Ok(SearchProvider::DuckDuckGo { url: ddg_url });
+    };
+    match provider.trim().to_ascii_lowercase().as_str() {
+        "duckduckgo" | "ddg" => Ok(SearchProvider::DuckDuckGo { url: ddg_url }),
+        "searxng" => match url {
+            Some(u) if !u.is_empty() => Ok(SearchProvider::Searxng {
+                url: http_url(field, &u)?,
+            }),
+            _ => Err(ConfigError::Invalid {
+                field: field.into(),
+                value: provider,
+                valid: "searxng needs a URL: searxng:https://searx.example.org".into(),
+            }),
+        },
+        _ => Err(ConfigError::Invalid {
+            field: field.into(),
+            value: provider,
+            valid: "duckduckgo, searxng:URL".into(),
+        }),
+    }
+}
+
+fn openrouter(env: &dyn Env) -> Result<Option<LlmConfig>, ConfigError> {
+    let Some(key) = env.var("OPENROUTER_API_KEY") else {
+        return Ok(None);
+    };
+    let base = env.var("OPENROUTER_BASE_URL").unwrap_or_else(|| OPENROUTER_URL.into());
+    Ok(Some(LlmConfig {
+        base_url: http_url("OPENROUTER_BASE_URL", &base)?,
+        api_key: Some(Secret::new(key)),
+        model: "perplexity/sonar".into(),
+        max_concurrency: 4,
+        timeout: Duration::from_secs(30),
+        price: None,
+        key_source: "OPENROUTER_API_KEY",
+    }))
+}
+
+/// Every environment variable scholia reads, for documentation and `--help`.
+pub const ENV_VARS: &[(&str, &str)] = &[
+    (
+        "SCHOLIA_LLM_BASE_URL",
+        "research LLM: base URL of an OpenAI-compatible API (…/v1)",
+    ),
+    (
+        "SCHOLIA_LLM_API_KEY",
+        "research LLM: API key (optional for local servers)",
+    ),
+    ("SCHOLIA_LLM_MODEL", "research LLM: model name"),
+    (
+        "FIREWORKS_BASE_URL",
+        "research LLM via Fireworks (base URL; defaults to Fireworks' API)",
+    ),
+    ("FIREWORKS_API_KEY", "research LLM via Fireworks: API key"),
+    ("FIREWORKS_MODEL", "research LLM via Fireworks: model"),
+    ("RESEARCH_MODEL", "research LLM: model (after SCHOLIA_LLM_MODEL)"),
+    (
+        "OPENAI_API_KEY",
+        "research LLM via OpenAI (model defaults to gpt-4o-mini)",
+    ),
+    ("OPENROUTER_API_KEY", "Sonar tiers (`ask`) via OpenRouter"),
+    ("OPENROUTER_BASE_URL", "OpenRouter base URL"),
+    (
+        "GEMINI_CLI",
+        "deep_search: the Gemini CLI executable (default `gemini`)",
+    ),
+    ("GEMINI_MODEL", "deep_search: model for the search rounds"),
+    ("GEMINI_CORRECTION_MODEL", "deep_search: model for JSON correction"),
+    (
+        "DEEP_SEARCH_MAX_ITERATIONS",
+        "deep_search: rounds at most (default 5, at least 2)",
+    ),
+    ("SCHOLIA_SEARCH", "web search: duckduckgo (default) or searxng:URL"),
+    ("SCHOLIA_DUCKDUCKGO_URL", "web search: DuckDuckGo base URL"),
+    (
+        "SCHOLIA_ALLOW_PRIVATE_HOSTS",
+        "1 lets page fetches reach private addresses (tests only)",
+    ),
+    ("SCHOLIA_CONFIG_DIR", "configuration directory"),
+    ("SCHOLIA_DATA_DIR", "data directory"),
+    ("SCHOLIA_CACHE_DIR", "index directory"),
+    ("SCHOLIA_LOG", "log filter for stderr"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        let mut m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        m.insert("HOME".into(), "/home/u".into());
+        m
+    }
+
+    fn load(pairs: &[(&str, &str)]) -> Result<Settings, ConfigError> {
+        Settings::load(&env(pairs), None, None)
+    }
+
+    #[test]
+    fn no_llm_means_offline() {
+        let s = load(&[]).unwrap();
+        assert!(s.llm.is_none());
+        assert_eq!(
+            s.search,
+            SearchProvider::DuckDuckGo {
+                url: "https://html.duckduckgo.com".into()
+            }
+        );
+        assert_eq!(s.deep_search_max_iterations, 5);
+    }
+
+    #[test]
+    fn llm_sources() {
+        let s = load(&[
+            ("SCHOLIA_LLM_BASE_URL", "http://localhost:11434/v1/"),
+            ("SCHOLIA_LLM_MODEL", "qwen3"),
+        ])
+        .unwrap();
+        let llm = s.llm.unwrap();
+        assert_eq!(
+            (llm.base_url.as_str(), llm.model.as_str(), llm.api_key),
+            ("http://localhost:11434/v1", "qwen3", None)
+        );
+        let s = load(&[
+            ("FIREWORKS_API_KEY", "fw"),
+            ("FIREWORKS_MODEL", "accounts/fireworks/models/x"),
+        ])
+        .unwrap();
+        let llm = s.llm.unwrap();
+        assert_eq!(llm.base_url, FIREWORKS_URL);
+        assert_eq!(llm.api_key, Some(Secret::new("fw")));
+        let s = load(&[("OPENAI_API_KEY", "sk"), ("RESEARCH_MODEL", "gpt-4.1")]).unwrap();
+        assert_eq!(s.llm.unwrap().model, "gpt-4.1");
+        assert_eq!(
+            load(&[("OPENAI_API_KEY", "sk")]).unwrap().llm.unwrap().model,
+            OPENAI_DEFAULT_MODEL
+        );
+    }
+
+    #[test]
+    fn malformed_settings_name_the_field() {
+        let err = |pairs: &[(&str, &str)]| load(pairs).unwrap_err().to_string();
+        assert_eq!(
+            err(&[("SCHOLIA_LLM_BASE_URL", "ftp://x"), ("SCHOLIA_LLM_MODEL", "m")]),
+            "SCHOLIA_LLM_BASE_URL: `ftp://x` is not valid; valid: an http(s) URL such as http://localhost:11434/v1"
+        );
+        assert_eq!(
+            err(&[("SCHOLIA_LLM_BASE_URL", "http://h/v1")]),
+            "SCHOLIA_LLM_MODEL: not set; expected the name of a model served at http://h/v1"
+        );
+        assert!(err(&[("SCHOLIA_LLM_MODEL", "m")]).starts_with("SCHOLIA_LLM_BASE_URL: "));
+        assert_eq!(
+            err(&[("SCHOLIA_SEARCH", "bing")]),
+            "SCHOLIA_SEARCH: `bing` is not valid; valid: duckduckgo, searxng:URL"
+        );
+        assert_eq!(
+            err(&[("DEEP_SEARCH_MAX_ITERATIONS", "abc")]),
+            "DEEP_SEARCH_MAX_ITERATIONS: `abc` is not valid; valid: an integer (2 or more; default 5)"
+        );
+        assert_eq!(
+            err(&[("SCHOLIA_ALLOW_PRIVATE_HOSTS", "yes")]),
+            "SCHOLIA_ALLOW_PRIVATE_HOSTS: `yes` is not valid; valid: 1 or 0"
+        );
+    }
+
+    #[test]
+    fn iterations_and_searxng() {
+        assert_eq!(
+            load(&[("DEEP_SEARCH_MAX_ITERATIONS", "1")])
+                .unwrap()
+                .deep_search_max_iterations,
+            2
+        );
+        assert_eq!(
+            load(&[("DEEP_SEARCH_MAX_ITERATIONS", "7")])
+                .unwrap()
+                .deep_search_max_iterations,
+            7
+        );
+        let s = load(&[("SCHOLIA_SEARCH", "searxng:https://searx.example.org/")]).unwrap();
+        assert_eq!(
+            s.search,
+            SearchProvider::Searxng {
+                url: "https://searx.example.org".into()
+            }
+        );
+    }
+
+    #[test]
+    fn file_and_precedence() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "[llm]\nbase_url = \"http://file/v1\"\nmodel = \"file-model\"\nmax_concurrency = 2\n[llm.price]\ninput = 0.5\noutput = 1.5\n",
+        )
+        .unwrap();
+        let s = Settings::load(&env(&[]), Some(dir.path()), None).unwrap();
+        let llm = s.llm.unwrap();
+        assert_eq!(
+            (llm.base_url.as_str(), llm.model.as_str(), llm.max_concurrency),
+            ("http://file/v1", "file-model", 2)
+        );
+        assert_eq!(
+            llm.price,
+            Some(Price {
+                input: 0.5,
+                output: 1.5
+            })
+        );
+        // The environment beats the file; initializationOptions beat both.
+        let s = Settings::load(&env(&[("SCHOLIA_LLM_MODEL", "env-model")]), Some(dir.path()), None).unwrap();
+        assert_eq!(s.llm.unwrap().model, "env-model");
+        let over = FileConfig::from_json(&serde_json::json!({"llm": {"model": "lsp-model"}})).unwrap();
+        let s = Settings::load(
+            &env(&[("SCHOLIA_LLM_MODEL", "env-model")]),
+            Some(dir.path()),
+            Some(&over),
+        )
+        .unwrap();
+        assert_eq!(s.llm.unwrap().model, "lsp-model");
+
+        std::fs::write(dir.path().join(CONFIG_FILE), "[llm]\nmodle = \"typo\"\n").unwrap();
+        let e = Settings::load(&env(&[]), Some(dir.path()), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(".scholia.toml: line 2: unknown field `modle`, expected one of"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,380 @@
+//! A fake OpenAI-compatible chat API that reads scholia's own prompts and answers them
+//! deterministically, with misbehaviour chosen by the model name:
+//! `fake:<flag>,<flag>=<n>,…`, flags:
+//!
+//! `latency=MS` · `no-json-schema` (400 on json_schema) · `no-response-format` (400 on any) ·
+//! `rate-limit-first=N` (429 + Retry-After: 1) · `server-error-first=N` (500) · `stall` ·
+//! `malformed-first` · `malformed-always` · `empty-choices` · `null-content` · `think` ·
+//! `hallucinate` (invented citations) · `no-topics` · `too-many-topics` · `fail-synthesis`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::FakeState;
+
+#[derive(Debug, Default, Clone)]
+pub struct Behaviour {
+    flags: HashMap<String, Option<u64>>,
+}
+
+impl Behaviour {
+    pub fn parse(model: &str) -> Behaviour {
+        let spec = model.split_once(':').map(|(_, s)| s).unwrap_or("");
+        let flags = spec
+            .split(',')
+            .filter(|f| !f.is_empty())
+            .map(|f| match f.split_once('=') {
+                Some((k, v)) => (k.trim().to_string(), v.trim().parse().ok()),
+                None => (f.trim().to_string(), None),
+            })
+            .collect();
+        Behaviour { flags }
+    }
+
+    pub fn has(&self, flag: &str) -> bool {
+        self.flags.contains_key(flag)
+    }
+
+    pub fn num(&self, flag: &str) -> Option<u64> {
+        self.flags.get(flag).copied().flatten()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Task {
+    Topics,
+    Page,
+    Synthesis,
+    Other,
+}
+
+fn task_of(text: &str) -> Task {
+    if text.contains("# Task: topic extraction") {
+        Task::Topics
+    } else if text.contains("# Task: page extraction") {
+        Task::Page
+    } else if text.contains("# Task: synthesis") {
+        Task::Synthesis
+    } else {
+        Task::Other
+    }
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        Json(json!({"error": {"message": message, "type": "invalid_request_error"}})),
+    )
+        .into_response()
+}
+
+pub async fn chat(State(state): State<Arc<FakeState>>, Json(body): Json<Value>) -> Response {
+    state.record("/v1/chat/completions", body.clone());
+    let model = body["model"].as_str().unwrap_or("fake").to_string();
+    let b = Behaviour::parse(&model);
+    let latency = state.latency.llm + Duration::from_millis(b.num("latency").unwrap_or(0));
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    if b.has("stall") {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+    }
+    let n = state.count(&model);
+    if b.num("rate-limit-first").is_some_and(|k| u64::from(n) <= k) {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", HeaderValue::from_static("1"));
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            headers,
+            Json(json!({"error": {"message": "rate limited"}})),
+        )
+            .into_response();
+    }
+    if b.num("server-error-first").is_some_and(|k| u64::from(n) <= k) {
+        return error(StatusCode::INTERNAL_SERVER_ERROR, "upstream exploded");
+    }
+    let format = body
+        .pointer("/response_format/type")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if b.has("no-response-format") && format.is_some() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "response_format is not supported by this server",
+        );
+    }
+    if b.has("no-json-schema") && format.as_deref() == Some("json_schema") {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "'response_format.type' json_schema is not supported; use json_object",
+        );
+    }
+    if b.has("empty-choices") {
+        return Json(json!({"id": "x", "object": "chat.completion", "model": model, "choices": []})).into_response();
+    }
+    if b.has("null-content") {
+        return Json(completion(&model, Value::Null, 10)).into_response();
+    }
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let all_text: String = messages
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let last_user = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("");
+    let is_repair = last_user.starts_with("That answer could not be used");
+    let task = task_of(&all_text);
+    let answer = match task {
+        Task::Topics => {
+            let key = format!("{model}#topics");
+            let attempt = state.count(&key);
+            let broken = b.has("malformed-always") || (b.has("malformed-first") && attempt == 1 && !is_repair);
+            if broken {
+                "Sure! Here are the topics: {\"topics\": [{\"topic\": \"unterminated".to_string()
+            } else {
+                let json = topics_json(&all_text, &b).to_string();
+                if format.is_some() {
+                    json
+                } else {
+                    format!("Here you go:\n\n```json\n{json}\n```\n")
+                }
+            }
+        }
+        Task::Page => page_extract(last_user),
+        Task::Synthesis => {
+            if b.has("fail-synthesis") {
+                return error(StatusCode::INTERNAL_SERVER_ERROR, "synthesis crashed");
+            }
+            synthesis(last_user, &b)
+        }
+        Task::Other => "I am a fake model and did not recognise this task.".to_string(),
+    };
+    let answer = if b.has("think") {
+        format!("<think>Let me reason privately.</think>{answer}")
+    } else {
+        answer
+    };
+    let prompt_tokens = (all_text.len() / 4) as u64;
+    Json(completion(&model, Value::String(answer), prompt_tokens)).into_response()
+}
+
+fn completion(model: &str, content: Value, prompt_tokens: u64) -> Value {
+    let completion_tokens = content.as_str().map(|c| c.len() / 4).unwrap_or(0) as u64;
+    json!({
+        "id": format!("chatcmpl-fake-{}", fastrand::u32(..)),
+        "object": "chat.completion",
+        "created": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
+    })
+}
+
+/// The text inside the first `<untrusted-data source="{source}" …>` block of `text`.
+fn data_block<'t>(text: &'t str, source: &str) -> Option<&'t str> {
+    let open = text.find(&format!("<untrusted-data source=\"{source}\""))?;
+    let start = open + text[open..].find('>')? + 1;
+    let end = start + text[start..].find("</untrusted-data>")?;
+    Some(text[start..end].trim())
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() >= 4)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Topics from the note's list items (claims, or questions when they end with `?`) and
+/// headings (concepts), narrowed by the focus line when there is one.
+fn topics_json(prompt: &str, b: &Behaviour) -> Value {
+    if b.has("no-topics") {
+        return json!({"topics": []});
+    }
+    if b.has("too-many-topics") {
+        let topics: Vec<Value> = (1..=14)
+            .map(|i| json!({"topic": format!("Topic number {i}"), "context": format!("Point {i} of the note"), "type": "concept"}))
+            .collect();
+        return json!({"topics": topics});
+    }
+    let note = data_block(prompt, "note").unwrap_or("");
+    let focus = prompt
+        .lines()
+        .find_map(|l| l.strip_prefix("Only list topics about this focus: "))
+        .map(words)
+        .unwrap_or_default();
+    let mut topics = Vec::new();
+    let mut in_frontmatter = note.starts_with("---");
+    for (i, line) in note.lines().enumerate() {
+        let l = line.trim();
+        if in_frontmatter {
+            in_frontmatter = !(i > 0 && l == "---");
+            continue;
+        }
+        let (text, kind) = if let Some(item) = l.strip_prefix("- ").or_else(|| l.strip_prefix("* ")) {
+            (item, if item.ends_with('?') { "question" } else { "claim" })
+        } else if let Some(h) = l.strip_prefix("## ").or_else(|| l.strip_prefix("### ")) {
+            (h, "concept")
+        } else {
+            continue;
+        };
+        let clean: String = text.replace(['[', ']', '*', '`'], "");
+        let label: Vec<&str> = clean.split_whitespace().take(6).collect();
+        let label = label.join(" ").trim_end_matches(['.', ',', ';', ':', '?']).to_string();
+        if label.is_empty() {
+            continue;
+        }
+        if !focus.is_empty() && !words(&clean).iter().any(|w| focus.contains(w)) {
+            continue;
+        }
+        topics.push(json!({"topic": label, "context": clean.trim(), "type": kind}));
+    }
+    if topics.is_empty() && focus.is_empty() {
+        // No lists or headings: the first sentences are the claims.
+        let body: String = note
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with("---"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        for sentence in body
+            .split(". ")
+            .map(str::trim)
+            .filter(|s| s.split_whitespace().count() >= 4)
+            .take(3)
+        {
+            let label: Vec<&str> = sentence.split_whitespace().take(6).collect();
+            topics.push(
+                json!({"topic": label.join(" ").trim_end_matches(['.', ',']), "context": sentence, "type": "claim"}),
+            );
+        }
+    }
+    topics.truncate(12);
+    json!({"topics": topics})
+}
+
+fn page_extract(prompt: &str) -> String {
+    let topic = prompt
+        .split_once("research topic\n\"")
+        .or_else(|| prompt.split_once("research topic \""))
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(t, _)| t)
+        .unwrap_or("");
+    let page = data_block(prompt, "web page").unwrap_or("");
+    let topic_words = words(topic);
+    let relevant: Vec<&str> = page
+        .split(['.', '\n'])
+        .map(str::trim)
+        .filter(|s| s.len() > 30 && words(s).iter().any(|w| topic_words.contains(w)))
+        .take(3)
+        .collect();
+    if relevant.is_empty() {
+        return "NOTHING RELEVANT".into();
+    }
+    relevant
+        .iter()
+        .map(|s| format!("- {s}."))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One `### Topic` per gathered topic, citing its first web source and vault note.
+fn synthesis(prompt: &str, b: &Behaviour) -> String {
+    let mut out = String::new();
+    let mut contradicted = false;
+    let material = prompt
+        .split_once("Material gathered per topic:")
+        .map(|(_, m)| m)
+        .unwrap_or("");
+    for (i, section) in material.split("\n## Topic: ").skip(1).enumerate() {
+        let title = section
+            .lines()
+            .next()
+            .unwrap_or("")
+            .rsplit_once(" (")
+            .map(|(t, _)| t)
+            .unwrap_or("")
+            .trim();
+        let web = section.lines().find_map(|l| l.strip_prefix("- Web source "));
+        let vault = section.lines().find_map(|l| l.strip_prefix("- Vault note "));
+        if web.is_none() && vault.is_none() {
+            continue;
+        }
+        out.push_str(&format!("### {title}\n\n"));
+        if let Some(link) = web {
+            out.push_str(&format!("The web has more on {title}: see {link}.\n"));
+            if !contradicted && section.lines().next().unwrap_or("").ends_with("(claim)") {
+                contradicted = true;
+                out.push_str(&format!(
+                    "\n**Contradiction:** the note's claim about {title} is disputed by {link}.\n"
+                ));
+            }
+        }
+        if let Some(link) = vault {
+            out.push_str(&format!("\nRelated in the vault: {link}.\n"));
+        }
+        if b.has("hallucinate") && i == 0 {
+            out.push_str(
+                "\nSee also [a study that does not exist](https://invented.example/study) and [[Imaginary Note]].\n",
+            );
+        }
+        out.push('\n');
+    }
+    if out.is_empty() {
+        "Nothing useful was found for these topics.".into()
+    } else {
+        out.trim_end().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn behaviour_flags() {
+        let b = Behaviour::parse("fake:no-json-schema,latency=300,rate-limit-first=2");
+        assert!(b.has("no-json-schema") && !b.has("stall"));
+        assert_eq!((b.num("latency"), b.num("rate-limit-first")), (Some(300), Some(2)));
+        assert!(!Behaviour::parse("gpt-4o").has("stall"));
+    }
+
+    #[test]
+    fn topics_from_a_note() {
+        let prompt = "# Task: topic extraction\n<untrusted-data source=\"note\" path=\"a.md\">\n---\ntags: [x]\n---\n# T\n\n## Facts\n\n- Yeast makes gas.\n- Does rye help?\n</untrusted-data>";
+        let t = topics_json(prompt, &Behaviour::default());
+        let labels: Vec<_> = t["topics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["topic"].as_str().unwrap(), t["type"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            labels,
+            vec![
+                ("Facts", "concept"),
+                ("Yeast makes gas", "claim"),
+                ("Does rye help", "question")
+            ]
+        );
+        let focused = format!("{prompt}\nOnly list topics about this focus: rye flour");
+        assert_eq!(
+            topics_json(&focused, &Behaviour::default())["topics"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+}

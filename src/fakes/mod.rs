@@ -1,0 +1,138 @@
+//! Loopback fakes of every remote API scholia talks to, for tests, benchmarks and editor
+//! end-to-end runs (also as a process: the `scholia-fakes` binary). They speak the real wire
+//! formats; the client code paths are the real ones, only base URLs differ.
+//!
+//! One server hosts them all:
+//! - `POST /v1/chat/completions` — OpenAI-compatible chat (and OpenRouter's shape for
+//!   `perplexity/*` models). The model name selects misbehaviour, e.g.
+//!   `fake:no-json-schema,latency=300` (see [`llm::Behaviour`]).
+//! - `GET|POST /html/` — DuckDuckGo's HTML results page; `GET /search?format=json` — SearXNG.
+//! - `GET /pages/<name>/` — the readability test pages; `/redirect`, `/status/<code>`, … for
+//!   fetch edge cases.
+//! - `GET /_requests` — every request body received, for assertions.
+
+pub mod llm;
+pub mod search;
+pub mod web;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::{get, post};
+
+/// Fixed latencies, for the pipeline-overhead benchmark.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Latency {
+    pub llm: Duration,
+    pub search: Duration,
+    pub page: Duration,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Recorded {
+    pub path: String,
+    pub body: serde_json::Value,
+}
+
+pub struct FakeState {
+    pub pages_dir: PathBuf,
+    pub latency: Latency,
+    /// Filled in once the listener is bound: links in fake search results point here.
+    pub base: Mutex<String>,
+    pub requests: Mutex<Vec<Recorded>>,
+    /// Per-model request counters for "first N requests fail" behaviours.
+    pub counters: Mutex<std::collections::HashMap<String, u32>>,
+    pub pages: web::PageIndex,
+}
+
+impl FakeState {
+    fn record(&self, path: &str, body: serde_json::Value) {
+        self.requests.lock().unwrap().push(Recorded {
+            path: path.to_string(),
+            body,
+        });
+    }
+
+    /// Increments and returns the counter for `key` (1 for the first request).
+    fn count(&self, key: &str) -> u32 {
+        let mut c = self.counters.lock().unwrap();
+        let n = c.entry(key.to_string()).or_insert(0);
+        *n += 1;
+        *n
+    }
+
+    pub fn base(&self) -> String {
+        self.base.lock().unwrap().clone()
+    }
+}
+
+/// A running fake server; dropping it stops the server.
+pub struct FakeServer {
+    pub addr: SocketAddr,
+    pub state: Arc<FakeState>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FakeServer {
+    /// Binds 127.0.0.1 on `port` (0 for any) and serves in the current runtime.
+    pub async fn start(pages_dir: PathBuf, latency: Latency, port: u16) -> std::io::Result<FakeServer> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+        let addr = listener.local_addr()?;
+        let state = Arc::new(FakeState {
+            pages: web::PageIndex::load(&pages_dir),
+            pages_dir,
+            latency,
+            base: Mutex::new(format!("http://{addr}")),
+            requests: Mutex::new(Vec::new()),
+            counters: Mutex::new(Default::default()),
+        });
+        let app = Router::new()
+            .route("/v1/chat/completions", post(llm::chat))
+            .route("/html/", get(search::duckduckgo_get).post(search::duckduckgo_post))
+            .route("/html", get(search::duckduckgo_get).post(search::duckduckgo_post))
+            .route("/search", get(search::searxng))
+            .route("/pages/{name}/", get(web::page))
+            .route("/pages/{name}", get(web::page))
+            .route("/redirect", get(web::redirect))
+            .route("/redirect-loop", get(web::redirect_loop))
+            .route("/status/{code}", get(web::status))
+            .route("/slow", get(web::slow))
+            .route("/binary", get(web::binary))
+            .route("/huge", get(web::huge))
+            .route("/_requests", get(requests))
+            .with_state(state.clone());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(FakeServer { addr, state, task })
+    }
+
+    pub fn base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Bodies of the requests received on `path`.
+    pub fn requests(&self, path: &str) -> Vec<serde_json::Value> {
+        self.state
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.path == path)
+            .map(|r| r.body.clone())
+            .collect()
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn requests(axum::extract::State(state): axum::extract::State<Arc<FakeState>>) -> axum::Json<Vec<Recorded>> {
+    axum::Json(state.requests.lock().unwrap().clone())
+}

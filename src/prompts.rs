@@ -1,0 +1,147 @@
+//! Prompts (`prompts/`) and output templates (`templates/`): Markdown files with minijinja
+//! syntax, built into the binary and overridable by files of the same name under the config
+//! directory (`<config>/prompts/synthesis.md`, …).
+
+use std::path::Path;
+
+use minijinja::{Environment, UndefinedBehavior};
+use serde::Serialize;
+
+const BUILTIN: &[(&str, &str)] = &[
+    ("prompts/system.md", include_str!("../prompts/system.md")),
+    (
+        "prompts/topic-extraction.md",
+        include_str!("../prompts/topic-extraction.md"),
+    ),
+    ("prompts/page-extract.md", include_str!("../prompts/page-extract.md")),
+    ("prompts/synthesis.md", include_str!("../prompts/synthesis.md")),
+    (
+        "templates/research-section.md",
+        include_str!("../templates/research-section.md"),
+    ),
+    (
+        "templates/research-offline.md",
+        include_str!("../templates/research-offline.md"),
+    ),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum TemplateError {
+    #[error("{name}: {message}")]
+    Template { name: String, message: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+pub struct Library {
+    env: Environment<'static>,
+}
+
+impl std::fmt::Debug for Library {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Library").finish_non_exhaustive()
+    }
+}
+
+impl Library {
+    /// The built-in files, each replaced by `<config_dir>/<name>` when that exists.
+    pub fn load(config_dir: Option<&Path>) -> Result<Library, TemplateError> {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_keep_trailing_newline(true);
+        for (name, builtin) in BUILTIN {
+            let source = match config_dir.map(|d| d.join(name)).filter(|p| p.is_file()) {
+                Some(path) => {
+                    tracing::info!("using {} instead of the built-in {name}", path.display());
+                    std::fs::read_to_string(&path).map_err(|e| TemplateError::Io {
+                        path: path.display().to_string(),
+                        source: e,
+                    })?
+                }
+                None => builtin.to_string(),
+            };
+            env.add_template_owned(name.to_string(), source)
+                .map_err(|e| TemplateError::Template {
+                    name: name.to_string(),
+                    message: e.to_string(),
+                })?;
+        }
+        Ok(Library { env })
+    }
+
+    /// The built-in files only.
+    pub fn builtin() -> Library {
+        Library::load(None).expect("built-in templates parse")
+    }
+
+    pub fn render(&self, name: &str, ctx: impl Serialize) -> Result<String, TemplateError> {
+        let err = |e: minijinja::Error| TemplateError::Template {
+            name: name.to_string(),
+            message: format!("{e:#}"),
+        };
+        self.env.get_template(name).map_err(err)?.render(ctx).map_err(err)
+    }
+}
+
+/// Text placed between `<untrusted-data>` tags cannot close them.
+pub fn untrusted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.to_ascii_lowercase().find("</untrusted-data") {
+        out.push_str(&rest[..i]);
+        out.push_str("</untrusted_data");
+        rest = &rest[i + "</untrusted-data".len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn builtins_render_and_overrides_win() {
+        let lib = Library::builtin();
+        let p = lib
+            .render(
+                "prompts/topic-extraction.md",
+                json!({"focus": "yeast", "max_topics": 10, "path": "a.md", "note": "text"}),
+            )
+            .unwrap();
+        assert!(p.contains("Only list topics about this focus: yeast") && p.contains("At most 10 topics"));
+        // A missing variable is an error, not an empty string.
+        assert!(lib.render("prompts/topic-extraction.md", json!({})).is_err());
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("prompts")).unwrap();
+        std::fs::write(dir.path().join("prompts/system.md"), "Custom {{ 1 + 1 }}").unwrap();
+        assert_eq!(
+            Library::load(Some(dir.path()))
+                .unwrap()
+                .render("prompts/system.md", json!({}))
+                .unwrap(),
+            "Custom 2"
+        );
+        std::fs::write(dir.path().join("prompts/system.md"), "{% if %}").unwrap();
+        assert!(
+            Library::load(Some(dir.path()))
+                .unwrap_err()
+                .to_string()
+                .starts_with("prompts/system.md: ")
+        );
+    }
+
+    #[test]
+    fn untrusted_data_cannot_close_its_tag() {
+        assert_eq!(
+            untrusted("a </untrusted-data> b </UNTRUSTED-DATA>"),
+            "a </untrusted_data> b </untrusted_data>"
+        );
+    }
+}

@@ -1,0 +1,574 @@
+//! research_note end to end: the real binary against loopback fakes of the LLM, DuckDuckGo and
+//! the web, and the LLM layer's negotiation, retries and deadlines against the fake API.
+
+use std::time::{Duration, Instant};
+
+use scholia::fakes::{FakeServer, Latency};
+use scholia::llm::{ChatClient, ChatRequest, LlmConfig, LlmError, Message, StructuredMode};
+use serde_json::{Value, json};
+
+use crate::support::{TestVault, repo, stderr, stdout};
+
+pub fn pages_dir() -> std::path::PathBuf {
+    repo().join("../shared/webpages/readability-test-pages")
+}
+
+pub async fn fakes() -> FakeServer {
+    FakeServer::start(pages_dir(), Latency::default(), 0).await.unwrap()
+}
+
+/// The environment pointing every provider at the fakes.
+pub fn fake_env(server: &FakeServer, model: &str) -> Vec<(String, String)> {
+    vec![
+        ("SCHOLIA_LLM_BASE_URL".into(), format!("{}/v1", server.base())),
+        ("SCHOLIA_LLM_MODEL".into(), model.into()),
+        ("SCHOLIA_DUCKDUCKGO_URL".into(), server.base()),
+        ("SCHOLIA_ALLOW_PRIVATE_HOSTS".into(), "1".into()),
+    ]
+}
+
+/// Runs the binary off the runtime (the fakes live on it).
+async fn run(v: &TestVault, env: &[(String, String)], args: &[&str]) -> std::process::Output {
+    let mut cmd = v.cmd();
+    cmd.envs(env.iter().map(|(k, v)| (k, v))).args(args);
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}
+
+fn section(text: &str) -> &str {
+    let start = text.find("## Research").expect("a Research section");
+    &text[start..]
+}
+
+fn chat_requests(server: &FakeServer) -> Vec<Value> {
+    server.requests("/v1/chat/completions")
+}
+
+fn task_count(server: &FakeServer, marker: &str) -> usize {
+    chat_requests(server)
+        .iter()
+        .filter(|r| {
+            r["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m["content"].as_str().unwrap_or("").contains(marker))
+        })
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shallow_research_writes_a_cited_section() {
+    let server = fakes().await;
+    let v = TestVault::example();
+    let before = v.read("Sourdough starter.md");
+    let out = run(
+        &v,
+        &fake_env(&server, "fake"),
+        &["research", "Sourdough starter.md", "--json"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["mode"], "llm");
+    assert_eq!(result["written"], true);
+    assert_eq!(result["topics_researched"], 8, "{result}");
+    assert_eq!(result["citations_removed"], 0);
+    assert_eq!(result["usage"]["calls"], 2, "topics + synthesis");
+
+    let after = v.read("Sourdough starter.md");
+    // Everything before the section is byte-for-byte the original.
+    assert_eq!(&after[..before.len()], before.as_str());
+    let s = section(&after);
+    assert!(s.contains("### "), "organised by topic: {s}");
+    assert!(s.contains("**Contradiction:**"), "{s}");
+    assert!(s.contains("**Sources**"), "{s}");
+    assert!(s.contains("· shallow · fake ·"), "provenance: {s}");
+    // Every web link in the section was a search result; every wikilink resolves.
+    let gathered: Vec<String> = server
+        .requests("/html/")
+        .iter()
+        .map(|r| r["q"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(gathered.len(), 8, "one web search per topic");
+    for url in s.split("](").skip(1).map(|rest| rest.split(')').next().unwrap()) {
+        assert!(url.starts_with(&format!("{}/pages/", server.base())), "cited {url}");
+    }
+    assert!(
+        s.contains("[[Wild yeast]]") || s.contains("[[Lactic acid bacteria]]") || s.contains("[[Bread log]]"),
+        "{s}"
+    );
+    assert_eq!(
+        task_count(&server, "# Task: page extraction"),
+        0,
+        "shallow reads no pages"
+    );
+
+    // Running again replaces the section instead of adding a second one.
+    let out = run(&v, &fake_env(&server, "fake"), &["research", "Sourdough starter.md"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let again = v.read("Sourdough starter.md");
+    assert_eq!(again.matches("## Research").count(), 1);
+    // The fake answers deterministically: the same section, so the file is left alone.
+    assert_eq!(again, after);
+    assert!(
+        stdout(&out).starts_with("Unchanged `## Research` in Sourdough starter.md: 8 topics"),
+        "{}",
+        stdout(&out)
+    );
+
+    // A note that already has a section, with other sections after it: only it is replaced.
+    v.write("Kombucha.md", "# Kombucha\n\nSweet tea fermented by a SCOBY of bacteria and yeast cultures.\n\n## Research\n\nstale findings\n\n## Log\n\nkeep me\n");
+    let out = run(&v, &fake_env(&server, "fake"), &["research", "Kombucha.md"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let k = v.read("Kombucha.md");
+    assert!(
+        k.starts_with(
+            "# Kombucha\n\nSweet tea fermented by a SCOBY of bacteria and yeast cultures.\n\n## Research\n\n"
+        ),
+        "{k}"
+    );
+    assert!(
+        !k.contains("stale findings") && k.ends_with("\n\n## Log\n\nkeep me\n"),
+        "{k}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deep_research_reads_pages_and_skips_failures() {
+    let server = fakes().await;
+    let v = TestVault::example();
+    v.write(
+        "Fetching.md",
+        "# Fetching\n\n- Edgecases of fetching pages matter.\n- Mozilla Firefox nightly builds.\n",
+    );
+    let out = run(
+        &v,
+        &fake_env(&server, "fake"),
+        &["research", "Fetching.md", "--deep", "--json"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings: Vec<&str> = result["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    // The edge-case topic's pages: a binary file and a 404 fail; nothing else is fatal.
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("page skipped") && w.contains("/binary")),
+        "{warnings:?}"
+    );
+    assert!(warnings.iter().any(|w| w.contains("HTTP 404")), "{warnings:?}");
+    // The other topic's two pages were read and extracted.
+    assert!(task_count(&server, "# Task: page extraction") >= 2);
+    let synthesis = chat_requests(&server)
+        .into_iter()
+        .find(|r| r.to_string().contains("# Task: synthesis"))
+        .unwrap();
+    assert!(
+        synthesis.to_string().contains("Read from the page:"),
+        "page extracts reach the synthesis"
+    );
+    assert!(v.read("Fetching.md").contains("· deep ·"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn focus_and_topic_cap() {
+    let server = fakes().await;
+    let v = TestVault::example();
+    let out = run(
+        &v,
+        &fake_env(&server, "fake"),
+        &["research", "Sourdough starter.md", "--focus", "fridge", "--json"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["topics"], json!(["How long can a starter survive"]));
+    let prompt = chat_requests(&server)[0].to_string();
+    assert!(prompt.contains("Only list topics about this focus: fridge"));
+
+    let out = run(
+        &v,
+        &fake_env(&server, "fake:too-many-topics"),
+        &["research", "Kombucha.md", "--json"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["topics_researched"], 10, "14 proposed, capped at 10");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hallucinated_citations_never_reach_the_note() {
+    let server = fakes().await;
+    let v = TestVault::example();
+    let out = run(
+        &v,
+        &fake_env(&server, "fake:hallucinate"),
+        &["research", "Kombucha.md", "--json"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["citations_removed"], 2, "{result}");
+    let note = v.read("Kombucha.md");
+    assert!(
+        !note.contains("invented.example") && !note.contains("[[Imaginary Note]]"),
+        "{note}"
+    );
+    assert!(
+        note.contains("a study that does not exist"),
+        "the text stays, the link goes"
+    );
+    assert!(note.contains("2 unverifiable citations removed"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn failures_leave_the_note_untouched() {
+    let server = fakes().await;
+    let v = TestVault::example();
+    v.write(
+        "Dup.md",
+        "# Dup\n\n- A claim about yeast.\n\n## Research\nold\n\n## research\nolder\n",
+    );
+    v.write("image.md", "");
+    std::fs::write(v.path("image.md"), b"\x89PNG\r\n\x1a\n\0\0").unwrap();
+    std::fs::write(v.path("paper.pdf"), b"%PDF-1.4").unwrap();
+    v.write("Empty.md", "---\ntags: [x]\n---\n\n");
+    let snapshot: Vec<(String, Vec<u8>)> = ["Dup.md", "image.md", "Empty.md", "Kombucha.md", "Sourdough starter.md"]
+        .iter()
+        .map(|p| (p.to_string(), std::fs::read(v.path(p)).unwrap()))
+        .collect();
+    let env = fake_env(&server, "fake");
+    let check = |out: &std::process::Output, expected: &str| {
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(out));
+        assert!(
+            stderr(out).contains(expected),
+            "expected `{expected}` in: {}",
+            stderr(out)
+        );
+    };
+    check(
+        &run(&v, &env, &["research", "Dup.md"]).await,
+        "the note has 2 `## Research` headings (lines 5, 8)",
+    );
+    assert_eq!(
+        chat_requests(&server).len(),
+        0,
+        "a duplicate heading is refused before any LLM call"
+    );
+    check(
+        &run(&v, &env, &["research", "image.md"]).await,
+        "looks like a binary file",
+    );
+    check(
+        &run(&v, &env, &["research", "paper.pdf"]).await,
+        "`.pdf` files are not notes; valid extensions: .md, .markdown, .txt",
+    );
+    check(
+        &run(&v, &env, &["research", "Empty.md"]).await,
+        "note `Empty.md` is empty",
+    );
+    check(
+        &run(&v, &env, &["research", "../outside.md"]).await,
+        "`..` is not allowed",
+    );
+    check(
+        &run(&v, &env, &["research", "/etc/hostname.md"]).await,
+        "outside the vault",
+    );
+    check(
+        &run(&v, &env, &["research", "Missing.md"]).await,
+        "no such note in the vault",
+    );
+    let out = run(&v, &env, &["research", "Kombucha.md", "--depth", "medium"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("depth: `medium` is not valid; valid values: shallow, deep"),
+        "{}",
+        stderr(&out)
+    );
+    let long_focus = "fermentation ".repeat(30);
+    check(
+        &run(&v, &env, &["research", "Kombucha.md", "--focus", &long_focus]).await,
+        "longer than the note itself",
+    );
+    check(
+        &run(&v, &fake_env(&server, "fake:no-topics"), &["research", "Kombucha.md"]).await,
+        "no topics to research were found in `Kombucha.md`",
+    );
+    check(
+        &run(
+            &v,
+            &fake_env(&server, "fake:fail-synthesis"),
+            &["research", "Kombucha.md"],
+        )
+        .await,
+        "synthesis failed: LLM at",
+    );
+    check(
+        &run(
+            &v,
+            &fake_env(&server, "fake:malformed-always"),
+            &["research", "Kombucha.md"],
+        )
+        .await,
+        "topic extraction failed: LLM answer is not the expected JSON",
+    );
+    let mut unreachable = env.clone();
+    unreachable[0].1 = "http://127.0.0.1:9/v1".into();
+    check(
+        &run(&v, &unreachable, &["research", "Kombucha.md"]).await,
+        "LLM at http://127.0.0.1:9/v1 is unreachable",
+    );
+    let mut bad = env.clone();
+    bad[0].1 = "ftp://nowhere".into();
+    check(
+        &run(&v, &bad, &["research", "Kombucha.md"]).await,
+        "SCHOLIA_LLM_BASE_URL: `ftp://nowhere` is not valid",
+    );
+    for (path, bytes) in snapshot {
+        assert_eq!(std::fs::read(v.path(&path)).unwrap(), bytes, "{path} changed");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_source_failing_is_an_error() {
+    let server = fakes().await;
+    // One note only: the vault has nothing else, and every web search is rate-limited.
+    let v = TestVault::with_files(&[(
+        "Solo.md",
+        "# Solo\n\n- Ratelimit everything here.\n- Ratelimit again here.\n",
+    )]);
+    let out = run(&v, &fake_env(&server, "fake"), &["research", "Solo.md"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("nothing was found for any topic (web search failed: DuckDuckGo: rate limited"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        v.read("Solo.md"),
+        "# Solo\n\n- Ratelimit everything here.\n- Ratelimit again here.\n"
+    );
+}
+
+#[test]
+fn offline_mode_is_the_default() {
+    let v = TestVault::example();
+    let out = v.run(&["research", "Sourdough starter.md", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["mode"], "offline");
+    assert_eq!(result["model"], Value::Null);
+    let s = v.read("Sourdough starter.md");
+    let s = section(&s);
+    assert!(s.contains("Researched without a language model"), "{s}");
+    assert!(s.contains("- [[Bread log]] —"), "{s}");
+    assert!(s.contains("  > "), "matching passages: {s}");
+    assert!(!s.contains("[[Sourdough starter]]"), "never itself");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fetch_prints_markdown_and_refuses_private_hosts() {
+    let server = fakes().await;
+    let v = TestVault::example();
+    let url = format!("{}/pages/wikipedia/", server.base());
+    let out = run(
+        &v,
+        &[("SCHOLIA_ALLOW_PRIVATE_HOSTS".into(), "1".into())],
+        &["fetch", &url],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("# Mozilla - Wikipedia"),
+        "{}",
+        &stdout(&out)[..200]
+    );
+    assert!(stderr(&out).contains("via Readability"), "{}", stderr(&out));
+
+    // Without the test flag the loopback fake itself is refused, as are other schemes and
+    // redirects into link-local space (even with the flag).
+    let out = run(&v, &[], &["fetch", &url]).await;
+    assert!(
+        stderr(&out).contains("refused, 127.0.0.1 is a loopback address"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&v, &[], &["fetch", "file:///etc/passwd"]).await;
+    assert!(
+        stderr(&out).contains("only http and https URLs are fetched"),
+        "{}",
+        stderr(&out)
+    );
+    let redirect = format!("{}/redirect?to=http://169.254.169.254/latest/meta-data", server.base());
+    let out = run(
+        &v,
+        &[("SCHOLIA_ALLOW_PRIVATE_HOSTS".into(), "1".into())],
+        &["fetch", &redirect],
+    )
+    .await;
+    assert!(
+        stderr(&out).contains("169.254.169.254 is a link-local address"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(
+        &v,
+        &[("SCHOLIA_ALLOW_PRIVATE_HOSTS".into(), "1".into())],
+        &["fetch", &format!("{}/redirect-loop", server.base())],
+    )
+    .await;
+    assert!(stderr(&out).contains("more than 10 redirects"), "{}", stderr(&out));
+    let out = run(
+        &v,
+        &[("SCHOLIA_ALLOW_PRIVATE_HOSTS".into(), "1".into())],
+        &["fetch", &format!("{}/binary", server.base())],
+    )
+    .await;
+    assert!(
+        stderr(&out).contains("`application/octet-stream` is not a web page"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+fn client(server: &FakeServer, model: &str, timeout: Duration) -> ChatClient {
+    ChatClient::new(LlmConfig {
+        base_url: format!("{}/v1", server.base()),
+        api_key: None,
+        model: model.into(),
+        max_concurrency: 4,
+        timeout,
+        price: None,
+        key_source: "SCHOLIA_LLM_API_KEY",
+    })
+}
+
+#[derive(serde::Deserialize, Debug)]
+struct Topics {
+    topics: Vec<Value>,
+}
+
+fn topic_messages() -> Vec<Message> {
+    vec![Message::user(
+        "# Task: topic extraction\n<untrusted-data source=\"note\" path=\"n.md\">\n- Yeast rises.\n</untrusted-data>",
+    )]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn structured_output_negotiation() {
+    let server = fakes().await;
+    let schema = json!({"type": "object"});
+    // A server that rejects json_schema gets json_object, and the client remembers.
+    let c = client(&server, "fake:no-json-schema", Duration::from_secs(10));
+    let (t, _): (Topics, _) = c.json(topic_messages(), "topics", &schema, c.deadline()).await.unwrap();
+    assert_eq!(t.topics.len(), 1);
+    assert_eq!(c.structured_mode(), StructuredMode::JsonObject);
+    c.json::<Topics>(topic_messages(), "topics", &schema, c.deadline())
+        .await
+        .unwrap();
+    let formats: Vec<Value> = chat_requests(&server)
+        .iter()
+        .map(|r| r["response_format"]["type"].clone())
+        .collect();
+    assert_eq!(
+        formats,
+        vec![json!("json_schema"), json!("json_object"), json!("json_object")]
+    );
+
+    // One that rejects any response_format gets a plain prompt and answers in a fence.
+    let c = client(&server, "fake:no-response-format", Duration::from_secs(10));
+    let (t, _): (Topics, _) = c.json(topic_messages(), "topics", &schema, c.deadline()).await.unwrap();
+    assert_eq!(t.topics.len(), 1);
+    assert_eq!(c.structured_mode(), StructuredMode::PromptOnly);
+
+    // A malformed answer is repaired once; twice is an error naming the problem.
+    let c = client(&server, "fake:malformed-first", Duration::from_secs(10));
+    let (_, usage): (Topics, _) = c.json(topic_messages(), "topics", &schema, c.deadline()).await.unwrap();
+    assert_eq!(usage.calls, 2);
+    let c = client(&server, "fake:malformed-always", Duration::from_secs(10));
+    let err = c
+        .json::<Topics>(topic_messages(), "topics", &schema, c.deadline())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, LlmError::BadJson { .. }), "{err}");
+    // Think blocks are stripped.
+    let c = client(&server, "fake:think", Duration::from_secs(10));
+    let (t, _): (Topics, _) = c.json(topic_messages(), "topics", &schema, c.deadline()).await.unwrap();
+    assert_eq!(t.topics.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn retries_and_one_deadline() {
+    let server = fakes().await;
+    let req = ChatRequest {
+        messages: topic_messages(),
+        ..Default::default()
+    };
+    // 429 with Retry-After: 1 twice, then success, within one call.
+    let c = client(&server, "fake:rate-limit-first=2", Duration::from_secs(10));
+    let started = Instant::now();
+    c.chat(&req, c.deadline()).await.unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "Retry-After honoured: {:?}",
+        started.elapsed()
+    );
+    let c = client(&server, "fake:server-error-first=2", Duration::from_secs(10));
+    c.chat(&req, c.deadline()).await.unwrap();
+
+    // A stalled server: the retries share the deadline instead of multiplying it.
+    let c = client(&server, "fake:stall", Duration::from_secs(2));
+    let started = Instant::now();
+    let err = c.chat(&req, c.deadline()).await.unwrap_err();
+    assert!(matches!(err, LlmError::Timeout(_)), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_millis(2600),
+        "took {:?}",
+        started.elapsed()
+    );
+
+    // Rate-limited past the deadline: a clear error, not a hang.
+    let c = client(&server, "fake:rate-limit-first=100", Duration::from_secs(2));
+    let err = c.chat(&req, c.deadline()).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "LLM at {}/v1: rate limited (HTTP 429) until the deadline; try again later",
+            server.base()
+        )
+    );
+
+    // Answers without content are errors that say so.
+    let c = client(&server, "fake:empty-choices", Duration::from_secs(5));
+    assert_eq!(
+        c.chat(&req, c.deadline()).await.unwrap_err().to_string(),
+        "LLM returned no answer (`choices` is empty)"
+    );
+    let c = client(&server, "fake:null-content", Duration::from_secs(5));
+    assert_eq!(
+        c.chat(&req, c.deadline()).await.unwrap_err().to_string(),
+        "LLM returned no answer (`content` is null)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn searxng_provider() {
+    let server = fakes().await;
+    let v = TestVault::example();
+    let mut env = fake_env(&server, "fake");
+    env.push(("SCHOLIA_SEARCH".into(), format!("searxng:{}", server.base())));
+    let out = run(&v, &env, &["research", "Kombucha.md", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!server.requests("/search").is_empty());
+    assert!(server.requests("/html/").is_empty());
+}
