@@ -192,7 +192,7 @@ fn data_block<'t>(text: &'t str, source: &str) -> Option<&'t str> {
 
 fn words(s: &str) -> Vec<String> {
     s.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() >= 4)
+        .filter(|w| w.len() >= 3)
         .map(str::to_lowercase)
         .collect()
 }

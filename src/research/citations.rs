@@ -118,8 +118,8 @@ fn bare_urls(text: &str, allowed: &HashSet<String>, removed: &mut Removed) -> St
             .min();
         let Some(start) = next else { break };
         let before = &rest[..start];
-        // Inside a kept Markdown link `](url)` or autolink `<url>`: leave it alone here.
-        let in_link = before.ends_with("](") || before.ends_with('<');
+        // The target of a Markdown link was judged with its link.
+        let in_link = before.ends_with("](");
         let len = rest[start..]
             .find(|c: char| c.is_whitespace() || c == ')' || c == '>' || c == '"')
             .unwrap_or(rest.len() - start);
