@@ -587,4 +587,19 @@ mod tests {
             "{e}"
         );
     }
+
+    /// The example in the README is a working configuration, and documents every variable.
+    #[test]
+    fn readme_is_current() {
+        let readme = include_str!("../../README.md");
+        let toml = readme.split("```toml\n").nth(1).unwrap().split("```").next().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(CONFIG_FILE), toml).unwrap();
+        let s = Settings::load(&env(&[("MY_KEY_VAR", "k")]), Some(dir.path()), None).unwrap();
+        assert_eq!(s.llm.unwrap().model, "qwen2.5:7b");
+        assert_eq!(s.gemini_cli.correction_model.as_deref(), Some("gemini-2.5-flash"));
+        for (name, _) in ENV_VARS {
+            assert!(readme.contains(&format!("`{name}`")), "README lacks {name}");
+        }
+    }
 }

