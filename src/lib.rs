@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod fakes;
+pub mod gemini_cli;
 pub mod index;
 pub mod llm;
 pub mod lsp;

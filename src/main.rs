@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
-use scholia::config::{Dirs, ProcessEnv, Settings};
+use scholia::config::{DeepSearchBackend, Dirs, ProcessEnv, Settings};
 use scholia::index::{self, Progress, SyncSummary};
 use scholia::research::note::{Depth, NoteRequest};
 use scholia::research::{Engine, Event};
@@ -65,6 +65,23 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Multi-round web research with verification (Gemini CLI or the research LLM)
+    DeepSearch {
+        /// The question to research
+        query: String,
+        /// gemini-cli or llm (default: the Gemini CLI when installed, else the LLM)
+        #[arg(long, value_parser = parse_backend)]
+        backend: Option<DeepSearchBackend>,
+        /// Rounds at most (default DEEP_SEARCH_MAX_ITERATIONS or 5; below 2 becomes 2)
+        #[arg(long, value_name = "N")]
+        max_iterations: Option<u32>,
+        /// Where `.scholia.toml` is read from (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// Print the whole result (report and metadata) as JSON
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the Markdown research would read from a web page
     Fetch {
         url: String,
@@ -76,6 +93,10 @@ enum Command {
     },
     /// Language server on stdin/stdout
     Lsp,
+}
+
+fn parse_backend(s: &str) -> Result<DeepSearchBackend, String> {
+    DeepSearchBackend::parse("--backend", s).map_err(|e| e.to_string())
 }
 
 fn parse_depth(s: &str) -> Result<Depth, String> {
@@ -161,6 +182,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             let depth = depth.unwrap_or(if deep { Depth::Deep } else { Depth::Shallow });
             return research(note, depth, focus, vault, json);
+        }
+        Command::DeepSearch {
+            query,
+            backend,
+            max_iterations,
+            vault,
+            json,
+        } => {
+            let req = scholia::research::deep_search::DeepSearchRequest {
+                query,
+                backend,
+                max_iterations,
+            };
+            return deep_search(req, vault, json);
         }
         Command::Fetch { url, max_chars, json } => {
             let settings = Settings::load(&ProcessEnv, None, None)?;
@@ -249,6 +284,71 @@ fn research(note: String, depth: Depth, focus: Option<String>, vault: Option<Pat
         println!("warning: {w}");
     }
     println!("\n{}", result.preview);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn deep_search(
+    req: scholia::research::deep_search::DeepSearchRequest,
+    vault: Option<PathBuf>,
+    json: bool,
+) -> Result<ExitCode> {
+    use scholia::research::deep_search::{self, DeepEvent};
+    let root = match vault {
+        Some(v) => v,
+        None => std::env::current_dir().context("current directory")?,
+    };
+    let settings = Settings::load(&ProcessEnv, Some(&root), None)?;
+    scholia::gemini_cli::GeminiCli::startup_cleanup(&settings.dirs.config);
+    let engine = Engine::without_vault(settings)?;
+    let tty = std::io::stderr().is_terminal();
+    let progress = move |e: DeepEvent| {
+        if tty {
+            eprintln!("· {}", e.message());
+        }
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let rt = runtime()?;
+    let result = rt.block_on(async {
+        let on_ctrl_c = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                on_ctrl_c.cancel();
+            }
+        });
+        deep_search::deep_search(&engine, &req, &progress, &cancel).await
+    });
+    let result = match result {
+        Ok(r) => r,
+        Err(e) if json => {
+            let v = serde_json::json!({"success": false, "error": {"code": e.code, "message": e.message}});
+            println!("{}", serde_json::to_string_pretty(&v)?);
+            return Ok(ExitCode::FAILURE);
+        }
+        Err(e) => {
+            eprintln!("scholia: error: [{}] {}", e.code, e.message);
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{}", result.result.trim_end());
+    let m = &result.metadata;
+    println!(
+        "\n---\n{} after {} of at most {} rounds ({}, {}); {} sources, {} searches, {:.1} s",
+        if result.verified { "Verified" } else { "Not verified" },
+        m.iterations,
+        m.max_iterations,
+        m.backend,
+        m.model,
+        m.sources_visited.len(),
+        m.search_queries_used.len(),
+        m.duration_ms as f64 / 1000.0
+    );
+    if let Some(note) = &result.note {
+        println!("note: {note}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

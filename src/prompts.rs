@@ -16,6 +16,23 @@ const BUILTIN: &[(&str, &str)] = &[
     ("prompts/page-extract.md", include_str!("../prompts/page-extract.md")),
     ("prompts/synthesis.md", include_str!("../prompts/synthesis.md")),
     (
+        "prompts/deep-search-prompt.md",
+        include_str!("../prompts/deep-search-prompt.md"),
+    ),
+    ("prompts/verify-prompt.md", include_str!("../prompts/verify-prompt.md")),
+    (
+        "prompts/json-correction.md",
+        include_str!("../prompts/json-correction.md"),
+    ),
+    (
+        "prompts/deep-search-queries.md",
+        include_str!("../prompts/deep-search-queries.md"),
+    ),
+    (
+        "templates/deep-search-section.md",
+        include_str!("../templates/deep-search-section.md"),
+    ),
+    (
         "templates/research-section.md",
         include_str!("../templates/research-section.md"),
     ),

@@ -7,7 +7,9 @@ mod settings;
 
 use std::path::{Path, PathBuf};
 
-pub use settings::{CONFIG_FILE, ENV_VARS, FileConfig, GeminiCli, OPENROUTER_URL, SearchProvider, Settings};
+pub use settings::{
+    CONFIG_FILE, DeepSearchBackend, ENV_VARS, FileConfig, GeminiCli, OPENROUTER_URL, SearchProvider, Settings,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

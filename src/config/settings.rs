@@ -22,6 +22,35 @@ pub enum SearchProvider {
     Searxng { url: String },
 }
 
+/// Which backend runs deep_search rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeepSearchBackend {
+    GeminiCli,
+    Llm,
+}
+
+impl DeepSearchBackend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeepSearchBackend::GeminiCli => "gemini-cli",
+            DeepSearchBackend::Llm => "llm",
+        }
+    }
+
+    pub fn parse(field: &str, value: &str) -> Result<DeepSearchBackend, ConfigError> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "gemini-cli" | "gemini" => Ok(DeepSearchBackend::GeminiCli),
+            "llm" => Ok(DeepSearchBackend::Llm),
+            _ => Err(ConfigError::Invalid {
+                field: field.into(),
+                value: value.into(),
+                valid: "gemini-cli, llm".into(),
+            }),
+        }
+    }
+}
+
 /// Gemini CLI settings for deep_search.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GeminiCli {
@@ -29,6 +58,8 @@ pub struct GeminiCli {
     pub program: String,
     pub model: Option<String>,
     pub correction_model: Option<String>,
+    /// Hard wall-clock limit per spawn (`deep_search.timeout_secs`, default 600).
+    pub timeout: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -45,6 +76,8 @@ pub struct Settings {
     pub openrouter: Option<LlmConfig>,
     pub gemini_cli: GeminiCli,
     pub deep_search_max_iterations: u32,
+    /// `None`: the Gemini CLI when installed, else the LLM.
+    pub deep_search_backend: Option<DeepSearchBackend>,
     /// Default Sonar tier for `ask` and the editor action.
     pub sonar_model: Option<String>,
 }
@@ -95,6 +128,8 @@ struct FileSonar {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileDeepSearch {
+    backend: Option<String>,
+    timeout_secs: Option<u64>,
     max_iterations: Option<String>,
     gemini_cli: Option<String>,
     model: Option<String>,
@@ -195,6 +230,21 @@ impl Settings {
                     .clone()
                     .or_else(|| env.var("GEMINI_CORRECTION_MODEL"))
                     .or_else(|| file.deep_search.correction_model.clone()),
+                timeout: match over
+                    .deep_search
+                    .timeout_secs
+                    .or(file.deep_search.timeout_secs)
+                    .unwrap_or(600)
+                {
+                    n @ 1..=7200 => Duration::from_secs(n),
+                    n => {
+                        return Err(ConfigError::Invalid {
+                            field: "deep_search.timeout_secs".into(),
+                            value: n.to_string(),
+                            valid: "an integer from 1 to 7200".into(),
+                        });
+                    }
+                },
             },
             deep_search_max_iterations: max_iterations(
                 over.deep_search
@@ -212,6 +262,13 @@ impl Settings {
                             .map(|v| ("deep_search.max_iterations", v))
                     }),
             )?,
+            deep_search_backend: over
+                .deep_search
+                .backend
+                .as_deref()
+                .or(file.deep_search.backend.as_deref())
+                .map(|b| DeepSearchBackend::parse("deep_search.backend", b))
+                .transpose()?,
             sonar_model: over.sonar.model.clone().or_else(|| file.sonar.model.clone()),
         })
     }

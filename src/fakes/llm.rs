@@ -52,6 +52,8 @@ enum Task {
     Topics,
     Page,
     Synthesis,
+    PlanSearches,
+    DeepRound,
     Other,
 }
 
@@ -62,6 +64,10 @@ fn task_of(text: &str) -> Task {
         Task::Page
     } else if text.contains("# Task: synthesis") {
         Task::Synthesis
+    } else if text.contains("# Task: plan searches") {
+        Task::PlanSearches
+    } else if text.contains("# Task: deep search") {
+        Task::DeepRound
     } else {
         Task::Other
     }
@@ -159,6 +165,15 @@ pub async fn chat(State(state): State<Arc<FakeState>>, Json(body): Json<Value>) 
             }
             synthesis(last_user, &b)
         }
+        Task::PlanSearches => {
+            let query = data_block(last_user, "user query").unwrap_or("?");
+            let verifying = last_user.contains("source=\"current report\"");
+            let queries: Vec<String> = (1..=5)
+                .map(|i| format!("{query} {} {i}", if verifying { "check" } else { "angle" }))
+                .collect();
+            json!({ "queries": queries }).to_string()
+        }
+        Task::DeepRound => deep_round(last_user, &b),
         Task::Other => "I am a fake model and did not recognise this task.".to_string(),
     };
     let answer = if b.has("think") {
@@ -168,6 +183,38 @@ pub async fn chat(State(state): State<Arc<FakeState>>, Json(body): Json<Value>) 
     };
     let prompt_tokens = (all_text.len() / 4) as u64;
     Json(completion(&model, Value::String(answer), prompt_tokens)).into_response()
+}
+
+/// A deep_search round from the material in the prompt: cites the pages it was given, verifies
+/// from round `verify-at` (default 2).
+fn deep_round(prompt: &str, b: &Behaviour) -> String {
+    let query = data_block(prompt, "user query").unwrap_or("?");
+    let round: u64 = prompt
+        .split("verification round ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    let pages: Vec<&str> = prompt
+        .lines()
+        .filter_map(|l| l.strip_prefix("## Page read: "))
+        .map(str::trim)
+        .collect();
+    let mut report = format!("## {query}\n\nRound {round} findings.");
+    for p in pages.iter().take(2) {
+        report.push_str(&format!(" See [this page]({p})."));
+    }
+    if b.has("hallucinate") {
+        report.push_str(" Also [an invented source](https://invented.example/made-up).");
+    }
+    let verified = round >= b.num("verify-at").unwrap_or(2);
+    json!({
+        "success": true,
+        "verified": verified,
+        "report": report,
+        "metadata": {"sources_visited": pages, "search_queries_used": [], "summary": format!("Round {round} summary.")}
+    })
+    .to_string()
 }
 
 fn completion(model: &str, content: Value, prompt_tokens: u64) -> Value {

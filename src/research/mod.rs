@@ -3,6 +3,7 @@
 //! token, then write the result their own way.
 
 pub mod citations;
+pub mod deep_search;
 pub mod note;
 mod offline;
 
@@ -85,7 +86,8 @@ pub type Progress<'a> = &'a (dyn Fn(Event) + Send + Sync);
 pub struct Engine {
     pub settings: Settings,
     pub library: Library,
-    pub index: Arc<VaultIndex>,
+    /// `None` for pipelines that need no vault (deep_search, ask from the CLI).
+    index: Option<Arc<VaultIndex>>,
     pub llm: Option<Arc<ChatClient>>,
     pub search: Arc<dyn WebSearch>,
     pub fetcher: Fetcher,
@@ -96,6 +98,15 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(settings: Settings, index: Arc<VaultIndex>) -> Result<Engine, TemplateError> {
+        Engine::build(settings, Some(index))
+    }
+
+    /// An engine for the pipelines that read no vault.
+    pub fn without_vault(settings: Settings) -> Result<Engine, TemplateError> {
+        Engine::build(settings, None)
+    }
+
+    fn build(settings: Settings, index: Option<Arc<VaultIndex>>) -> Result<Engine, TemplateError> {
         let library = Library::load(Some(&settings.dirs.config))?;
         let search: Arc<dyn WebSearch> = match &settings.search {
             SearchProvider::DuckDuckGo { url } => Arc::new(DuckDuckGo::new(url)),
@@ -113,7 +124,18 @@ impl Engine {
         })
     }
 
+    pub fn has_vault(&self) -> bool {
+        self.index.is_some()
+    }
+
+    /// The vault index. Vault pipelines check [`Engine::has_vault`] on entry.
+    pub fn index(&self) -> &Arc<VaultIndex> {
+        self.index
+            .as_ref()
+            .expect("a vault pipeline runs on an engine with a vault")
+    }
+
     pub fn vault(&self) -> &crate::vault::Vault {
-        self.index.vault()
+        self.index().vault()
     }
 }

@@ -260,7 +260,7 @@ fn expand_embeds(engine: &Engine, rel: &str, text: &str, links: &[crate::vault::
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for link in links.iter().filter(|l| l.embed && !l.target.is_empty()) {
-        let Ok(Some(target)) = engine.index.resolve_link(&link.target, Some(rel)) else {
+        let Ok(Some(target)) = engine.index().resolve_link(&link.target, Some(rel)) else {
             continue;
         };
         let Ok(content) = crate::vault::read::read_note(&engine.vault().abs(&target.path)) else {
@@ -300,6 +300,9 @@ pub async fn research_note(
     progress: Progress<'_>,
     cancel: &CancellationToken,
 ) -> Result<NoteResearch, ResearchError> {
+    if !engine.has_vault() {
+        return Err(ResearchError::Write("research_note needs a vault".into()));
+    }
     let input = prepare(engine, req)?;
     let run = async {
         match &engine.llm {
@@ -418,7 +421,7 @@ async fn with_llm(
         .iter()
         .flat_map(|m| m.vault.iter().map(|v| v.target.to_lowercase()))
         .collect();
-    let index = engine.index.clone();
+    let index = engine.index().clone();
     let rel = input.rel.clone();
     let findings = contain(&answer.content);
     let (findings, removed) = tokio::task::spawn_blocking(move || {
@@ -571,6 +574,13 @@ fn cited_sources(findings: &str, materials: &[Material]) -> Vec<Source> {
 /// Keeps a model's Markdown inside the section: `#`/`##` headings become `###`, a lone `---` or
 /// `===` line gets a blank line above (no setext heading), an open code fence is closed.
 pub(crate) fn contain(markdown: &str) -> String {
+    contain_below(markdown, 3)
+}
+
+/// Makes model Markdown safe inside a section whose headings are above `min_level`: shallower
+/// headings become `min_level`, setext underlines cannot turn a line into a heading, and an
+/// unclosed code fence is closed.
+pub(crate) fn contain_below(markdown: &str, min_level: usize) -> String {
     let mut out = Vec::new();
     let mut fence: Option<String> = None;
     for line in markdown.lines() {
@@ -588,8 +598,8 @@ pub(crate) fn contain(markdown: &str) -> String {
             continue;
         }
         let hashes = trimmed.chars().take_while(|c| *c == '#').count();
-        if (1..=2).contains(&hashes) && trimmed[hashes..].starts_with(' ') {
-            out.push(format!("###{}", &trimmed[hashes..]));
+        if (1..min_level).contains(&hashes) && trimmed[hashes..].starts_with(' ') {
+            out.push(format!("{}{}", "#".repeat(min_level), &trimmed[hashes..]));
             continue;
         }
         let underline = !trimmed.is_empty() && (trimmed.chars().all(|c| c == '-') || trimmed.chars().all(|c| c == '='));
@@ -696,7 +706,7 @@ async fn gather(
         )
         .await
     };
-    let index = engine.index.clone();
+    let index = engine.index().clone();
     let (query, exclude) = (topic.topic.clone(), rel.to_string());
     let vault = tokio::task::spawn_blocking(move || -> Result<Vec<VaultSource>, IndexError> {
         let hits = index.search(&query, VAULT_RESULTS, Some(&exclude))?;

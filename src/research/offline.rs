@@ -33,7 +33,7 @@ pub(crate) async fn research(
         mode: "offline",
         depth: Depth::Shallow,
     });
-    let index = engine.index.clone();
+    let index = engine.index().clone();
     let (text, rel) = (input.for_llm.clone(), input.rel.clone());
     let (terms, related) = tokio::task::spawn_blocking(move || -> Result<_, IndexError> {
         let terms: Vec<String> = index
