@@ -82,6 +82,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Ask a Perplexity Sonar tier (via OpenRouter) and print the answer with its sources
+    #[command(after_help = scholia::research::sonar::tool_description())]
+    Ask {
+        /// The question
+        query: String,
+        /// sonar (default), sonar-pro, sonar-reasoning-pro or sonar-deep-research
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
+        /// Overall deadline in milliseconds, retries included (5000..=600000; default per model)
+        #[arg(long, value_name = "MS")]
+        timeout: Option<String>,
+        /// Where `.scholia.toml` is read from (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// Print the answer, sources and metadata as JSON
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the Markdown research would read from a web page
     Fetch {
         url: String,
@@ -197,6 +215,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             return deep_search(req, vault, json);
         }
+        Command::Ask {
+            query,
+            model,
+            timeout,
+            vault,
+            json,
+        } => return ask(query, model, timeout, vault, json),
         Command::Fetch { url, max_chars, json } => {
             let settings = Settings::load(&ProcessEnv, None, None)?;
             let rt = runtime()?;
@@ -349,6 +374,54 @@ fn deep_search(
     if let Some(note) = &result.note {
         println!("note: {note}");
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn ask(
+    query: String,
+    model: Option<String>,
+    timeout: Option<String>,
+    vault: Option<PathBuf>,
+    json: bool,
+) -> Result<ExitCode> {
+    use scholia::research::sonar::AskRequest;
+    let root = match vault {
+        Some(v) => v,
+        None => std::env::current_dir().context("current directory")?,
+    };
+    let settings = Settings::load(&ProcessEnv, Some(&root), None)?;
+    let model = model.or_else(|| settings.sonar_model.clone());
+    let timeout = timeout.map(|t| AskRequest::timeout_arg(&t));
+    let req = AskRequest::new(&query, model.as_deref(), timeout.as_ref())?;
+    let engine = Engine::without_vault(settings)?;
+    let sonar = engine.sonar()?;
+    let rt = runtime()?;
+    let answer = rt.block_on(sonar.ask(&req))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&answer)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{}", answer.answer.trim_end());
+    if !answer.sources.is_empty() {
+        println!("\nSources:");
+        for (i, s) in answer.sources.iter().enumerate() {
+            match &s.title {
+                Some(t) => println!("{}. {t} <{}>", i + 1, s.url),
+                None => println!("{}. <{}>", i + 1, s.url),
+            }
+        }
+    }
+    let m = &answer.metadata;
+    eprintln!(
+        "({}, {} ms of {} ms{}{}, {} tokens{})",
+        m.model_id,
+        m.response_time,
+        m.timeout,
+        if m.cost_tier.is_some() { ", premium" } else { "" },
+        if m.cached { ", cached" } else { "" },
+        m.usage.prompt_tokens + m.usage.completion_tokens,
+        m.cost.map(|c| format!(", ${c:.4}")).unwrap_or_default()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -24,6 +24,8 @@ const BUILTIN: &[(&str, &str)] = &[
         "prompts/json-correction.md",
         include_str!("../prompts/json-correction.md"),
     ),
+    ("prompts/sonar-system.md", include_str!("../prompts/sonar-system.md")),
+    ("templates/ask-section.md", include_str!("../templates/ask-section.md")),
     (
         "prompts/deep-search-queries.md",
         include_str!("../prompts/deep-search-queries.md"),

@@ -81,9 +81,12 @@ fn error(status: StatusCode, message: &str) -> Response {
         .into_response()
 }
 
-pub async fn chat(State(state): State<Arc<FakeState>>, Json(body): Json<Value>) -> Response {
+pub async fn chat(State(state): State<Arc<FakeState>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
     state.record("/v1/chat/completions", body.clone());
     let model = body["model"].as_str().unwrap_or("fake").to_string();
+    if model.starts_with("perplexity/") {
+        return sonar(&state, &headers, &model, &body).await;
+    }
     let b = Behaviour::parse(&model);
     let latency = state.latency.llm + Duration::from_millis(b.num("latency").unwrap_or(0));
     if !latency.is_zero() {
@@ -215,6 +218,85 @@ fn deep_round(prompt: &str, b: &Behaviour) -> String {
         "metadata": {"sources_visited": pages, "search_queries_used": [], "summary": format!("Round {round} summary.")}
     })
     .to_string()
+}
+
+/// OpenRouter serving a Perplexity model: top-level `citations`, `message.annotations` of type
+/// `url_citation`, `usage.cost`. Misbehaviour comes from a `fake:<flags>` word in the question:
+/// `stall` · `latency=MS` · `status=CODE` (always) · `server-error-first=N` · `think` ·
+/// `reasoning` · `no-citations` · `annotations-only`. A missing key or `bad-key` gets 401.
+async fn sonar(state: &FakeState, headers: &HeaderMap, model: &str, body: &Value) -> Response {
+    let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
+    if auth.is_empty() || auth == "Bearer bad-key" {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": {"message": "No auth credentials found", "code": 401}})),
+        )
+            .into_response();
+    }
+    let question = body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string();
+    let spec = question
+        .split_whitespace()
+        .find(|w| w.starts_with("fake:"))
+        .unwrap_or("");
+    let b = Behaviour::parse(spec);
+    if let Some(ms) = b.num("latency") {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    if b.has("stall") {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+    }
+    let n = state.count(&format!("sonar#{question}"));
+    let status = b
+        .num("status")
+        .map(|s| s as u16)
+        .or_else(|| b.num("server-error-first").filter(|k| u64::from(n) <= *k).map(|_| 500));
+    if let Some(code) = status {
+        let mut headers = HeaderMap::new();
+        if code == 429 {
+            headers.insert("retry-after", HeaderValue::from_static("1"));
+        }
+        let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        return (
+            status,
+            headers,
+            Json(json!({"error": {"message": format!("fake status {code}"), "code": code}})),
+        )
+            .into_response();
+    }
+    let mut content = format!("Fake {model} answer to: {question} [1][2]");
+    if b.has("think") {
+        content = format!("<think>private chain of thought</think>\n{content}");
+    }
+    let citations = ["https://sonar.example/one", "https://sonar.example/two"];
+    let mut message = json!({"role": "assistant", "content": content});
+    if !b.has("no-citations") {
+        message["annotations"] = json!([
+            {"type": "url_citation", "url_citation": {"url": "https://sonar.example/two/", "title": "Two", "start_index": 0, "end_index": 4}},
+            {"type": "url_citation", "url_citation": {"url": "https://sonar.example/three", "title": "Three", "start_index": 5, "end_index": 9}}
+        ]);
+    }
+    if b.has("reasoning") {
+        message["reasoning"] = json!("hidden reasoning text");
+    }
+    let mut response = json!({
+        "id": format!("gen-fake-{}", fastrand::u32(..)),
+        "provider": "Perplexity",
+        "model": model,
+        "object": "chat.completion",
+        "created": 1_760_000_000,
+        "choices": [{"index": 0, "finish_reason": "stop", "native_finish_reason": "stop", "message": message}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 40, "total_tokens": 52, "cost": 0.0061,
+                  "completion_tokens_details": {"reasoning_tokens": 0}}
+    });
+    if !b.has("no-citations") && !b.has("annotations-only") {
+        response["citations"] = json!(citations);
+    }
+    Json(response).into_response()
 }
 
 fn completion(model: &str, content: Value, prompt_tokens: u64) -> Value {

@@ -21,12 +21,12 @@ use crate::research::{Event, ResearchError};
 use crate::vault::section;
 
 pub const RESEARCH: &str = "scholia.research";
-pub const COMMANDS: &[&str] = &[RESEARCH];
+pub const COMMANDS: &[&str] = &[RESEARCH, super::selection::DEEP_SEARCH, super::selection::ASK];
 const APPLY_TIMEOUT: Duration = Duration::from_secs(30);
 
-static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+pub(crate) static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
-fn invalid(message: impl Into<String>) -> Error {
+pub(crate) fn invalid(message: impl Into<String>) -> Error {
     Error {
         code: ErrorCode::InvalidParams,
         message: message.into().into(),
@@ -34,8 +34,9 @@ fn invalid(message: impl Into<String>) -> Error {
     }
 }
 
-pub fn code_actions(state: &State, uri: &Uri, _range: Range) -> Option<Vec<CodeActionOrCommand>> {
+pub fn code_actions(state: &State, uri: &Uri, range: Range) -> Option<Vec<CodeActionOrCommand>> {
     state.rel(uri)?;
+    let mut actions = super::selection::code_actions(state, uri, range);
     let action = |title: &str, depth: Depth| {
         CodeActionOrCommand::CodeAction(CodeAction {
             title: title.to_string(),
@@ -48,10 +49,9 @@ pub fn code_actions(state: &State, uri: &Uri, _range: Range) -> Option<Vec<CodeA
             ..Default::default()
         })
     };
-    Some(vec![
-        action("Research this note", Depth::Shallow),
-        action("Research this note (deep)", Depth::Deep),
-    ])
+    actions.push(action("Research this note", Depth::Shallow));
+    actions.push(action("Research this note (deep)", Depth::Deep));
+    Some(actions)
 }
 
 #[derive(Deserialize)]
@@ -97,6 +97,9 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
                 token,
             ));
             Ok(None)
+        }
+        cmd @ (super::selection::DEEP_SEARCH | super::selection::ASK) => {
+            super::selection::execute(client, state, cmd, params.arguments).await
         }
         other => Err(invalid(format!(
             "command: `{other}` is not valid; valid: {}",

@@ -84,6 +84,9 @@ async fn build_engine(client: &Client, state: &Arc<State>, index: &Arc<VaultInde
     let engine = options
         .and_then(|o| Settings::load(&state.env, Some(index.vault().root()), o.as_ref()).map_err(|e| e.to_string()))
         .and_then(|s| Engine::new(s, index.clone()).map_err(|e| e.to_string()));
+    if let Ok(e) = &engine {
+        crate::gemini_cli::GeminiCli::startup_cleanup(&e.settings.dirs.config);
+    }
     match &engine {
         Ok(e) if e.llm.is_none() => tracing::info!("no LLM configured: research runs offline"),
         Ok(e) => tracing::info!(

@@ -7,6 +7,7 @@ mod documents;
 mod indexing;
 mod navigation;
 mod progress;
+mod selection;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

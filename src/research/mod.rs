@@ -6,6 +6,7 @@ pub mod citations;
 pub mod deep_search;
 pub mod note;
 mod offline;
+pub mod sonar;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -94,6 +95,8 @@ pub struct Engine {
     /// Web searches at once (providers rate-limit bursts).
     pub search_permits: Arc<Semaphore>,
     pub page_timeout: Duration,
+    /// The Sonar client, made on first use: it holds the in-flight table and the answer cache.
+    sonar: std::sync::OnceLock<Arc<sonar::Sonar>>,
 }
 
 impl Engine {
@@ -117,11 +120,32 @@ impl Engine {
             fetcher: Fetcher::new(settings.allow_private_hosts),
             search_permits: Arc::new(Semaphore::new(settings.search_concurrency.max(1))),
             page_timeout: note::PAGE_TIMEOUT,
+            sonar: std::sync::OnceLock::new(),
             library,
             search,
             index,
             settings,
         })
+    }
+
+    /// The Sonar tiers' client; an error when OpenRouter is not configured.
+    pub fn sonar(&self) -> Result<Arc<sonar::Sonar>, sonar::SonarError> {
+        let config = self
+            .settings
+            .openrouter
+            .clone()
+            .ok_or(sonar::SonarError::NotConfigured)?;
+        if let Some(s) = self.sonar.get() {
+            return Ok(s.clone());
+        }
+        let system = self
+            .library
+            .render("prompts/sonar-system.md", serde_json::json!({}))
+            .map_err(|e| sonar::SonarError::Other(e.to_string()))?;
+        Ok(self
+            .sonar
+            .get_or_init(|| Arc::new(sonar::Sonar::new(config, system)))
+            .clone())
     }
 
     pub fn has_vault(&self) -> bool {

@@ -8,3 +8,4 @@ mod index;
 mod lsp;
 mod nvim;
 mod research;
+mod sonar;
