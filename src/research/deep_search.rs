@@ -761,7 +761,10 @@ impl FromStr for DeepSearchBackend {
 /// ends, bounded length.
 pub fn heading_for(query: &str) -> String {
     let one_line = query.split_whitespace().collect::<Vec<_>>().join(" ");
-    let trimmed = one_line.trim_matches(|c: char| c == '#' || c.is_whitespace());
+    // A selected list item or quote line keeps its words, not its marker.
+    let trimmed = one_line
+        .trim_start_matches(|c: char| matches!(c, '-' | '*' | '+' | '>') || c.is_whitespace())
+        .trim_matches(|c: char| c == '#' || c.is_whitespace());
     let mut h: String = trimmed.chars().take(120).collect();
     if trimmed.chars().count() > 120 {
         h.push('…');
@@ -818,6 +821,8 @@ mod tests {
     fn headings_and_dedupe() {
         assert_eq!(heading_for("  what is\n  sourdough?  "), "what is sourdough?");
         assert_eq!(heading_for("## rye"), "rye");
+        assert_eq!(heading_for("- How long? "), "How long?");
+        assert_eq!(heading_for("> * quoted item"), "quoted item");
         assert_eq!(heading_for(&"a".repeat(200)).chars().count(), 121);
         let v = [
             "https://a".to_string(),

@@ -200,7 +200,6 @@ struct Key {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct SonarSource {
     pub url: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
 }
 

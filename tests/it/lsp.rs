@@ -456,3 +456,242 @@ mod research {
         c.shutdown().await;
     }
 }
+
+/// "Deep search selection" and "Ask Sonar about selection".
+mod selection {
+    use super::*;
+    use crate::deep_search::fake_gemini;
+    use crate::research::fakes;
+
+    fn range(text: &str, needle: &str) -> Value {
+        let start = text.find(needle).unwrap();
+        let pos = |offset: usize| {
+            let line = text[..offset].matches('\n').count();
+            let col = offset - text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
+            json!({"line": line, "character": col})
+        };
+        json!({"start": pos(start), "end": pos(start + needle.len())})
+    }
+
+    async fn actions(c: &mut LspClient, uri: &str, range: Value) -> Vec<Value> {
+        let r = c
+            .request(
+                "textDocument/codeAction",
+                json!({"textDocument": {"uri": uri}, "range": range, "context": {"diagnostics": []}}),
+            )
+            .await;
+        r.as_array().unwrap().clone()
+    }
+
+    const NOTE: &str = "# Koji\n\nHow long does koji take to grow at 30 °C?\n\n## Research\n\nOld findings.\n";
+
+    async fn server(v: &TestVault, scenario: &str, extra: &[(&str, &str)]) -> LspClient {
+        let gemini = fake_gemini().display().to_string();
+        let mut env = vec![("GEMINI_CLI", gemini.as_str()), ("FAKE_GEMINI_SCENARIO", scenario)];
+        env.extend_from_slice(extra);
+        let mut c = v.lsp_with(&env).await;
+        c.wait_progress_end("Indexing vault", Duration::from_secs(30))
+            .await
+            .expect("indexing ended");
+        c
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn deep_search_lands_as_a_subsection_and_reruns_replace_it() {
+        let v = TestVault::with_files(&[("Koji.md", NOTE)]);
+        let mut c = server(&v, "valid", &[]).await;
+        let uri = c.open(&v.path("Koji.md"), NOTE).await;
+        let question = "How long does koji take to grow at 30 °C?";
+        let found = actions(&mut c, &uri, range(NOTE, question)).await;
+        let titles: Vec<&str> = found.iter().map(|a| a["title"].as_str().unwrap()).collect();
+        assert_eq!(
+            titles,
+            [
+                "Deep search selection",
+                "Ask Sonar about selection",
+                "Research this note",
+                "Research this note (deep)"
+            ]
+        );
+        let command = found[0]["command"].clone();
+        assert_eq!(command["arguments"][0]["query"], question);
+        for round in 0..2 {
+            c.request(
+                "workspace/executeCommand",
+                json!({"command": command["command"], "arguments": command["arguments"]}),
+            )
+            .await;
+            let end = c
+                .wait_progress_end("Deep search selection", Duration::from_secs(30))
+                .await
+                .expect("deep search ended");
+            assert_eq!(
+                end["params"]["value"]["message"], "verified after 2 rounds, 3 sources",
+                "{round}"
+            );
+            c.notifications.clear();
+        }
+        let (text, _) = c.docs[&uri].clone();
+        let sub = format!("### {question}\n");
+        assert_eq!(
+            text.matches(&sub).count(),
+            1,
+            "re-running replaced the subsection: {text}"
+        );
+        assert!(text.starts_with(
+            "# Koji\n\nHow long does koji take to grow at 30 °C?\n\n## Research\n\nOld findings.\n\n### How long"
+        ));
+        assert!(text.contains("rounds, verified (gemini-cli, gemini-2.5-pro)"), "{text}");
+        assert!(
+            text.contains("#### Findings on How long"),
+            "report headings sit below the subsection: {text}"
+        );
+        assert!(text.contains("- <https://example.org/b>"));
+        c.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn progress_per_round_and_cancel_stops_the_cli() {
+        let v = TestVault::with_files(&[("Koji.md", NOTE)]);
+        let mut c = server(&v, "hang", &[]).await;
+        let uri = c.open(&v.path("Koji.md"), NOTE).await;
+        let args = json!({"command": "scholia.deepSearch", "arguments": [{"uri": uri, "query": "koji growth"}]});
+        c.request("workspace/executeCommand", args).await;
+        let round = c
+            .wait_notification(Duration::from_secs(10), |n| {
+                n["params"]["value"]["message"].as_str() == Some("round 1/5")
+            })
+            .await
+            .expect("round progress");
+        let started = Instant::now();
+        c.notify(
+            "window/workDoneProgress/cancel",
+            json!({"token": round["params"]["token"]}),
+        )
+        .await;
+        let end = c
+            .wait_progress_end("Deep search selection", Duration::from_secs(10))
+            .await
+            .unwrap();
+        assert_eq!(end["params"]["value"]["message"], "cancelled; the note is unchanged");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the CLI was stopped, not waited for"
+        );
+        c.pump(Duration::from_millis(300)).await;
+        assert!(!c.server_requests.iter().any(|r| r["method"] == "workspace/applyEdit"));
+        assert_eq!(c.docs[&uri].0, NOTE);
+        c.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn bad_selections_are_refused() {
+        let v = TestVault::with_files(&[("Koji.md", NOTE)]);
+        let mut c = server(&v, "valid", &[]).await;
+        let uri = c.open(&v.path("Koji.md"), NOTE).await;
+        // Spanning the Research section: offered disabled, with the reason.
+        let found = actions(&mut c, &uri, range(NOTE, "30 °C?\n\n## Research\n\nOld")).await;
+        assert_eq!(found[0]["title"], "Deep search selection");
+        assert!(found[0].get("command").is_none());
+        assert!(
+            found[0]["disabled"]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("overlaps the `## Research` section")
+        );
+        // Whitespace only: no selection actions.
+        let found = actions(&mut c, &uri, range(NOTE, "\n\n")).await;
+        assert_eq!(found.len(), 2, "only the note actions");
+        let refuse = |args: Value| json!({"command": "scholia.deepSearch", "arguments": [args]});
+        let r = c
+            .request_raw("workspace/executeCommand", refuse(json!({"uri": uri, "query": "  "})))
+            .await;
+        assert_eq!(r["error"]["message"], "query: empty; select the question to research");
+        let r = c
+            .request_raw(
+                "workspace/executeCommand",
+                refuse(json!({"uri": uri, "query": "x", "range": range(NOTE, "Old findings")})),
+            )
+            .await;
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("range: the selection overlaps")
+        );
+        let r = c
+            .request_raw(
+                "workspace/executeCommand",
+                json!({"command": "scholia.ask", "arguments": [{"uri": uri, "query": "x", "model": "gpt"}]}),
+            )
+            .await;
+        assert_eq!(
+            r["error"]["message"],
+            "Invalid model 'gpt'. Valid options: sonar, sonar-pro, sonar-reasoning-pro, sonar-deep-research"
+        );
+        let r = c
+            .request_raw(
+                "workspace/executeCommand",
+                json!({"command": "scholia.ask", "arguments": [{"uri": uri, "query": "x"}]}),
+            )
+            .await;
+        assert!(r["error"]["message"].as_str().unwrap().contains("OPENROUTER_API_KEY"));
+        c.pump(Duration::from_millis(200)).await;
+        assert_eq!(c.docs[&uri].0, NOTE);
+        assert_eq!(v.read("Koji.md"), NOTE);
+        c.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn ask_sonar_inserts_the_quoted_question_and_sources() {
+        let fake = fakes().await;
+        let v = TestVault::with_files(&[("Koji.md", NOTE), (".scholia.toml", "[sonar]\nmodel = \"sonar-pro\"\n")]);
+        let base = format!("{}/v1", fake.base());
+        let mut c = server(
+            &v,
+            "valid",
+            &[("OPENROUTER_API_KEY", "test-key"), ("OPENROUTER_BASE_URL", &base)],
+        )
+        .await;
+        let uri = c.open(&v.path("Koji.md"), NOTE).await;
+        let question = "How long does koji take to grow at 30 °C?";
+        let found = actions(&mut c, &uri, range(NOTE, question)).await;
+        let ask = found
+            .iter()
+            .find(|a| a["title"] == "Ask Sonar about selection")
+            .unwrap();
+        c.request(
+            "workspace/executeCommand",
+            json!({"command": ask["command"]["command"], "arguments": ask["command"]["arguments"]}),
+        )
+        .await;
+        let end = c
+            .wait_progress_end("Ask Sonar about selection", Duration::from_secs(30))
+            .await
+            .unwrap();
+        assert!(
+            end["params"]["value"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("sonar-pro: 3 sources"),
+            "{end}"
+        );
+        let (text, _) = c.docs[&uri].clone();
+        let block = &text[text.find(&format!("### {question}")).expect(&text)..];
+        assert!(block.contains(&format!("\n> {question}\n")), "{block}");
+        assert!(
+            block.contains("Fake perplexity/sonar-pro answer"),
+            "the configured default tier"
+        );
+        assert!(
+            block.contains("1. <https://sonar.example/one>") && block.contains("2. [Two](https://sonar.example/two)"),
+            "{block}"
+        );
+        assert!(text.contains("Old findings."));
+        assert_eq!(
+            fake.requests("/v1/chat/completions")[0]["model"],
+            "perplexity/sonar-pro"
+        );
+        c.shutdown().await;
+    }
+}

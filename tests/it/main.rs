@@ -3,7 +3,7 @@
 mod support;
 
 mod cli;
-mod deep_search;
+pub mod deep_search;
 mod index;
 mod lsp;
 mod nvim;

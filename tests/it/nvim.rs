@@ -65,3 +65,14 @@ async fn research_code_action_progress_typing_and_cancel() {
         .unwrap();
     check("research.lua", out);
 }
+
+#[test]
+fn deep_search_on_a_visual_selection() {
+    let v = example();
+    let Some(mut nvim) = nvim_command("deep_search.lua", &v) else {
+        return;
+    };
+    nvim.env("GEMINI_CLI", crate::deep_search::fake_gemini())
+        .env("FAKE_GEMINI_SCENARIO", "valid");
+    check("deep_search.lua", nvim.output().unwrap());
+}
