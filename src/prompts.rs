@@ -24,6 +24,10 @@ const BUILTIN: &[(&str, &str)] = &[
         "prompts/json-correction.md",
         include_str!("../prompts/json-correction.md"),
     ),
+    (
+        "prompts/deep-search-material.md",
+        include_str!("../prompts/deep-search-material.md"),
+    ),
     ("prompts/sonar-system.md", include_str!("../prompts/sonar-system.md")),
     ("templates/ask-section.md", include_str!("../templates/ask-section.md")),
     (

@@ -4,7 +4,6 @@
 //! searches and reads itself) and the research LLM fed by scholia's own web search and fetcher.
 
 use std::collections::HashSet;
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
@@ -117,6 +116,8 @@ pub struct DeepSearchRequest {
 pub struct DeepSearchError {
     pub code: &'static str,
     pub message: String,
+    /// Every later round would fail the same way (missing CLI, bad login, cancelled).
+    stops_the_loop: bool,
 }
 
 impl DeepSearchError {
@@ -124,6 +125,7 @@ impl DeepSearchError {
         DeepSearchError {
             code,
             message: message.into(),
+            stops_the_loop: false,
         }
     }
 
@@ -132,7 +134,10 @@ impl DeepSearchError {
     }
 
     pub fn cancelled() -> DeepSearchError {
-        DeepSearchError::new("CANCELLED", "cancelled; nothing was written")
+        DeepSearchError {
+            stops_the_loop: true,
+            ..DeepSearchError::new("CANCELLED", "cancelled; nothing was written")
+        }
     }
 }
 
@@ -141,7 +146,10 @@ impl From<CliError> for DeepSearchError {
         if matches!(e, CliError::Cancelled) {
             return DeepSearchError::cancelled();
         }
-        DeepSearchError::new(e.code(), e.to_string())
+        DeepSearchError {
+            stops_the_loop: e.is_fatal(),
+            ..DeepSearchError::new(e.code(), e.to_string())
+        }
     }
 }
 
@@ -363,13 +371,7 @@ pub async fn deep_search(
                     break;
                 }
             }
-            Err(e) if e.code == "CANCELLED" || e.code == "CLI_NOT_FOUND" || e.code == "FATAL" => {
-                return Err(if e.code == "FATAL" {
-                    DeepSearchError::new("EXECUTION_ERROR", e.message)
-                } else {
-                    e
-                });
-            }
+            Err(e) if e.stops_the_loop => return Err(e),
             Err(e) => {
                 eprintln!("[ERROR] Deep search round {n} failed: {}", e.message);
                 progress(DeepEvent::RoundFailed {
@@ -495,18 +497,11 @@ async fn cli_round(
 ) -> Result<RoundOutput, DeepSearchError> {
     let prompt = render_round_prompt(engine, query, n, current, None)?;
     let settings = &engine.settings.gemini_cli;
-    let round_error = |e: CliError| {
-        if e.is_fatal() && !matches!(e, CliError::Cancelled | CliError::NotFound { .. }) {
-            DeepSearchError::new("FATAL", e.to_string())
-        } else {
-            DeepSearchError::from(e)
-        }
-    };
     for cycle in 1..=JSON_CYCLES {
         let out = cli
             .run(&prompt, settings.model.as_deref(), Purpose::Search, cancel)
             .await
-            .map_err(round_error)?;
+            .map_err(DeepSearchError::from)?;
         spend.add_cli(&out);
         let parse_error = match parse_round(&out.response) {
             Ok(r) => return Ok(cli_output(r)),
@@ -517,7 +512,7 @@ async fn cli_round(
         match correct(engine, cli, &out.response, cancel, spend).await {
             Ok(r) => return Ok(cli_output(r)),
             Err(CliError::Cancelled) => return Err(DeepSearchError::cancelled()),
-            Err(e) if e.is_fatal() => return Err(round_error(e)),
+            Err(e) if e.is_fatal() => return Err(e.into()),
             Err(e) => eprintln!("[ERROR] JSON correction failed (round {n}, attempt {cycle}/{JSON_CYCLES}): {e}"),
         }
         if cycle < JSON_CYCLES {
@@ -689,35 +684,39 @@ async fn llm_round(
     )
     .await;
     let mut allowed: HashSet<String> = HashSet::new();
-    let mut material = String::from("Search results and pages gathered for this round:\n");
-    for (q, rs) in &results {
-        material.push_str(&format!("\n## Search: {}\n\n", untrusted(q)));
-        for r in rs {
-            allowed.insert(citations::normalize_url(&r.url));
-            material.push_str(&format!(
-                "- [{}]({})\n<untrusted-data source=\"web search result\" url=\"{}\">\n{}\n</untrusted-data>\n",
-                untrusted(&r.title),
-                r.url,
-                r.url,
-                untrusted(&r.snippet)
-            ));
-        }
-    }
+    let searches: Vec<Value> = results
+        .iter()
+        .map(|(q, rs)| {
+            let results: Vec<Value> = rs
+                .iter()
+                .map(|r| {
+                    allowed.insert(citations::normalize_url(&r.url));
+                    json!({"title": untrusted(&r.title), "url": r.url, "snippet": untrusted(&r.snippet)})
+                })
+                .collect();
+            json!({"query": untrusted(q), "results": results})
+        })
+        .collect();
     let mut read = Vec::new();
+    let mut read_pages = Vec::new();
     for (url, page) in page_urls.iter().zip(pages) {
         match page {
             Ok(p) => {
                 allowed.insert(citations::normalize_url(&p.url));
                 allowed.insert(citations::normalize_url(url));
-                material.push_str(&format!(
-                    "\n## Page read: {url}\n<untrusted-data source=\"web page\" url=\"{url}\">\n{}\n</untrusted-data>\n",
-                    untrusted(&p.content.markdown)
-                ));
+                read_pages.push(json!({"url": url, "content": untrusted(&p.content.markdown)}));
                 read.push(url.clone());
             }
             Err(e) => tracing::info!("page skipped: {url}: {e}"),
         }
     }
+    let material = engine
+        .library
+        .render(
+            "prompts/deep-search-material.md",
+            json!({"searches": searches, "pages": read_pages}),
+        )
+        .map_err(|e| failed("template", &e))?;
     // A verification round may keep the sources the report already cites.
     if let Some(c) = current {
         // Checking against nothing lists every URL the text links to.
@@ -748,13 +747,6 @@ async fn llm_round(
         sources: read,
         queries,
     })
-}
-
-impl FromStr for DeepSearchBackend {
-    type Err = crate::config::ConfigError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        DeepSearchBackend::parse("backend", s)
-    }
 }
 
 /// The heading a query gets under `## Research`: one line, no Markdown heading syntax at the
