@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
 
 use scholia::config::{DeepSearchBackend, Dirs, ProcessEnv, Settings};
 use scholia::index::{self, Progress, SyncSummary};
@@ -252,6 +253,21 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
 }
 
+/// Runs a pipeline on a fresh runtime; Ctrl-C cancels `cancel` (the pipeline then leaves the
+/// note unchanged).
+fn run_cancellable<T>(cancel: &CancellationToken, pipeline: impl std::future::Future<Output = T>) -> Result<T> {
+    let rt = runtime()?;
+    Ok(rt.block_on(async {
+        let on_ctrl_c = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                on_ctrl_c.cancel();
+            }
+        });
+        pipeline.await
+    }))
+}
+
 fn research(note: String, depth: Depth, focus: Option<String>, vault: Option<PathBuf>, json: bool) -> Result<ExitCode> {
     let cwd = std::env::current_dir().ok();
     let (index, _) = open_index(vault, false)?;
@@ -270,17 +286,11 @@ fn research(note: String, depth: Depth, focus: Option<String>, vault: Option<Pat
             eprintln!("· {}", e.message());
         }
     };
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let rt = runtime()?;
-    let result = rt.block_on(async {
-        let on_ctrl_c = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                on_ctrl_c.cancel();
-            }
-        });
-        scholia::research::note::research_note(&engine, &req, &progress, &cancel).await
-    })?;
+    let cancel = CancellationToken::new();
+    let result = run_cancellable(
+        &cancel,
+        scholia::research::note::research_note(&engine, &req, &progress, &cancel),
+    )??;
     let outcome = scholia::research::note::write_section(index.vault().root(), &result.path, &result.section)?;
     let written = matches!(outcome, WriteOutcome::Written { .. });
     if json {
@@ -331,17 +341,8 @@ fn deep_search(
             eprintln!("· {}", e.message());
         }
     };
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let rt = runtime()?;
-    let result = rt.block_on(async {
-        let on_ctrl_c = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                on_ctrl_c.cancel();
-            }
-        });
-        deep_search::deep_search(&engine, &req, &progress, &cancel).await
-    });
+    let cancel = CancellationToken::new();
+    let result = run_cancellable(&cancel, deep_search::deep_search(&engine, &req, &progress, &cancel))?;
     let result = match result {
         Ok(r) => r,
         Err(e) if json => {

@@ -80,13 +80,7 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
                 .unwrap_or("shallow")
                 .parse()
                 .map_err(|e: ResearchError| invalid(e.to_string()))?;
-            let uri: Uri = args
-                .uri
-                .parse()
-                .map_err(|_| invalid(format!("uri: `{}` is not a URI", args.uri)))?;
-            if state.rel(&uri).is_none() {
-                return Err(invalid(format!("uri: {} is not a note of the vault", uri.as_str())));
-            }
+            let uri = note_uri(state, &args.uri)?;
             let token = format!("scholia/research/{}", NEXT_TOKEN.fetch_add(1, Ordering::Relaxed));
             tokio::spawn(run_research(
                 client.clone(),
@@ -106,6 +100,15 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
             COMMANDS.join(", ")
         ))),
     }
+}
+
+/// A command's `uri` argument: a URI naming a note of the vault.
+pub(crate) fn note_uri(state: &State, raw: &str) -> RpcResult<Uri> {
+    let uri: Uri = raw.parse().map_err(|_| invalid(format!("uri: `{raw}` is not a URI")))?;
+    if state.rel(&uri).is_none() {
+        return Err(invalid(format!("uri: {} is not a note of the vault", uri.as_str())));
+    }
+    Ok(uri)
 }
 
 /// `window/workDoneProgress/cancel`.

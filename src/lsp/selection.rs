@@ -14,7 +14,7 @@ use tower_lsp_server::jsonrpc::Result as RpcResult;
 use tower_lsp_server::ls_types::*;
 
 use super::State;
-use super::actions::{NEXT_TOKEN, apply_with, invalid};
+use super::actions::{NEXT_TOKEN, apply_with, invalid, note_uri};
 use super::progress::Reporter;
 use crate::research::deep_search::{self, DeepEvent, DeepSearchRequest};
 use crate::research::note::SECTION;
@@ -103,13 +103,7 @@ pub async fn execute(
         .next()
         .ok_or_else(|| invalid(format!("{command} needs {{uri, query}}")))?;
     let args: SelectionArgs = serde_json::from_value(arg).map_err(|e| invalid(format!("{command}: {e}")))?;
-    let uri: Uri = args
-        .uri
-        .parse()
-        .map_err(|_| invalid(format!("uri: `{}` is not a URI", args.uri)))?;
-    if state.rel(&uri).is_none() {
-        return Err(invalid(format!("uri: {} is not a note of the vault", uri.as_str())));
-    }
+    let uri = note_uri(state, &args.uri)?;
     if args.query.trim().is_empty() {
         return Err(invalid("query: empty; select the question to research"));
     }
