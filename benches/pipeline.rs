@@ -13,12 +13,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scholia::config::Settings;
-use scholia::fakes::{FakeServer, Latency};
-use scholia::index::VaultIndex;
-use scholia::research::Engine;
-use scholia::research::note::{Depth, NoteRequest, research_note};
-use tokio_util::sync::CancellationToken;
+use scholia::config::Dirs;
+use scholia::engine::{DiskWriter, Engine, JobStart, ProgressSink, Update};
+use scholia::index::VaultSession;
+use scholia::research::note::Depth;
+use scholia_fakes::{FakeServer, Latency};
 
 const LLM: u64 = 300;
 const SEARCH: u64 = 150;
@@ -99,33 +98,35 @@ async fn run_once(server: &FakeServer, depth: Depth, llm_conc: usize, search_con
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
-    let vault = scholia::vault::Vault::open(&root).unwrap();
-    let settings = Settings::load(&env, Some(vault.root()), None).unwrap();
-    let index = Arc::new(VaultIndex::open(vault, &tmp.path().join("index"), Default::default()).unwrap());
-    index.sync(&mut |_| {}).unwrap();
-    let engine = Engine::new(settings, index).unwrap();
-    let req = NoteRequest {
-        path: "Ten topics.md".into(),
-        depth,
-        focus: None,
-        text: None,
-        cwd: None,
-    };
+    let dirs = Dirs::from_env(&env).unwrap();
+    let (session, _) = VaultSession::open_synced(&root, &dirs, &mut |_| {}).unwrap();
+    let engine = Engine::load(&env, Some(session.vault().root()), None).unwrap();
     let started = Instant::now();
     let trace = std::env::var("TRACE").is_ok();
-    let result = research_note(
-        &engine,
-        &req,
-        &|e| {
-            if trace {
-                eprintln!("{:>6.0} ms {}", started.elapsed().as_secs_f64() * 1e3, e.message())
-            }
-        },
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+    let job = engine
+        .jobs()
+        .start("bench", true, |_: &JobStart| Arc::new(Trace { started, trace }));
+    let note = engine.resolve_note(&session, "Ten topics.md", None).await.unwrap();
+    let result = engine
+        .research_note(&session, &note, depth, None, &DiskWriter, &job)
+        .await
+        .unwrap();
     let elapsed = started.elapsed();
-    assert_eq!(result.topics_researched, 10);
+    assert_eq!(result.research.topics_researched, 10);
     elapsed
+}
+
+/// Prints each progress line with its time when TRACE is set.
+struct Trace {
+    started: Instant,
+    trace: bool,
+}
+
+impl ProgressSink for Trace {
+    fn update(&self, u: &Update) {
+        if self.trace {
+            eprintln!("{:>6.0} ms {}", self.started.elapsed().as_secs_f64() * 1e3, u.message);
+        }
+    }
+    fn end(&self, _: &str) {}
 }

@@ -19,6 +19,68 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(20);
 const STDERR_TAIL: usize = 4096;
 const TEMP_PREFIX: &str = "temp-invalid-output-";
 
+/// The environment the CLI runs with: only what it needs to run, authenticate with Google and
+/// reach the network; never the keys of other providers (OpenAI, OpenRouter, Fireworks, …).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct ChildEnv(Vec<(String, String)>);
+
+/// Variables passed through as they are.
+const PASSED: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+    "NO_COLOR",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_RUNTIME_DIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+];
+/// Prefixes passed through: locale, and the CLI's own and Google's authentication settings.
+const PASSED_PREFIXES: &[&str] = &["LC_", "GEMINI_", "GOOGLE_", "CLOUDSDK_"];
+
+impl ChildEnv {
+    pub fn allowlisted(env: &dyn crate::config::Env) -> ChildEnv {
+        let mut vars: Vec<(String, String)> = env
+            .vars()
+            .into_iter()
+            .filter(|(k, _)| PASSED.contains(&k.as_str()) || PASSED_PREFIXES.iter().any(|p| k.starts_with(p)))
+            .collect();
+        vars.sort();
+        ChildEnv(vars)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(k, _)| k.as_str())
+    }
+}
+
+impl std::fmt::Debug for ChildEnv {
+    // Values may be credentials: only names print.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
 /// What a spawn is for: each has its own working directory and policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Purpose {
@@ -150,6 +212,7 @@ pub struct CliOutput {
 pub struct GeminiCli {
     program: String,
     config_dir: PathBuf,
+    env: ChildEnv,
     pub timeout: Duration,
     /// Between SIGTERM and SIGKILL.
     pub kill_grace: Duration,
@@ -158,10 +221,11 @@ pub struct GeminiCli {
 }
 
 impl GeminiCli {
-    pub fn new(program: &str, config_dir: &Path) -> GeminiCli {
+    pub fn new(program: &str, config_dir: &Path, env: ChildEnv) -> GeminiCli {
         GeminiCli {
             program: program.to_string(),
             config_dir: config_dir.to_path_buf(),
+            env,
             timeout: Duration::from_secs(600),
             kill_grace: Duration::from_secs(3),
             max_output: 8 << 20,
@@ -177,16 +241,23 @@ impl GeminiCli {
         &self.config_dir
     }
 
-    /// Whether the executable can be found (on PATH or as a path).
+    /// Whether the executable can be found (on the child's PATH or as a path).
     pub fn is_installed(&self) -> bool {
-        find_program(&self.program).is_some()
+        find_program(&self.program, self.env.get("PATH")).is_some()
+    }
+
+    /// A command for the CLI with only the allowlisted environment.
+    fn command(&self) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(&self.program);
+        cmd.env_clear().envs(self.env.0.iter().map(|(k, v)| (k, v)));
+        cmd
     }
 
     /// `--version`, once: whether this CLI supports `-o json`.
     pub async fn json_output(&self) -> Result<bool, CliError> {
         self.json
             .get_or_try_init(|| async {
-                let mut cmd = tokio::process::Command::new(&self.program);
+                let mut cmd = self.command();
                 cmd.arg("--version")
                     .stdin(Stdio::null())
                     .stdout(Stdio::piped())
@@ -228,33 +299,7 @@ impl GeminiCli {
 
     /// The private working directory for `purpose`, with freshly written settings and policy.
     pub fn workdir(&self, purpose: Purpose) -> Result<PathBuf, CliError> {
-        let dir = self.config_dir.join("gemini-cli").join(purpose.dir());
-        let gemini = dir.join(".gemini");
-        let io = |e: std::io::Error| CliError::Io {
-            program: self.program.clone(),
-            message: format!("preparing {}: {e}", gemini.display()),
-        };
-        std::fs::create_dir_all(gemini.join("policies")).map_err(io)?;
-        let allowed = purpose.allowed_tools();
-        let settings = serde_json::json!({
-            "tools": {"core": allowed, "exclude": DENIED_TOOLS},
-            "mcpServers": {},
-        });
-        std::fs::write(
-            gemini.join("settings.json"),
-            serde_json::to_string_pretty(&settings).expect("serializable"),
-        )
-        .map_err(io)?;
-        let quoted = |tools: &[&str]| tools.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>().join(", ");
-        let policy = format!(
-            "# Written by scholia on every run: deep_search may use only these tools.\n\
-             [[rule]]\ntoolName = [{}]\ndecision = \"allow\"\npriority = 900\n\n\
-             [[rule]]\ntoolName = [{}]\ndecision = \"deny\"\npriority = 999\n",
-            quoted(allowed),
-            quoted(DENIED_TOOLS)
-        );
-        std::fs::write(gemini.join("policies").join("scholia.toml"), policy).map_err(io)?;
-        Ok(dir)
+        workdir(&self.program, &self.config_dir, purpose)
     }
 
     /// One headless run: `prompt` on stdin, `--model` only when `model` is set.
@@ -266,8 +311,16 @@ impl GeminiCli {
         cancel: &CancellationToken,
     ) -> Result<CliOutput, CliError> {
         let json = self.json_output().await?;
-        let dir = self.workdir(purpose)?;
-        let mut cmd = tokio::process::Command::new(&self.program);
+        let dir = {
+            let (program, config_dir) = (self.program.clone(), self.config_dir.clone());
+            tokio::task::spawn_blocking(move || workdir(&program, &config_dir, purpose))
+                .await
+                .map_err(|e| CliError::Io {
+                    program: self.program.clone(),
+                    message: e.to_string(),
+                })??
+        };
+        let mut cmd = self.command();
         if json {
             cmd.args(["-o", "json"]);
         }
@@ -371,6 +424,13 @@ impl GeminiCli {
                 );
                 Some(n)
             }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                tracing::info!(
+                    "cleaned up 0 orphaned temp-invalid-output files ({} does not exist yet)",
+                    config_dir.display()
+                );
+                Some(0)
+            }
             Err(e) => {
                 tracing::warn!(
                     "could not scan {} for orphaned temp files: {e}; continuing",
@@ -383,32 +443,69 @@ impl GeminiCli {
 
     /// Writes invalid output to `<config>/temp-invalid-output-<unix-ts>.txt` (a new file).
     pub fn write_temp(&self, content: &str) -> std::io::Result<PathBuf> {
-        std::fs::create_dir_all(&self.config_dir)?;
-        let mut ts = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis();
-        loop {
-            let path = self.config_dir.join(format!("{TEMP_PREFIX}{ts}.txt"));
-            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut f) => {
-                    use std::io::Write;
-                    f.write_all(content.as_bytes())?;
-                    return Ok(path);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ts += 1,
-                Err(e) => return Err(e),
+        write_temp(&self.config_dir, content)
+    }
+}
+
+/// Writes `content` to a new `<dir>/temp-invalid-output-<unix-ms>.txt` (blocking).
+pub fn write_temp(dir: &Path, content: &str) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let mut ts = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    loop {
+        let path = dir.join(format!("{TEMP_PREFIX}{ts}.txt"));
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(mut f) => {
+                use std::io::Write;
+                f.write_all(content.as_bytes())?;
+                return Ok(path);
             }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ts += 1,
+            Err(e) => return Err(e),
         }
     }
 }
 
-fn find_program(program: &str) -> Option<PathBuf> {
+/// Writes the working directory for `purpose` (blocking).
+fn workdir(program: &str, config_dir: &Path, purpose: Purpose) -> Result<PathBuf, CliError> {
+    let dir = config_dir.join("gemini-cli").join(purpose.dir());
+    let gemini = dir.join(".gemini");
+    let io = |e: std::io::Error| CliError::Io {
+        program: program.to_string(),
+        message: format!("preparing {}: {e}", gemini.display()),
+    };
+
+    std::fs::create_dir_all(gemini.join("policies")).map_err(io)?;
+    let allowed = purpose.allowed_tools();
+    let settings = serde_json::json!({
+        "tools": {"core": allowed, "exclude": DENIED_TOOLS},
+        "mcpServers": {},
+    });
+    std::fs::write(
+        gemini.join("settings.json"),
+        serde_json::to_string_pretty(&settings).expect("serializable"),
+    )
+    .map_err(io)?;
+    let quoted = |tools: &[&str]| tools.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>().join(", ");
+    let policy = format!(
+        "# Written by scholia on every run: deep_search may use only these tools.\n\
+         [[rule]]\ntoolName = [{}]\ndecision = \"allow\"\npriority = 900\n\n\
+         [[rule]]\ntoolName = [{}]\ndecision = \"deny\"\npriority = 999\n",
+        quoted(allowed),
+        quoted(DENIED_TOOLS)
+    );
+    std::fs::write(gemini.join("policies").join("scholia.toml"), policy).map_err(io)?;
+    Ok(dir)
+}
+
+fn find_program(program: &str, path: Option<&str>) -> Option<PathBuf> {
     let p = Path::new(program);
     if p.components().count() > 1 {
         return p.is_file().then(|| p.to_path_buf());
     }
-    std::env::split_paths(&std::env::var_os("PATH")?)
+    std::env::split_paths(path?)
         .map(|d| d.join(program))
         .find(|c| c.is_file())
 }
@@ -538,6 +635,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_child_environment_is_an_allowlist() {
+        let env: std::collections::HashMap<String, String> = [
+            ("PATH", "/bin"),
+            ("HOME", "/h"),
+            ("GEMINI_API_KEY", "g"),
+            ("GOOGLE_CLOUD_PROJECT", "p"),
+            ("LC_ALL", "C"),
+            ("HTTPS_PROXY", "http://proxy:3128"),
+            ("OPENAI_API_KEY", "sk"),
+            ("OPENROUTER_API_KEY", "or"),
+            ("FIREWORKS_API_KEY", "fw"),
+            ("SCHOLIA_LLM_API_KEY", "k"),
+            ("GITHUB_TOKEN", "t"),
+            ("LD_PRELOAD", "/evil.so"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let child = ChildEnv::allowlisted(&env);
+        let names: Vec<&str> = child.names().collect();
+        assert_eq!(
+            names,
+            [
+                "GEMINI_API_KEY",
+                "GOOGLE_CLOUD_PROJECT",
+                "HOME",
+                "HTTPS_PROXY",
+                "LC_ALL",
+                "PATH"
+            ]
+        );
+        let shown = format!("{child:?}");
+        assert!(
+            shown.contains("GEMINI_API_KEY") && !shown.contains("/bin"),
+            "values never print: {shown}"
+        );
+    }
+
+    #[test]
     fn versions() {
         let check = |text: &str, expected: Option<(u64, u64, u64)>| assert_eq!(parse_version(text), expected, "{text}");
         check("0.8.2\n", Some((0, 8, 2)));
@@ -583,7 +719,7 @@ mod tests {
     #[test]
     fn workdir_allows_only_web_tools_and_orphans_are_cleaned() {
         let dir = tempfile::tempdir().unwrap();
-        let cli = GeminiCli::new("gemini", dir.path());
+        let cli = GeminiCli::new("gemini", dir.path(), ChildEnv::default());
         let w = cli.workdir(Purpose::Search).unwrap();
         let settings: Value =
             serde_json::from_str(&std::fs::read_to_string(w.join(".gemini/settings.json")).unwrap()).unwrap();
@@ -612,6 +748,8 @@ mod tests {
         assert_eq!(GeminiCli::cleanup_orphans(dir.path()).unwrap(), 0);
         assert!(dir.path().join("keep.txt").exists());
         assert!(GeminiCli::cleanup_orphans(&dir.path().join("missing")).is_err());
-        assert_eq!(GeminiCli::startup_cleanup(&dir.path().join("missing")), None);
+        assert_eq!(GeminiCli::startup_cleanup(&dir.path().join("missing")), Some(0));
+        std::fs::write(dir.path().join("file"), "x").unwrap();
+        assert_eq!(GeminiCli::startup_cleanup(&dir.path().join("file")), None);
     }
 }

@@ -1,10 +1,11 @@
 //! scholia: a research assistant for Markdown note vaults.
 //!
-//! The engine (`vault`, `index`, and the research modules) knows neither LSP nor MCP types;
-//! `lsp` is a thin adapter over it. See `docs/ARCHITECTURE.md`.
+//! The engine (`engine`, `vault`, `index`, `llm`, `web`, `research`) knows neither LSP nor MCP
+//! types; `lsp` is a thin adapter over the engine API. See `docs/ARCHITECTURE.md`.
 
 pub mod config;
-pub mod fakes;
+pub mod engine;
+pub mod error;
 pub mod gemini_cli;
 pub mod index;
 pub mod llm;

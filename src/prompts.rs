@@ -7,45 +7,39 @@ use std::path::Path;
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
+// Every prompt and template, by the name overrides use.
+pub const SYSTEM: &str = "prompts/system.md";
+pub const TOPIC_EXTRACTION: &str = "prompts/topic-extraction.md";
+pub const PAGE_EXTRACT: &str = "prompts/page-extract.md";
+pub const SYNTHESIS: &str = "prompts/synthesis.md";
+pub const DEEP_SEARCH_PROMPT: &str = "prompts/deep-search-prompt.md";
+pub const VERIFY_PROMPT: &str = "prompts/verify-prompt.md";
+pub const JSON_CORRECTION: &str = "prompts/json-correction.md";
+pub const JSON_REPAIR: &str = "prompts/json-repair.md";
+pub const DEEP_SEARCH_MATERIAL: &str = "prompts/deep-search-material.md";
+pub const DEEP_SEARCH_QUERIES: &str = "prompts/deep-search-queries.md";
+pub const SONAR_SYSTEM: &str = "prompts/sonar-system.md";
+pub const RESEARCH_SECTION: &str = "templates/research-section.md";
+pub const RESEARCH_OFFLINE: &str = "templates/research-offline.md";
+pub const DEEP_SEARCH_SECTION: &str = "templates/deep-search-section.md";
+pub const ASK_SECTION: &str = "templates/ask-section.md";
+
 const BUILTIN: &[(&str, &str)] = &[
-    ("prompts/system.md", include_str!("../prompts/system.md")),
-    (
-        "prompts/topic-extraction.md",
-        include_str!("../prompts/topic-extraction.md"),
-    ),
-    ("prompts/page-extract.md", include_str!("../prompts/page-extract.md")),
-    ("prompts/synthesis.md", include_str!("../prompts/synthesis.md")),
-    (
-        "prompts/deep-search-prompt.md",
-        include_str!("../prompts/deep-search-prompt.md"),
-    ),
-    ("prompts/verify-prompt.md", include_str!("../prompts/verify-prompt.md")),
-    (
-        "prompts/json-correction.md",
-        include_str!("../prompts/json-correction.md"),
-    ),
-    (
-        "prompts/deep-search-material.md",
-        include_str!("../prompts/deep-search-material.md"),
-    ),
-    ("prompts/sonar-system.md", include_str!("../prompts/sonar-system.md")),
-    ("templates/ask-section.md", include_str!("../templates/ask-section.md")),
-    (
-        "prompts/deep-search-queries.md",
-        include_str!("../prompts/deep-search-queries.md"),
-    ),
-    (
-        "templates/deep-search-section.md",
-        include_str!("../templates/deep-search-section.md"),
-    ),
-    (
-        "templates/research-section.md",
-        include_str!("../templates/research-section.md"),
-    ),
-    (
-        "templates/research-offline.md",
-        include_str!("../templates/research-offline.md"),
-    ),
+    (SYSTEM, include_str!("../prompts/system.md")),
+    (TOPIC_EXTRACTION, include_str!("../prompts/topic-extraction.md")),
+    (PAGE_EXTRACT, include_str!("../prompts/page-extract.md")),
+    (SYNTHESIS, include_str!("../prompts/synthesis.md")),
+    (DEEP_SEARCH_PROMPT, include_str!("../prompts/deep-search-prompt.md")),
+    (VERIFY_PROMPT, include_str!("../prompts/verify-prompt.md")),
+    (JSON_CORRECTION, include_str!("../prompts/json-correction.md")),
+    (JSON_REPAIR, include_str!("../prompts/json-repair.md")),
+    (DEEP_SEARCH_MATERIAL, include_str!("../prompts/deep-search-material.md")),
+    (DEEP_SEARCH_QUERIES, include_str!("../prompts/deep-search-queries.md")),
+    (SONAR_SYSTEM, include_str!("../prompts/sonar-system.md")),
+    (RESEARCH_SECTION, include_str!("../templates/research-section.md")),
+    (RESEARCH_OFFLINE, include_str!("../templates/research-offline.md")),
+    (DEEP_SEARCH_SECTION, include_str!("../templates/deep-search-section.md")),
+    (ASK_SECTION, include_str!("../templates/ask-section.md")),
 ];
 
 #[derive(Debug, thiserror::Error)]

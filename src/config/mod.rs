@@ -54,6 +54,8 @@ pub struct Dirs {
 /// A source of environment variables (the process environment, or a map in tests).
 pub trait Env {
     fn var(&self, name: &str) -> Option<String>;
+    /// Every variable, for the allowlisted environment of child processes.
+    fn vars(&self) -> Vec<(String, String)>;
 }
 
 /// The real process environment.
@@ -63,11 +65,19 @@ impl Env for ProcessEnv {
     fn var(&self, name: &str) -> Option<String> {
         std::env::var(name).ok().filter(|v| !v.is_empty())
     }
+
+    fn vars(&self) -> Vec<(String, String)> {
+        std::env::vars().collect()
+    }
 }
 
 impl Env for std::collections::HashMap<String, String> {
     fn var(&self, name: &str) -> Option<String> {
         self.get(name).filter(|v| !v.is_empty()).cloned()
+    }
+
+    fn vars(&self) -> Vec<(String, String)> {
+        self.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 }
 

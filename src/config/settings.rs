@@ -60,6 +60,8 @@ pub struct GeminiCli {
     pub correction_model: Option<String>,
     /// Hard wall-clock limit per spawn (`deep_search.timeout_secs`, default 600).
     pub timeout: Duration,
+    /// The CLI's environment: an allowlist of the caller's (no other provider's keys).
+    pub env: crate::gemini_cli::ChildEnv,
 }
 
 #[derive(Debug, Clone)]
@@ -211,6 +213,7 @@ impl Settings {
             allow_private_hosts: flag(env, "SCHOLIA_ALLOW_PRIVATE_HOSTS")?,
             openrouter: openrouter(env)?,
             gemini_cli: GeminiCli {
+                env: crate::gemini_cli::ChildEnv::allowlisted(env),
                 program: over
                     .deep_search
                     .gemini_cli

@@ -6,6 +6,7 @@
 
 pub mod schema;
 mod search;
+mod session;
 mod sync;
 pub mod tokenizer;
 mod watch;
@@ -21,6 +22,7 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyError, Term}
 
 pub use schema::Outline;
 pub use search::{Hit, NoteRef, Symbol, SymbolKind};
+pub use session::{INDEXING, IndexEvent, VaultSession, VaultSlot};
 pub use sync::{Progress, SyncSummary};
 pub use watch::Updates;
 
@@ -353,19 +355,4 @@ fn wipe(dir: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Opens the index and, when this process holds the writer, brings it up to date.
-pub fn open_synced(
-    vault: Vault,
-    dir: &Path,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<(Arc<VaultIndex>, Option<SyncSummary>), IndexError> {
-    let index = Arc::new(VaultIndex::open(vault, dir, WriterOptions::default())?);
-    let summary = if index.is_writer() {
-        Some(index.sync(progress)?)
-    } else {
-        None
-    };
-    Ok((index, summary))
 }

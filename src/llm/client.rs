@@ -14,6 +14,8 @@ use tokio::sync::Semaphore;
 
 use super::json::{extract, strip_think};
 use super::usage::{Price, Usage};
+use crate::error::{Coded, ErrorKind};
+use crate::prompts::Library;
 
 /// An API key that never prints.
 #[derive(Clone, PartialEq, Eq)]
@@ -96,7 +98,7 @@ pub struct ChatAnswer {
     pub raw: Value,
 }
 
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LlmError {
     #[error("LLM at {base_url} is unreachable: {reason}")]
     Unreachable { base_url: String, reason: String },
@@ -128,6 +130,28 @@ pub enum LlmError {
     Protocol(String),
     #[error("cancelled")]
     Cancelled,
+}
+
+impl Coded for LlmError {
+    fn code(&self) -> &'static str {
+        match self {
+            LlmError::Unreachable { .. } => "LLM_UNREACHABLE",
+            LlmError::Timeout(_) => "TIMEOUT",
+            LlmError::Auth { .. } => "AUTH_FAILED",
+            LlmError::ModelNotFound { .. } => "MODEL_NOT_FOUND",
+            LlmError::RateLimited { .. } => "RATE_LIMITED",
+            LlmError::Server { .. } | LlmError::Rejected { .. } => "UPSTREAM_ERROR",
+            LlmError::Empty(_) | LlmError::BadJson { .. } | LlmError::Protocol(_) => "BAD_ANSWER",
+            LlmError::Cancelled => "CANCELLED",
+        }
+    }
+
+    fn kind(&self) -> ErrorKind {
+        match self {
+            LlmError::Cancelled => ErrorKind::Cancelled,
+            _ => ErrorKind::Upstream,
+        }
+    }
 }
 
 impl LlmError {
@@ -319,6 +343,7 @@ impl ChatClient {
         messages: Vec<Message>,
         schema_name: &str,
         schema: &Value,
+        prompts: &Library,
         deadline: Instant,
     ) -> Result<(T, Usage), LlmError> {
         let mut usage = Usage::default();
@@ -370,11 +395,17 @@ impl ChatClient {
                 Err(error) if !repaired => {
                     repaired = true;
                     tracing::info!("LLM answer was not valid JSON ({error}); asking for a repair");
+                    let repair = prompts
+                        .render(
+                            crate::prompts::JSON_REPAIR,
+                            json!({"error": error, "schema": schema.to_string()}),
+                        )
+                        .map_err(|e| LlmError::BadJson {
+                            error: format!("{error} (and the repair prompt failed: {e})"),
+                            excerpt: String::new(),
+                        })?;
                     messages.push(Message::assistant(answer.content.clone()));
-                    messages.push(Message::user(format!(
-                        "That answer could not be used: {error}. Reply again with only the JSON, \
-                         matching this JSON Schema exactly, and nothing else:\n{schema}"
-                    )));
+                    messages.push(Message::user(repair));
                 }
                 Err(error) => {
                     let excerpt: String = answer.content.chars().take(200).collect();

@@ -48,13 +48,20 @@ impl Encoding {
 pub struct Document {
     pub text: String,
     pub version: i32,
+    /// The file's canonical path, once known (resolved off the runtime after `didOpen`).
+    pub path: Option<std::path::PathBuf>,
     lines: LineIndex,
 }
 
 impl Document {
     pub fn new(text: String, version: i32) -> Document {
         let lines = LineIndex::new(&text);
-        Document { text, version, lines }
+        Document {
+            text,
+            version,
+            path: None,
+            lines,
+        }
     }
 
     /// The byte offset of `pos`, clamped to the line's end and the document's end.

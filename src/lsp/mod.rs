@@ -1,27 +1,33 @@
-//! The language server: a thin adapter from LSP to the engine. It answers `initialize` at
-//! once, indexes in the background, serves symbols, definitions and completions from the
-//! index, and keeps open buffers (unsaved text included) searchable.
+//! The language server: a thin adapter from LSP to the engine API. It answers `initialize` at
+//! once; builds the engine and opens the vault session in the background (indexing shows as
+//! `$/progress`); serves symbols, definitions and completions from the index; keeps open
+//! buffers (unsaved text included) searchable; and runs the research pipelines from code
+//! actions as engine jobs that end in an edit of the buffer.
 
-mod actions;
+mod commands;
 mod documents;
-mod indexing;
+mod errors;
 mod navigation;
 mod progress;
-mod selection;
+mod writer;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tower_lsp_server::jsonrpc::Result as RpcResult;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
+pub use commands::{ACTIONS, COMMANDS};
+
 use crate::config::{Dirs, FileConfig};
-use crate::index::{Updates, VaultIndex};
-use crate::research::Engine;
+use crate::engine::{Engine, Jobs, NotePath};
+use crate::error::Error;
+use crate::index::{INDEXING, VaultSession, VaultSlot};
 use documents::{Document, Encoding};
 
 /// What the server needs from its environment: the variables it reads settings from (the
@@ -62,20 +68,21 @@ where
     Server::new(input, output, socket).serve(service).await;
 }
 
+type EngineState = Option<Result<Arc<Engine>, Error>>;
+
 pub(crate) struct State {
     env: HashMap<String, String>,
-    dirs: Dirs,
+    /// Jobs of this server: indexing and every command (the engine shares the registry).
+    jobs: Jobs,
     /// initializationOptions (same shape as `.scholia.toml`), or why they are invalid.
-    options: OnceLock<Result<Option<FileConfig>, String>>,
-    /// The research engine once the index is open, or why it could not be built.
-    engine: RwLock<Option<Result<Arc<Engine>, String>>>,
-    /// Running commands by progress token, for `window/workDoneProgress/cancel`.
-    running: Mutex<HashMap<String, CancellationToken>>,
+    options: OnceLock<Result<Option<FileConfig>, Error>>,
+    /// The engine once built, or why it could not be.
+    engine: watch::Sender<EngineState>,
+    vault: VaultSlot,
+    /// The vault's root, canonical.
     root: OnceLock<Option<PathBuf>>,
     encoding: OnceLock<Encoding>,
     work_done_progress: OnceLock<bool>,
-    index: RwLock<Option<Arc<VaultIndex>>>,
-    updates: Mutex<Option<Updates>>,
     docs: Mutex<HashMap<Uri, Document>>,
     shutdown: CancellationToken,
 }
@@ -89,53 +96,100 @@ impl State {
         *self.work_done_progress.get().unwrap_or(&false)
     }
 
-    fn index(&self) -> Option<Arc<VaultIndex>> {
-        self.index.read().unwrap().clone()
+    /// Open documents; a handler that panicked while holding the lock does not poison it.
+    fn docs(&self) -> MutexGuard<'_, HashMap<Uri, Document>> {
+        self.docs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn engine(&self) -> Result<Arc<Engine>, String> {
-        match &*self.engine.read().unwrap() {
-            Some(Ok(e)) => Ok(e.clone()),
-            Some(Err(e)) => Err(e.clone()),
-            None => Err("the vault is still being opened; try again in a moment".into()),
+    /// The engine, waiting for it while it is being built.
+    async fn engine(&self) -> Result<Arc<Engine>, Error> {
+        let mut rx = self.engine.subscribe();
+        let built = rx.wait_for(Option::is_some).await;
+        match built.as_deref() {
+            Ok(Some(r)) => r.clone(),
+            _ => Err(Error::internal("the server is shutting down")),
         }
     }
 
-    /// The text of `uri`: the open buffer, else the file on disk.
-    fn text(&self, uri: &Uri) -> Option<String> {
-        if let Some(doc) = self.docs.lock().unwrap().get(uri) {
+    /// The open vault's index, if any.
+    fn index(&self) -> Option<Arc<crate::index::VaultIndex>> {
+        self.vault.ready().map(|v| v.index().clone())
+    }
+
+    /// The text of `uri`: the open buffer, else the file on disk (off the runtime).
+    async fn text(&self, uri: &Uri) -> Option<String> {
+        if let Some(doc) = self.docs().get(uri) {
             return Some(doc.text.clone());
         }
-        let path = uri.to_file_path()?;
-        crate::vault::read::read_note(&path).ok()
+        let path = uri.to_file_path()?.into_owned();
+        tokio::task::spawn_blocking(move || crate::vault::read::read_note(&path).ok())
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// The note `uri` names, when it is a note of the vault (whether or not the vault's
+    /// index is open yet).
+    async fn note(&self, uri: &Uri) -> Option<NotePath> {
+        let known = self.docs().get(uri).and_then(|d| d.path.clone());
+        let path = match known {
+            Some(p) => p,
+            None => canonical(uri).await?,
+        };
+        self.note_at(path)
+    }
+
+    fn note_at(&self, abs: PathBuf) -> Option<NotePath> {
+        let root = self.root.get()?.as_deref()?;
+        if !crate::vault::paths::has_note_extension(&abs) {
+            return None;
+        }
+        let rel = crate::vault::paths::relative(root, &abs)?;
+        Some(NotePath { rel, abs })
     }
 
     /// The vault-relative path of `uri`, when it is a note of the vault.
-    fn rel(&self, uri: &Uri) -> Option<String> {
-        let index = self.index()?;
-        let path = uri.to_file_path()?;
-        let path = path.canonicalize().ok().or_else(|| {
-            let parent = path.parent()?.canonicalize().ok()?;
-            Some(parent.join(path.file_name()?))
-        })?;
-        if !crate::vault::paths::has_note_extension(&path) {
-            return None;
-        }
-        index.vault().rel(&path)
+    async fn rel(&self, uri: &Uri) -> Option<String> {
+        self.note(uri).await.map(|n| n.rel)
     }
 
     fn uri_of(&self, rel: &str) -> Option<Uri> {
-        let index = self.index()?;
-        Uri::from_file_path(index.vault().abs(rel))
+        let root = self.root.get()?.as_deref()?;
+        Uri::from_file_path(root.join(rel))
     }
 
     /// Tells the index about the unsaved text of an open buffer.
-    fn buffer_changed(&self, uri: &Uri, text: String) {
-        let Some(rel) = self.rel(uri) else { return };
-        if let Some(updates) = self.updates.lock().unwrap().as_ref() {
-            updates.buffer_changed(&rel, text);
+    fn buffer_changed(&self, uri: &Uri) {
+        let Some(vault) = self.vault.ready() else { return };
+        let Some((path, text)) = self
+            .docs()
+            .get(uri)
+            .and_then(|d| Some((d.path.clone()?, d.text.clone())))
+        else {
+            return;
+        };
+        if let Some(note) = self.note_at(path) {
+            vault.buffer_changed(&note.rel, text);
         }
     }
+}
+
+/// The canonical path of a `file://` URI: an existing regular file, or a new file in an
+/// existing directory (an unsaved buffer). Off the runtime.
+async fn canonical(uri: &Uri) -> Option<PathBuf> {
+    let path = uri.to_file_path()?.into_owned();
+    tokio::task::spawn_blocking(move || match path.canonicalize() {
+        Ok(p) if p.is_file() => Some(p),
+        Ok(_) => None,
+        Err(_) if path.exists() => None,
+        Err(_) => {
+            let parent = path.parent()?.canonicalize().ok()?;
+            Some(parent.join(path.file_name()?))
+        }
+    })
+    .await
+    .ok()
+    .flatten()
 }
 
 pub struct Backend {
@@ -145,31 +199,23 @@ pub struct Backend {
 
 impl Backend {
     async fn cancel_progress(&self, params: WorkDoneProgressCancelParams) {
-        actions::cancel(&self.state, &params.token);
+        if let Some(id) = progress::job_of(&params.token) {
+            self.state.jobs.cancel(id);
+        }
     }
 
     fn new(client: Client, config: LspConfig) -> Backend {
-        let dirs = Dirs::from_env(&config.env).unwrap_or_else(|e| {
-            tracing::error!("{e}");
-            Dirs {
-                config: "/nonexistent".into(),
-                data: "/nonexistent".into(),
-                cache: std::env::temp_dir().join("scholia"),
-            }
-        });
         Backend {
             client,
             state: Arc::new(State {
                 env: config.env,
-                dirs,
+                jobs: Jobs::default(),
                 options: OnceLock::new(),
-                engine: RwLock::new(None),
-                running: Mutex::new(HashMap::new()),
+                engine: watch::channel(None).0,
+                vault: VaultSlot::default(),
                 root: OnceLock::new(),
                 encoding: OnceLock::new(),
                 work_done_progress: OnceLock::new(),
-                index: RwLock::new(None),
-                updates: Mutex::new(None),
                 docs: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
             }),
@@ -198,6 +244,64 @@ fn vault_root(params: &InitializeParams, options: Option<&FileConfig>) -> Option
         .or_else(|| params.root_path.as_ref().map(PathBuf::from))
 }
 
+/// Builds the engine, then opens the vault and keeps it current. Each failure is shown once.
+async fn start(client: Client, state: Arc<State>) {
+    let root = state.root.get().cloned().flatten();
+    let options = state.options.get().cloned().unwrap_or(Ok(None));
+    let (env, jobs, r) = (state.env.clone(), state.jobs.clone(), root.clone());
+    let engine = tokio::task::spawn_blocking(move || {
+        let options = options?;
+        Ok(Arc::new(
+            Engine::load(&env, r.as_deref(), options.as_ref())?.with_jobs(jobs),
+        ))
+    })
+    .await
+    .unwrap_or_else(|e| Err(Error::internal(format!("building the engine panicked: {e}"))));
+    if let Err(e) = &engine {
+        tracing::error!("configuration: {e}");
+        client.show_message(MessageType::ERROR, format!("scholia: {e}")).await;
+    }
+    state.engine.send_replace(Some(engine));
+
+    let Some(root) = root else {
+        tracing::warn!("no workspace folder or `vault` option: running without a vault index");
+        return;
+    };
+    let dirs = match Dirs::from_env(&state.env) {
+        Ok(d) => d,
+        Err(e) => {
+            let e = Error::from(e);
+            client.show_message(MessageType::ERROR, format!("scholia: {e}")).await;
+            return;
+        }
+    };
+    let start_job = {
+        let (client, state) = (client.clone(), state.clone());
+        move || {
+            let supported = state.supports_progress();
+            state
+                .jobs
+                .start(INDEXING, false, |job| progress::sink(&client, supported, job))
+        }
+    };
+    let on_open = {
+        let state = state.clone();
+        move |_: &Arc<VaultSession>| {
+            let uris: Vec<Uri> = state.docs().keys().cloned().collect();
+            for uri in uris {
+                state.buffer_changed(&uri);
+            }
+        }
+    };
+    let served = state
+        .vault
+        .serve(root, dirs, &start_job, &on_open, state.shutdown.clone())
+        .await;
+    if let Err(e) = served {
+        client.show_message(MessageType::ERROR, format!("scholia: {e}")).await;
+    }
+}
+
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> RpcResult<InitializeResult> {
         let encoding = Encoding::negotiate(
@@ -218,12 +322,16 @@ impl LanguageServer for Backend {
         );
         let options = match params.initialization_options.as_ref().filter(|v| !v.is_null()) {
             None => Ok(None),
-            Some(v) => FileConfig::from_json(v).map(Some).map_err(|e| e.to_string()),
+            Some(v) => FileConfig::from_json(v).map(Some).map_err(Error::from),
         };
-        let _ = self
-            .state
-            .root
-            .set(vault_root(&params, options.as_ref().ok().and_then(|o| o.as_ref())));
+        let root = vault_root(&params, options.as_ref().ok().and_then(|o| o.as_ref()));
+        let root = match root {
+            Some(r) => tokio::task::spawn_blocking(move || r.canonicalize().unwrap_or(r))
+                .await
+                .ok(),
+            None => None,
+        };
+        let _ = self.state.root.set(root);
         let _ = self.state.options.set(options);
         Ok(InitializeResult {
             server_info: Some(ServerInfo {
@@ -246,7 +354,7 @@ impl LanguageServer for Backend {
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: actions::COMMANDS.iter().map(|c| c.to_string()).collect(),
+                    commands: COMMANDS.iter().map(|c| c.to_string()).collect(),
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -256,43 +364,35 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        let root = self.state.root.get().cloned().flatten();
-        match root {
-            Some(root) => {
-                tokio::spawn(indexing::start(self.client.clone(), self.state.clone(), root));
-            }
-            None => tracing::warn!("no workspace folder or `vault` option: running without a vault index"),
-        }
+        tokio::spawn(start(self.client.clone(), self.state.clone()));
     }
 
     async fn shutdown(&self) -> RpcResult<()> {
         self.state.shutdown.cancel();
-        for t in self.state.running.lock().unwrap().values() {
-            t.cancel();
-        }
-        let updates = self.state.updates.lock().unwrap().take();
+        self.state.jobs.cancel_all();
+        let state = self.state.clone();
         // Stopping the updater joins its thread: not on the async runtime.
-        if let Some(u) = updates {
-            let _ = tokio::task::spawn_blocking(move || drop(u)).await;
-        }
+        let _ = tokio::task::spawn_blocking(move || state.vault.stop()).await;
         Ok(())
     }
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let doc = params.text_document;
         self.state
-            .docs
-            .lock()
-            .unwrap()
-            .insert(doc.uri.clone(), Document::new(doc.text.clone(), doc.version));
-        self.state.buffer_changed(&doc.uri, doc.text);
+            .docs()
+            .insert(doc.uri.clone(), Document::new(doc.text, doc.version));
+        let path = canonical(&doc.uri).await;
+        if let Some(d) = self.state.docs().get_mut(&doc.uri) {
+            d.path = path;
+        }
+        self.state.buffer_changed(&doc.uri);
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
         let uri = params.text_document.uri;
         let enc = self.state.encoding();
-        let text = {
-            let mut docs = self.state.docs.lock().unwrap();
+        {
+            let mut docs = self.state.docs();
             let Some(doc) = docs.get_mut(&uri) else {
                 tracing::warn!("didChange for a document that is not open: {}", uri.as_str());
                 return;
@@ -301,9 +401,8 @@ impl LanguageServer for Backend {
                 doc.apply(change, enc);
             }
             doc.version = params.text_document.version;
-            doc.text.clone()
-        };
-        self.state.buffer_changed(&uri, text);
+        }
+        self.state.buffer_changed(&uri);
     }
 
     async fn did_save(&self, _: DidSaveTextDocumentParams) {
@@ -312,11 +411,12 @@ impl LanguageServer for Backend {
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
-        self.state.docs.lock().unwrap().remove(&uri);
-        if let Some(rel) = self.state.rel(&uri)
-            && let Some(updates) = self.state.updates.lock().unwrap().as_ref()
-        {
-            updates.buffer_closed(&rel);
+        let doc = self.state.docs().remove(&uri);
+        let (Some(vault), Some(path)) = (self.state.vault.ready(), doc.and_then(|d| d.path)) else {
+            return;
+        };
+        if let Some(note) = self.state.note_at(path) {
+            vault.buffer_closed(&note.rel);
         }
     }
 
@@ -335,14 +435,10 @@ impl LanguageServer for Backend {
     }
 
     async fn code_action(&self, params: CodeActionParams) -> RpcResult<Option<CodeActionResponse>> {
-        Ok(actions::code_actions(
-            &self.state,
-            &params.text_document.uri,
-            params.range,
-        ))
+        Ok(commands::code_actions(&self.state, &params.text_document.uri, params.range).await)
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> RpcResult<Option<serde_json::Value>> {
-        actions::execute(&self.client, &self.state, params).await
+        commands::execute(&self.client, &self.state, params).await
     }
 }

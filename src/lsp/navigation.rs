@@ -61,7 +61,9 @@ pub async fn symbols(state: &State, q: String) -> RpcResult<Option<WorkspaceSymb
 }
 
 pub async fn definition(state: &State, uri: Uri, pos: Position) -> RpcResult<Option<GotoDefinitionResponse>> {
-    let Some(text) = state.text(&uri) else { return Ok(None) };
+    let Some(text) = state.text(&uri).await else {
+        return Ok(None);
+    };
     let doc = Document::new(text, 0);
     let offset = doc.offset(pos, state.encoding());
     let note = parse::parse(&doc.text, "");
@@ -79,10 +81,10 @@ pub async fn definition(state: &State, uri: Uri, pos: Position) -> RpcResult<Opt
             .iter()
             .map(|h| (h.level, h.line, h.text.clone()))
             .collect();
-        (uri.clone(), headings, state.rel(&uri))
+        (uri.clone(), headings, state.rel(&uri).await)
     } else {
         let Some(index) = state.index() else { return Ok(None) };
-        let from = state.rel(&uri);
+        let from = state.rel(&uri).await;
         let target = link.target.clone();
         let Some(found) = query(index, move |i| i.resolve_link(&target, from.as_deref())).await? else {
             return Ok(None);
@@ -102,8 +104,10 @@ pub async fn definition(state: &State, uri: Uri, pos: Position) -> RpcResult<Opt
     } else if let Some(block) = &link.block {
         let text = if target_uri == uri {
             Some(doc.text.clone())
+        } else if target_rel.is_some() {
+            state.text(&target_uri).await
         } else {
-            target_rel.and_then(|_| state.text(&target_uri))
+            None
         };
         if let Some(text) = text {
             let marker = format!("^{block}");
@@ -116,7 +120,9 @@ pub async fn definition(state: &State, uri: Uri, pos: Position) -> RpcResult<Opt
 }
 
 pub async fn completion(state: &State, uri: Uri, pos: Position) -> RpcResult<Option<CompletionResponse>> {
-    let Some(text) = state.text(&uri) else { return Ok(None) };
+    let Some(text) = state.text(&uri).await else {
+        return Ok(None);
+    };
     let doc = Document::new(text, 0);
     let enc = state.encoding();
     let cursor = doc.offset(pos, enc);
@@ -145,7 +151,7 @@ pub async fn completion(state: &State, uri: Uri, pos: Position) -> RpcResult<Opt
                 .map(|h| (h.level, h.text))
                 .collect::<Vec<_>>()
         } else {
-            let from = state.rel(&uri);
+            let from = state.rel(&uri).await;
             let target = note_part.to_string();
             match query(index, move |i| i.resolve_link(&target, from.as_deref())).await? {
                 Some(n) => n.outline.headings.into_iter().map(|(l, _, t)| (l, t)).collect(),

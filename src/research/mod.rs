@@ -1,6 +1,6 @@
-//! Research pipelines over one engine: `research_note` (note.rs, offline.rs). Surfaces (CLI,
-//! LSP, MCP) build an [`Engine`], run a pipeline with a progress callback and a cancellation
-//! token, then write the result their own way.
+//! The research pipelines: research_note (`note/`, `offline.rs`), deep_search, the Sonar
+//! tiers, and the citation check they share. Each runs inside an engine [`crate::engine::Job`]
+//! and returns a result; writing it into a note is the engine's job.
 
 pub mod citations;
 pub mod deep_search;
@@ -8,24 +8,12 @@ pub mod note;
 mod offline;
 pub mod sonar;
 
-use std::sync::Arc;
-use std::time::Duration;
+pub use note::{Depth, NoteResearch, ResearchError, Source};
 
-use tokio::sync::Semaphore;
-
-use crate::config::{SearchProvider, Settings};
-use crate::index::VaultIndex;
-use crate::llm::ChatClient;
-use crate::prompts::{Library, TemplateError};
-use crate::web::fetch::Fetcher;
-use crate::web::search::{DuckDuckGo, Searxng, WebSearch};
-
-pub use note::{Depth, NoteRequest, NoteResearch, ResearchError, Source};
-
-/// Progress of a pipeline, for `$/progress` and terminal output.
+/// Progress of research_note.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "stage", rename_all = "snake_case")]
-pub enum Event {
+pub enum ResearchEvent {
     Started {
         mode: &'static str,
         depth: Depth,
@@ -50,15 +38,17 @@ pub enum Event {
     },
 }
 
-impl Event {
+impl ResearchEvent {
     /// One line for humans.
     pub fn message(&self) -> String {
         match self {
-            Event::Started { mode: "offline", .. } => "researching offline (no language model configured)".into(),
-            Event::Started { depth, .. } => format!("researching ({})", depth.as_str()),
-            Event::TopicsFound { topics } => format!("{} topics: {}", topics.len(), topics.join(", ")),
-            Event::TopicGathered { done, total, topic } => format!("gathered {done}/{total}: {topic}"),
-            Event::SourcesGathered {
+            ResearchEvent::Started { mode: "offline", .. } => {
+                "researching offline (no language model configured)".into()
+            }
+            ResearchEvent::Started { depth, .. } => format!("researching ({})", depth.as_str()),
+            ResearchEvent::TopicsFound { topics } => format!("{} topics: {}", topics.len(), topics.join(", ")),
+            ResearchEvent::TopicGathered { done, total, topic } => format!("gathered {done}/{total}: {topic}"),
+            ResearchEvent::SourcesGathered {
                 web,
                 vault,
                 pages,
@@ -73,93 +63,56 @@ impl Event {
                 }
                 m
             }
-            Event::Synthesizing => "writing the synthesis".into(),
-            Event::Checked { citations_removed: 0 } => "citations checked".into(),
-            Event::Checked { citations_removed } => format!("citations checked: {citations_removed} removed"),
+            ResearchEvent::Synthesizing => "writing the synthesis".into(),
+            ResearchEvent::Checked { citations_removed: 0 } => "citations checked".into(),
+            ResearchEvent::Checked { citations_removed } => format!("citations checked: {citations_removed} removed"),
         }
     }
-}
 
-/// Receives pipeline events; must not block.
-pub type Progress<'a> = &'a (dyn Fn(Event) + Send + Sync);
-
-/// Everything a pipeline needs: settings, prompts, the vault index and the remote clients.
-pub struct Engine {
-    pub settings: Settings,
-    pub library: Library,
-    /// `None` for pipelines that need no vault (deep_search, ask from the CLI).
-    index: Option<Arc<VaultIndex>>,
-    pub llm: Option<Arc<ChatClient>>,
-    pub search: Arc<dyn WebSearch>,
-    pub fetcher: Fetcher,
-    /// Web searches at once (providers rate-limit bursts).
-    pub search_permits: Arc<Semaphore>,
-    pub page_timeout: Duration,
-    /// The Sonar client, made on first use: it holds the in-flight table and the answer cache.
-    sonar: std::sync::OnceLock<Arc<sonar::Sonar>>,
-}
-
-impl Engine {
-    pub fn new(settings: Settings, index: Arc<VaultIndex>) -> Result<Engine, TemplateError> {
-        Engine::build(settings, Some(index))
-    }
-
-    /// An engine for the pipelines that read no vault.
-    pub fn without_vault(settings: Settings) -> Result<Engine, TemplateError> {
-        Engine::build(settings, None)
-    }
-
-    fn build(settings: Settings, index: Option<Arc<VaultIndex>>) -> Result<Engine, TemplateError> {
-        let library = Library::load(Some(&settings.dirs.config))?;
-        let search: Arc<dyn WebSearch> = match &settings.search {
-            SearchProvider::DuckDuckGo { url } => Arc::new(DuckDuckGo::new(url)),
-            SearchProvider::Searxng { url } => Arc::new(Searxng::new(url)),
-        };
-        Ok(Engine {
-            llm: settings.llm.clone().map(|c| Arc::new(ChatClient::new(c))),
-            fetcher: Fetcher::new(settings.allow_private_hosts),
-            search_permits: Arc::new(Semaphore::new(settings.search_concurrency.max(1))),
-            page_timeout: note::PAGE_TIMEOUT,
-            sonar: std::sync::OnceLock::new(),
-            library,
-            search,
-            index,
-            settings,
+    pub fn percent(&self) -> Option<u32> {
+        Some(match self {
+            ResearchEvent::Started { .. } => 5,
+            ResearchEvent::TopicsFound { .. } => 15,
+            ResearchEvent::TopicGathered { done, total, .. } => 15 + (60 * done / (*total).max(1)) as u32,
+            ResearchEvent::SourcesGathered { .. } => 75,
+            ResearchEvent::Synthesizing => 80,
+            ResearchEvent::Checked { .. } => 95,
         })
     }
+}
 
-    /// The Sonar tiers' client; an error when OpenRouter is not configured.
-    pub fn sonar(&self) -> Result<Arc<sonar::Sonar>, sonar::SonarError> {
-        let config = self
-            .settings
-            .openrouter
-            .clone()
-            .ok_or(sonar::SonarError::NotConfigured)?;
-        if let Some(s) = self.sonar.get() {
-            return Ok(s.clone());
-        }
-        let system = self
-            .library
-            .render("prompts/sonar-system.md", serde_json::json!({}))
-            .map_err(|e| sonar::SonarError::Other(e.to_string()))?;
-        Ok(self
-            .sonar
-            .get_or_init(|| Arc::new(sonar::Sonar::new(config, system)))
-            .clone())
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    pub fn has_vault(&self) -> bool {
-        self.index.is_some()
-    }
-
-    /// The vault index. Vault pipelines check [`Engine::has_vault`] on entry.
-    pub fn index(&self) -> &Arc<VaultIndex> {
-        self.index
-            .as_ref()
-            .expect("a vault pipeline runs on an engine with a vault")
-    }
-
-    pub fn vault(&self) -> &crate::vault::Vault {
-        self.index().vault()
+    #[test]
+    fn progress_percentages_rise() {
+        let events = [
+            ResearchEvent::Started {
+                mode: "llm",
+                depth: Depth::Shallow,
+            },
+            ResearchEvent::TopicsFound { topics: vec![] },
+            ResearchEvent::TopicGathered {
+                done: 1,
+                total: 2,
+                topic: "a".into(),
+            },
+            ResearchEvent::TopicGathered {
+                done: 2,
+                total: 2,
+                topic: "b".into(),
+            },
+            ResearchEvent::SourcesGathered {
+                web: 0,
+                vault: 0,
+                pages: 0,
+                failed: 0,
+            },
+            ResearchEvent::Synthesizing,
+            ResearchEvent::Checked { citations_removed: 0 },
+        ];
+        let p: Vec<u32> = events.iter().filter_map(ResearchEvent::percent).collect();
+        assert!(p.windows(2).all(|w| w[0] <= w[1]), "{p:?}");
     }
 }

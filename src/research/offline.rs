@@ -3,13 +3,16 @@
 //! with their matching passages. The default a new user sees.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::json;
 
+use super::ResearchEvent;
 use super::note::{self, Depth, Input, NoteResearch, ResearchError, Source, Topic};
-use super::{Engine, Event, Progress};
-use crate::index::IndexError;
+use crate::engine::{Engine, Job};
+use crate::index::{IndexError, VaultIndex};
 use crate::llm::Usage;
+use crate::prompts;
 
 const KEY_TERMS: usize = 8;
 const RELATED_NOTES: usize = 10;
@@ -26,14 +29,15 @@ struct Related {
 
 pub(crate) async fn research(
     engine: &Engine,
+    index: &Arc<VaultIndex>,
     input: Input,
-    progress: Progress<'_>,
+    job: &Job,
 ) -> Result<NoteResearch, ResearchError> {
-    progress(Event::Started {
+    job.report(ResearchEvent::Started {
         mode: "offline",
         depth: Depth::Shallow,
     });
-    let index = engine.index().clone();
+    let index = index.clone();
     let (text, rel) = (input.for_llm.clone(), input.rel.clone());
     let (terms, related) = tokio::task::spawn_blocking(move || -> Result<_, IndexError> {
         let terms: Vec<String> = index
@@ -83,8 +87,8 @@ pub(crate) async fn research(
             " (no words it shares with other notes)".into(),
         ));
     }
-    progress(Event::TopicsFound { topics: terms.clone() });
-    progress(Event::SourcesGathered {
+    job.report(ResearchEvent::TopicsFound { topics: terms.clone() });
+    job.report(ResearchEvent::SourcesGathered {
         web: 0,
         vault: related.len(),
         pages: 0,
@@ -100,7 +104,7 @@ pub(crate) async fn research(
         .collect();
     let provenance = note::provenance(Depth::Shallow, None, None, topics.len(), 0);
     let section = engine.library.render(
-        "templates/research-offline.md",
+        prompts::RESEARCH_OFFLINE,
         json!({
             "terms": terms,
             "notes": related.iter().map(|r| json!({
@@ -120,16 +124,16 @@ pub(crate) async fn research(
             target: r.target,
         })
         .collect();
-    note::finish(
-        input.rel,
-        "offline",
-        Depth::Shallow,
-        None,
+    note::finish(note::Finished {
+        path: input.rel,
+        mode: "offline",
+        depth: Depth::Shallow,
+        model: None,
         topics,
         sources,
-        0,
+        citations_removed: 0,
         section,
-        Usage::default(),
-        input.warnings,
-    )
+        usage: Usage::default(),
+        warnings: input.warnings,
+    })
 }

@@ -11,9 +11,11 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::Engine;
 use super::citations::normalize_url;
+use crate::engine::Engine;
+use crate::error::{Coded, ErrorKind};
 use crate::llm::{ChatClient, ChatRequest, LlmConfig, LlmError, Message, Usage};
+use crate::prompts;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -135,8 +137,53 @@ pub enum SonarError {
         "{model} did not answer within {ms} ms (retries included); pass a larger timeout (at most {MAX_TIMEOUT_MS})"
     )]
     Timeout { model: &'static str, ms: u64 },
-    #[error("{0}")]
-    Other(String),
+    #[error("OpenRouter: {}", .0.to_string().trim_start_matches("LLM "))]
+    Upstream(LlmError),
+}
+
+impl Coded for SonarError {
+    fn code(&self) -> &'static str {
+        match self {
+            SonarError::InvalidModel(_) => "INVALID_MODEL",
+            SonarError::InvalidTimeout(_) => "INVALID_TIMEOUT",
+            SonarError::EmptyQuery => "INVALID_QUERY",
+            SonarError::NotConfigured => "NOT_CONFIGURED",
+            SonarError::Auth(_) => "AUTH_FAILED",
+            SonarError::RateLimited(_) => "RATE_LIMITED",
+            SonarError::Server(_) => "UPSTREAM_ERROR",
+            SonarError::Timeout { .. } => "TIMEOUT",
+            SonarError::Upstream(e) => e.code(),
+        }
+    }
+
+    fn kind(&self) -> ErrorKind {
+        match self {
+            SonarError::InvalidModel(_) | SonarError::InvalidTimeout(_) | SonarError::EmptyQuery => {
+                ErrorKind::InvalidInput
+            }
+            SonarError::NotConfigured => ErrorKind::NotConfigured,
+            SonarError::Upstream(e) => e.kind(),
+            _ => ErrorKind::Upstream,
+        }
+    }
+}
+
+/// Progress of an Ask.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AskEvent {
+    Asking { model_id: &'static str, timeout_ms: u64 },
+}
+
+impl AskEvent {
+    pub fn message(&self) -> String {
+        match self {
+            AskEvent::Asking { model_id, timeout_ms } => format!("asking {model_id} (timeout {timeout_ms} ms)"),
+        }
+    }
+
+    pub fn percent(&self) -> Option<u32> {
+        Some(10)
+    }
 }
 
 /// A validated request.
@@ -355,7 +402,7 @@ impl Sonar {
                 model: req.model.name,
                 ms: req.timeout_ms,
             },
-            other => SonarError::Other(format!("OpenRouter: {}", other.to_string().trim_start_matches("LLM "))),
+            other => SonarError::Upstream(other),
         })?;
         Ok(SonarAnswer {
             sources: sources(&answer.raw),
@@ -431,10 +478,10 @@ pub fn render_section(
 ) -> Result<String, crate::prompts::TemplateError> {
     let date = time::OffsetDateTime::now_utc().date().to_string();
     engine.library.render(
-        "templates/ask-section.md",
+        prompts::ASK_SECTION,
         json!({
             "question": req.query.lines().map(|l| format!("> {l}")).collect::<Vec<_>>().join("\n"),
-            "answer": super::note::contain_below(&a.answer, 4).trim(),
+            "answer": crate::research::note::contain_below(&a.answer, 4).trim(),
             "sources": a.sources,
             "model": a.metadata.model,
             "date": date,

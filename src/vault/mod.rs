@@ -64,6 +64,15 @@ impl Vault {
     pub fn resolve(&self, input: &str, cwd: Option<&Path>) -> Result<PathBuf, paths::PathError> {
         paths::resolve_note(&self.root, input, cwd)
     }
+
+    /// Like [`Vault::resolve`], with the vault-relative path: `(rel, abs)`.
+    pub fn resolve_rel(&self, input: &str, cwd: Option<&Path>) -> Result<(String, PathBuf), paths::PathError> {
+        let abs = self.resolve(input, cwd)?;
+        let rel = self
+            .rel(&abs)
+            .ok_or_else(|| paths::PathError::OutsideVault(input.to_string(), self.root.display().to_string()))?;
+        Ok((rel, abs))
+    }
 }
 
 /// The file stem of a vault-relative path: what `[[wikilinks]]` name.

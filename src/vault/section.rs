@@ -185,6 +185,34 @@ pub fn upsert_subsection(text: &str, parent: &str, level: u8, child: &str, body:
     }
 }
 
+/// Like [`upsert`], but the subsections (level `level + 1`) of an existing section for which
+/// `keep` is true survive: they follow the new `body`, in their order. `keep` sees each
+/// subsection's text, heading line included.
+pub fn upsert_keeping(
+    text: &str,
+    name: &str,
+    level: u8,
+    body: &str,
+    keep: &dyn Fn(&str) -> bool,
+) -> Result<String, SectionError> {
+    let headings = parse::headings(text);
+    let Some(parent) = one(matching(&headings, name, level, &(0..text.len())), name, level)? else {
+        return upsert(text, name, level, body);
+    };
+    let within = parent.section.clone();
+    let mut whole = body.trim_end().to_string();
+    for child in headings.iter().filter(|h| {
+        h.top_level && h.level == level + 1 && h.section.start > within.start && h.section.start < within.end
+    }) {
+        let sub = &text[child.section.clone()];
+        if keep(sub) {
+            whole.push_str("\n\n");
+            whole.push_str(sub.trim_end());
+        }
+    }
+    upsert(text, name, level, &whole)
+}
+
 /// The smallest single replacement turning `old` into `new`: the byte range of `old` to replace
 /// and the text to put there (so an editor edit touches only what changed).
 pub fn minimal_edit(old: &str, new: &str) -> (Range<usize>, String) {

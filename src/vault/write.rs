@@ -9,15 +9,16 @@ use std::io::Write;
 use std::path::Path;
 
 use super::read::{ReadError, read_note_full};
+use super::section::SectionError;
 
 const MAX_ATTEMPTS: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
-pub enum WriteError<E: std::error::Error + 'static> {
+pub enum WriteError {
     #[error(transparent)]
     Read(#[from] ReadError),
-    #[error("{0}")]
-    Edit(#[source] E),
+    #[error(transparent)]
+    Edit(#[from] SectionError),
     #[error("{path}: could not write: {source}")]
     Io {
         path: String,
@@ -37,10 +38,9 @@ pub enum WriteOutcome {
 }
 
 /// Applies `edit` to the current text of `path` and replaces the file atomically.
-pub fn update_note<E, F>(path: &Path, mut edit: F) -> Result<WriteOutcome, WriteError<E>>
+pub fn update_note<F>(path: &Path, mut edit: F) -> Result<WriteOutcome, WriteError>
 where
-    E: std::error::Error + 'static,
-    F: FnMut(&str) -> Result<String, E>,
+    F: FnMut(&str) -> Result<String, SectionError>,
 {
     let shown = || path.display().to_string();
     let io = |source| WriteError::Io { path: shown(), source };
@@ -82,9 +82,14 @@ where
 mod tests {
     use super::*;
 
-    #[derive(Debug, thiserror::Error)]
-    #[error("refused")]
-    struct Refused;
+    fn refused() -> SectionError {
+        SectionError::Duplicate {
+            marker: "##".into(),
+            name: "Research".into(),
+            count: 2,
+            lines: "1, 2".into(),
+        }
+    }
 
     #[test]
     fn concurrent_edit_is_kept() {
@@ -98,7 +103,7 @@ mod tests {
                 // Someone saves while the edit is being computed.
                 std::fs::write(&path, "first\nuser typed this\n").unwrap();
             }
-            Ok::<_, Refused>(format!("{text}appended\n"))
+            Ok::<_, SectionError>(format!("{text}appended\n"))
         })
         .unwrap();
         assert_eq!(
@@ -121,11 +126,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("n.md");
         std::fs::write(&path, "keep").unwrap();
-        let err = update_note(&path, |_| Err::<String, _>(Refused)).unwrap_err();
-        assert_eq!(err.to_string(), "refused");
+        let err = update_note(&path, |_| Err(refused())).unwrap_err();
+        assert!(matches!(err, WriteError::Edit(_)), "{err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "keep");
         assert_eq!(
-            update_note(&path, |t| Ok::<_, Refused>(t.to_string())).unwrap(),
+            update_note(&path, |t| Ok::<_, SectionError>(t.to_string())).unwrap(),
             WriteOutcome::Unchanged
         );
     }
@@ -135,7 +140,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("n.md");
         std::fs::write(&path, "\u{feff}x").unwrap();
-        update_note(&path, |t| Ok::<_, Refused>(format!("{t}y"))).unwrap();
+        update_note(&path, |t| Ok::<_, SectionError>(format!("{t}y"))).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), "\u{feff}xy".as_bytes());
     }
 
@@ -147,7 +152,7 @@ mod tests {
         let path = dir.path().join("n.md");
         std::fs::write(&path, "x").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
-        update_note(&path, |t| Ok::<_, Refused>(format!("{t}y"))).unwrap();
+        update_note(&path, |t| Ok::<_, SectionError>(format!("{t}y"))).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
     }
 }

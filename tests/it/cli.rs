@@ -173,3 +173,42 @@ fn corrupt_or_foreign_index_is_rebuilt() {
         stderr(&out)
     );
 }
+
+/// `cargo install --path .` installs only `scholia`: the loopback fakes live in their own
+/// crate of the workspace, a dev-dependency.
+#[test]
+fn the_product_contains_no_fakes() {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+            "--manifest-path",
+        ])
+        .arg(crate::support::repo().join("Cargo.toml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let scholia = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "scholia")
+        .unwrap();
+    let bins: Vec<&str> = scholia["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["kind"].as_array().unwrap().iter().any(|k| k == "bin"))
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(bins, ["scholia"]);
+    for dep in scholia["dependencies"].as_array().unwrap() {
+        if dep["name"] == "scholia-fakes" {
+            assert_eq!(dep["kind"], "dev", "the fakes are test code: {dep}");
+        }
+    }
+}

@@ -1,18 +1,13 @@
 //! deep_search end to end through the real binary: a fake `gemini` executable
-//! (`tests/fakes/gemini`, scenarios chosen by FAKE_GEMINI_SCENARIO) for every scenario of seeds
+//! (`tests/fakes/gemini`, scenarios chosen by GEMINI_FAKE_SCENARIO) for every scenario of seeds
 //! 002 and 003, and the LLM backend against the loopback fakes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::research::{fake_env, fakes};
-use crate::support::{TestVault, repo, stderr};
-
-pub fn fake_gemini() -> PathBuf {
-    repo().join("tests/fakes/gemini")
-}
+use crate::support::{EnvVars, TestVault, env, fake_env, fake_gemini, fakes, stderr};
 
 struct Run {
     out: std::process::Output,
@@ -35,13 +30,17 @@ impl Run {
 
 /// `scholia deep-search QUERY --json` with the fake CLI and `env`, returning the parsed output
 /// and the fake's invocation log.
-fn deep(v: &TestVault, scenario: &str, env: &[(&str, &str)], args: &[&str]) -> Run {
+fn deep(v: &TestVault, scenario: &str, extra: &[(&str, &str)], args: &[&str]) -> Run {
+    deep_with(v, scenario, &env(extra), args)
+}
+
+fn deep_with(v: &TestVault, scenario: &str, env: &EnvVars, args: &[&str]) -> Run {
     let log = v.home.join(format!("gemini-{}.jsonl", fastrand::u64(..)));
     let mut cmd = v.cmd();
     cmd.env("GEMINI_CLI", fake_gemini())
-        .env("FAKE_GEMINI_SCENARIO", scenario)
-        .env("FAKE_GEMINI_LOG", &log)
-        .envs(env.iter().copied())
+        .env("GEMINI_FAKE_SCENARIO", scenario)
+        .env("GEMINI_FAKE_LOG", &log)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .args(["deep-search", "--json"])
         .args(args);
     let started = Instant::now();
@@ -263,7 +262,7 @@ fn model_detection_and_token_sums() {
     let r = deep(&v, "no-stats", &[], &["miso"]);
     assert_eq!(r.json["metadata"]["model"], "auto-detected");
     // An old CLI without -o json: text output, nothing to detect.
-    let r = deep(&v, "valid", &[("FAKE_GEMINI_VERSION", "0.5.0")], &["miso"]);
+    let r = deep(&v, "valid", &[("GEMINI_FAKE_VERSION", "0.5.0")], &["miso"]);
     assert!(r.out.status.success(), "{}", r.err());
     assert!(r.mains().iter().all(|c| strings(&c["argv"]).is_empty()));
     assert_eq!(r.json["metadata"]["model"], "auto-detected");
@@ -510,16 +509,11 @@ fn orphaned_temp_files_are_cleaned_at_start() {
 async fn llm_backend_searches_reads_and_verifies_without_the_cli() {
     let server = fakes().await;
     let v = TestVault::example();
-    let env: Vec<(String, String)> = fake_env(&server, "fake")
-        .into_iter()
-        .chain([("GEMINI_CLI".to_string(), "/nonexistent/gemini".to_string())])
-        .collect();
-    let (r, v) = tokio::task::spawn_blocking(move || {
-        let e: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        (deep(&v, "valid", &e, &["mozilla firefox"]), v)
-    })
-    .await
-    .unwrap();
+    let mut env = fake_env(&server, "fake");
+    env.extend(crate::support::env(&[("GEMINI_CLI", "/nonexistent/gemini")]));
+    let (r, v) = tokio::task::spawn_blocking(move || (deep_with(&v, "valid", &env, &["mozilla firefox"]), v))
+        .await
+        .unwrap();
     assert!(r.out.status.success(), "{}", r.err());
     assert!(r.calls.is_empty(), "default backend is the LLM when the CLI is missing");
     let m = &r.json["metadata"];
@@ -542,17 +536,11 @@ async fn llm_backend_searches_reads_and_verifies_without_the_cli() {
     assert!(m["usage"]["calls"].as_u64().unwrap() >= 4);
 
     // Invented citations never survive.
-    let env = fake_env(&server, "fake:hallucinate");
-    let envs: Vec<(String, String)> = env
-        .into_iter()
-        .chain([("GEMINI_CLI".to_string(), "/nonexistent/gemini".to_string())])
-        .collect();
-    let r = tokio::task::spawn_blocking(move || {
-        let e: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        deep(&v, "valid", &e, &["mozilla firefox", "--backend", "llm"])
-    })
-    .await
-    .unwrap();
+    let mut env = fake_env(&server, "fake:hallucinate");
+    env.extend(crate::support::env(&[("GEMINI_CLI", "/nonexistent/gemini")]));
+    let r = tokio::task::spawn_blocking(move || deep_with(&v, "valid", &env, &["mozilla firefox", "--backend", "llm"]))
+        .await
+        .unwrap();
     assert!(r.out.status.success(), "{}", r.err());
     assert!(!r.json["result"].as_str().unwrap().contains("invented.example"));
     assert!(r.json["metadata"]["citations_removed"].as_u64().unwrap() >= 1);

@@ -34,7 +34,13 @@ async fn initialize_answers_at_once_and_indexing_reports_progress() {
     let v = TestVault::example();
     let (client_side, server_side) = tokio::io::duplex(1 << 20);
     let (r, w) = tokio::io::split(server_side);
-    tokio::spawn(scholia::lsp::serve(r, w, scholia::lsp::LspConfig { env: v.env(&[]) }));
+    tokio::spawn(scholia::lsp::serve(
+        r,
+        w,
+        scholia::lsp::LspConfig {
+            env: v.env(&Vec::new()),
+        },
+    ));
     let (cr, cw) = tokio::io::split(client_side);
     let mut c = LspClient::new(cr, cw);
     let started = Instant::now();
@@ -222,17 +228,12 @@ async fn two_servers_on_one_vault() {
 
 mod research {
     use super::*;
-    use crate::research::{fake_env, fakes};
     use crate::support::lsp_client::EditPolicy;
+    use crate::support::{fake_env, fakes};
 
-    async fn server_with(v: &TestVault, model: &str) -> (scholia::fakes::FakeServer, LspClient) {
+    async fn server_with(v: &TestVault, model: &str) -> (scholia_fakes::FakeServer, LspClient) {
         let fake = fakes().await;
-        let env: Vec<(String, String)> = fake_env(&fake, model);
-        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        let mut c = v.lsp_with(&env).await;
-        c.wait_progress_end("Indexing vault", Duration::from_secs(30))
-            .await
-            .expect("indexing ended");
+        let c = v.lsp_ready(&fake_env(&fake, model)).await;
         (fake, c)
     }
 
@@ -418,8 +419,11 @@ mod research {
             "{final_text}"
         );
 
-        // An editor that refuses every edit: reported, nothing written anywhere.
+        // An editor that refuses every edit: reported, nothing written anywhere. (A new claim
+        // first, so that the second run has something different to write.)
         c.before_apply = None;
+        let changed = final_text.replacen("Typed first.\n", "Typed first.\n- Kombucha needs black tea.\n", 1);
+        c.change(&uri, &changed).await;
         c.edit_policy = EditPolicy::Refuse;
         c.request("workspace/executeCommand", research_args(&uri, "shallow"))
             .await;
@@ -460,8 +464,7 @@ mod research {
 /// "Deep search selection" and "Ask Sonar about selection".
 mod selection {
     use super::*;
-    use crate::deep_search::fake_gemini;
-    use crate::research::fakes;
+    use crate::support::{EnvVars, env, fakes, gemini_env};
 
     fn range(text: &str, needle: &str) -> Value {
         let start = text.find(needle).unwrap();
@@ -486,14 +489,9 @@ mod selection {
     const NOTE: &str = "# Koji\n\nHow long does koji take to grow at 30 °C?\n\n## Research\n\nOld findings.\n";
 
     async fn server(v: &TestVault, scenario: &str, extra: &[(&str, &str)]) -> LspClient {
-        let gemini = fake_gemini().display().to_string();
-        let mut env = vec![("GEMINI_CLI", gemini.as_str()), ("FAKE_GEMINI_SCENARIO", scenario)];
-        env.extend_from_slice(extra);
-        let mut c = v.lsp_with(&env).await;
-        c.wait_progress_end("Indexing vault", Duration::from_secs(30))
-            .await
-            .expect("indexing ended");
-        c
+        let mut all: EnvVars = gemini_env(scenario);
+        all.extend(env(extra));
+        v.lsp_ready(&all).await
     }
 
     #[tokio::test(flavor = "multi_thread")]
@@ -692,6 +690,177 @@ mod selection {
             fake.requests("/v1/chat/completions")[0]["model"],
             "perplexity/sonar-pro"
         );
+        c.shutdown().await;
+    }
+}
+
+/// The engine API behind the editor: one engine per server (one Gemini CLI probe), research
+/// that keeps the questions deep search and Ask wrote, and a vault that cannot be opened.
+mod engine_api {
+    use super::*;
+    use crate::support::{EnvVars, env, fake_env, fakes, gemini_env};
+
+    const NOTE: &str = "# Koji\n\n- Koji grows best at 30 °C.\n\nHow long does koji take to grow?\n";
+
+    fn selection(uri: &str, query: &str) -> Value {
+        json!({"command": "scholia.deepSearch", "arguments": [{"uri": uri, "query": query}]})
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn research_keeps_questions_and_the_cli_is_probed_once() {
+        let fake = fakes().await;
+        let v = TestVault::with_files(&[
+            ("Koji.md", NOTE),
+            ("Rice.md", "# Rice\n\nKoji grows on steamed rice.\n"),
+        ]);
+        let versions = v.home.join("versions.log");
+        let mut all: EnvVars = fake_env(&fake, "fake");
+        all.extend(gemini_env("valid"));
+        all.extend(env(&[("GEMINI_FAKE_VERSION_LOG", versions.to_str().unwrap())]));
+        let mut c = v.lsp_ready(&all).await;
+        let uri = c.open(&v.path("Koji.md"), NOTE).await;
+        for query in ["How long does koji take to grow?", "Which rice suits koji?"] {
+            c.request("workspace/executeCommand", selection(&uri, query)).await;
+            let end = c
+                .wait_progress_end("Deep search selection", Duration::from_secs(30))
+                .await
+                .unwrap();
+            assert!(
+                end["params"]["value"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("verified"),
+                "{end}"
+            );
+            c.notifications.clear();
+        }
+        assert_eq!(
+            std::fs::read_to_string(&versions).unwrap().lines().count(),
+            1,
+            "one Gemini CLI handle per process: `--version` runs once"
+        );
+        c.request(
+            "workspace/executeCommand",
+            json!({"command": "scholia.research", "arguments": [{"uri": uri, "depth": "shallow"}]}),
+        )
+        .await;
+        let end = c
+            .wait_progress_end("Research this note", Duration::from_secs(30))
+            .await
+            .unwrap();
+        assert!(
+            end["params"]["value"]["message"].as_str().unwrap().starts_with("Wrote"),
+            "{end}"
+        );
+        let text = c.docs[&uri].0.clone();
+        let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("`{s}` missing:\n{text}"));
+        // Research's own part first, both questions kept after it, each once.
+        assert!(at("**Sources**") < at("### How long does koji take to grow?"), "{text}");
+        assert!(at("### How long does koji take to grow?") < at("### Which rice suits koji?"));
+        assert_eq!(text.matches("### Which rice suits koji?").count(), 1);
+        assert_eq!(text.matches("\n## Research\n").count(), 1);
+        // Research again: still one copy of everything.
+        c.notifications.clear();
+        c.request(
+            "workspace/executeCommand",
+            json!({"command": "scholia.research", "arguments": [{"uri": uri, "depth": "shallow"}]}),
+        )
+        .await;
+        c.wait_progress_end("Research this note", Duration::from_secs(30))
+            .await
+            .unwrap();
+        let again = c.docs[&uri].0.clone();
+        assert_eq!(
+            again.matches("### How long does koji take to grow?").count(),
+            1,
+            "{again}"
+        );
+        assert_eq!(again.matches("**Sources**").count(), 1, "{again}");
+        c.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_vault_that_cannot_be_opened_says_why_once_and_questions_still_work() {
+        let v = TestVault::with_files(&[("Koji.md", NOTE)]);
+        // An index directory inside the vault is refused: the vault cannot be opened.
+        let inside = v.root.join(".cache");
+        let mut all: EnvVars = gemini_env("valid");
+        all.extend(env(&[("SCHOLIA_CACHE_DIR", inside.to_str().unwrap())]));
+        let mut c = v.lsp_with(&all).await;
+        let end = c
+            .wait_progress_end("Indexing vault", Duration::from_secs(30))
+            .await
+            .unwrap();
+        assert!(
+            end["params"]["value"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("failed: the vault could not be opened: index directory"),
+            "{end}"
+        );
+        let uri = c.open(&v.path("Koji.md"), NOTE).await;
+        // Research needs the index: it says why there is none, not "still being opened".
+        let r = c
+            .request_raw(
+                "workspace/executeCommand",
+                json!({"command": "scholia.research", "arguments": [{"uri": uri}]}),
+            )
+            .await;
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("the vault could not be opened"), "{r}");
+        assert_eq!(r["error"]["data"]["code"], "INVALID_CONFIG", "{r}");
+        // Deep search needs no index.
+        c.request(
+            "workspace/executeCommand",
+            selection(&uri, "How long does koji take to grow?"),
+        )
+        .await;
+        let end = c
+            .wait_progress_end("Deep search selection", Duration::from_secs(30))
+            .await
+            .unwrap();
+        assert_eq!(end["params"]["value"]["message"], "verified after 2 rounds, 3 sources");
+        assert!(c.docs[&uri].0.contains("### How long does koji take to grow?"));
+        c.pump(Duration::from_millis(200)).await;
+        let shown = c
+            .notifications
+            .iter()
+            .filter(|n| n["method"] == "window/showMessage")
+            .filter(|n| {
+                n["params"]["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("could not be opened")
+            })
+            .count();
+        assert_eq!(shown, 1, "reported once: {:?}", c.notifications);
+        c.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn errors_carry_their_code_and_kind() {
+        let v = TestVault::with_files(&[("Koji.md", NOTE)]);
+        let mut c = v.lsp_ready(&Vec::new()).await;
+        let uri = c.open(&v.path("Koji.md"), NOTE).await;
+        let r = c
+            .request_raw(
+                "workspace/executeCommand",
+                json!({"command": "scholia.ask", "arguments": [{"uri": uri, "query": "x"}]}),
+            )
+            .await;
+        assert_eq!(
+            r["error"]["data"],
+            json!({"code": "NOT_CONFIGURED", "kind": "not_configured"})
+        );
+        assert_eq!(r["error"]["code"], -32803, "RequestFailed");
+        let r = c
+            .request_raw(
+                "workspace/executeCommand",
+                json!({"command": "scholia.ask", "arguments": [{"uri": uri, "query": "x", "model": "gpt"}]}),
+            )
+            .await;
+        assert_eq!(r["error"]["data"]["kind"], "invalid_input");
+        assert_eq!(r["error"]["code"], -32602, "InvalidParams");
         c.shutdown().await;
     }
 }

@@ -3,7 +3,7 @@
 mod support;
 
 mod cli;
-pub mod deep_search;
+mod deep_search;
 mod index;
 mod lsp;
 mod nvim;

@@ -55,11 +55,11 @@ fn index_symbols_and_wikilink_jump() {
 #[tokio::test(flavor = "multi_thread")]
 async fn research_code_action_progress_typing_and_cancel() {
     let v = example();
-    let fake = crate::research::fakes().await;
+    let fake = crate::support::fakes().await;
     let Some(mut nvim) = nvim_command("research.lua", &v) else {
         return;
     };
-    nvim.envs(crate::research::fake_env(&fake, "fake:latency=700"));
+    nvim.envs(crate::support::fake_env(&fake, "fake:latency=700"));
     let out = tokio::task::spawn_blocking(move || nvim.output().unwrap())
         .await
         .unwrap();
@@ -72,7 +72,6 @@ fn deep_search_on_a_visual_selection() {
     let Some(mut nvim) = nvim_command("deep_search.lua", &v) else {
         return;
     };
-    nvim.env("GEMINI_CLI", crate::deep_search::fake_gemini())
-        .env("FAKE_GEMINI_SCENARIO", "valid");
+    nvim.envs(crate::support::gemini_env("valid"));
     check("deep_search.lua", nvim.output().unwrap());
 }

@@ -3,37 +3,16 @@
 
 use std::time::{Duration, Instant};
 
-use scholia::fakes::{FakeServer, Latency};
 use scholia::llm::{ChatClient, ChatRequest, LlmConfig, LlmError, Message, StructuredMode};
+use scholia::prompts::Library;
+use scholia_fakes::FakeServer;
 use serde_json::{Value, json};
 
-use crate::support::{TestVault, repo, stderr, stdout};
-
-pub fn pages_dir() -> std::path::PathBuf {
-    repo().join("../shared/webpages/readability-test-pages")
-}
-
-pub async fn fakes() -> FakeServer {
-    FakeServer::start(pages_dir(), Latency::default(), 0).await.unwrap()
-}
-
-/// The environment pointing every provider at the fakes.
-pub fn fake_env(server: &FakeServer, model: &str) -> Vec<(String, String)> {
-    vec![
-        ("SCHOLIA_LLM_BASE_URL".into(), format!("{}/v1", server.base())),
-        ("SCHOLIA_LLM_MODEL".into(), model.into()),
-        ("SCHOLIA_DUCKDUCKGO_URL".into(), server.base()),
-        ("SCHOLIA_ALLOW_PRIVATE_HOSTS".into(), "1".into()),
-    ]
-}
+use crate::support::{TestVault, fake_env, fakes, stderr, stdout};
 
 /// Runs the binary off the runtime (the fakes live on it).
 async fn run(v: &TestVault, env: &[(String, String)], args: &[&str]) -> std::process::Output {
-    let mut cmd = v.cmd();
-    cmd.envs(env.iter().map(|(k, v)| (k, v))).args(args);
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
+    v.cli(env, args).await
 }
 
 fn section(text: &str) -> &str {
@@ -470,10 +449,13 @@ async fn structured_output_negotiation() {
     let schema = json!({"type": "object"});
     // A server that rejects json_schema gets json_object, and the client remembers.
     let c = client(&server, "fake:no-json-schema", Duration::from_secs(10));
-    let (t, _): (Topics, _) = c.json(topic_messages(), "topics", &schema, c.deadline()).await.unwrap();
+    let (t, _): (Topics, _) = c
+        .json(topic_messages(), "topics", &schema, &Library::builtin(), c.deadline())
+        .await
+        .unwrap();
     assert_eq!(t.topics.len(), 1);
     assert_eq!(c.structured_mode(), StructuredMode::JsonObject);
-    c.json::<Topics>(topic_messages(), "topics", &schema, c.deadline())
+    c.json::<Topics>(topic_messages(), "topics", &schema, &Library::builtin(), c.deadline())
         .await
         .unwrap();
     let formats: Vec<Value> = chat_requests(&server)
@@ -487,23 +469,32 @@ async fn structured_output_negotiation() {
 
     // One that rejects any response_format gets a plain prompt and answers in a fence.
     let c = client(&server, "fake:no-response-format", Duration::from_secs(10));
-    let (t, _): (Topics, _) = c.json(topic_messages(), "topics", &schema, c.deadline()).await.unwrap();
+    let (t, _): (Topics, _) = c
+        .json(topic_messages(), "topics", &schema, &Library::builtin(), c.deadline())
+        .await
+        .unwrap();
     assert_eq!(t.topics.len(), 1);
     assert_eq!(c.structured_mode(), StructuredMode::PromptOnly);
 
     // A malformed answer is repaired once; twice is an error naming the problem.
     let c = client(&server, "fake:malformed-first", Duration::from_secs(10));
-    let (_, usage): (Topics, _) = c.json(topic_messages(), "topics", &schema, c.deadline()).await.unwrap();
+    let (_, usage): (Topics, _) = c
+        .json(topic_messages(), "topics", &schema, &Library::builtin(), c.deadline())
+        .await
+        .unwrap();
     assert_eq!(usage.calls, 2);
     let c = client(&server, "fake:malformed-always", Duration::from_secs(10));
     let err = c
-        .json::<Topics>(topic_messages(), "topics", &schema, c.deadline())
+        .json::<Topics>(topic_messages(), "topics", &schema, &Library::builtin(), c.deadline())
         .await
         .unwrap_err();
     assert!(matches!(err, LlmError::BadJson { .. }), "{err}");
     // Think blocks are stripped.
     let c = client(&server, "fake:think", Duration::from_secs(10));
-    let (t, _): (Topics, _) = c.json(topic_messages(), "topics", &schema, c.deadline()).await.unwrap();
+    let (t, _): (Topics, _) = c
+        .json(topic_messages(), "topics", &schema, &Library::builtin(), c.deadline())
+        .await
+        .unwrap();
     assert_eq!(t.topics.len(), 1);
 }
 

@@ -6,27 +6,17 @@ use std::time::{Duration, Instant};
 use scholia::research::sonar::{AskRequest, MODELS, Sonar};
 use serde_json::{Value, json};
 
-use crate::research::fakes;
-use crate::support::{TestVault, stderr};
+use crate::support::{EnvVars, TestVault, fakes, openrouter_env, stderr};
 
-fn openrouter_env(server: &scholia::fakes::FakeServer, key: &str) -> Vec<(String, String)> {
-    vec![
-        ("OPENROUTER_API_KEY".into(), key.into()),
-        ("OPENROUTER_BASE_URL".into(), format!("{}/v1", server.base())),
-    ]
-}
-
-async fn ask(env: Vec<(String, String)>, args: &[&str]) -> (std::process::Output, Value, Duration) {
+async fn ask(env: EnvVars, args: &[&str]) -> (std::process::Output, Value, Duration) {
     let v = TestVault::empty();
-    let mut cmd = v.cmd();
-    cmd.envs(env).arg("ask").args(args).arg("--json");
+    let args: Vec<&str> = ["ask"]
+        .into_iter()
+        .chain(args.iter().copied())
+        .chain(["--json"])
+        .collect();
     let started = Instant::now();
-    let out = tokio::task::spawn_blocking(move || {
-        let _keep = v;
-        cmd.output().unwrap()
-    })
-    .await
-    .unwrap();
+    let out = v.cli(&env, &args).await;
     let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     (out, json, started.elapsed())
 }
@@ -180,7 +170,7 @@ async fn http_failures_map_to_clear_messages_within_one_deadline() {
     );
 }
 
-fn client(server: &scholia::fakes::FakeServer) -> Sonar {
+fn client(server: &scholia_fakes::FakeServer) -> Sonar {
     let env: std::collections::HashMap<String, String> = openrouter_env(server, "test-key")
         .into_iter()
         .chain([("HOME".to_string(), "/nonexistent-home".to_string())])

@@ -1,14 +1,66 @@
-//! Shared setup: temp vaults, the real binary with private directories, in-process servers.
+//! Shared setup, in one place: temp vaults, the loopback fakes and the environment that points
+//! at them, the real binary with private directories ("run the CLI"), and in-process language
+//! servers ("LSP ready").
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
+
+use scholia_fakes::{FakeServer, Latency};
 
 #[path = "../support/lsp_client.rs"]
 pub mod lsp_client;
 
 pub use lsp_client::LspClient;
+
+/// Environment variables for the binary or a server: one shape everywhere.
+pub type EnvVars = Vec<(String, String)>;
+
+pub fn env(pairs: &[(&str, &str)]) -> EnvVars {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+pub fn pages_dir() -> PathBuf {
+    repo().join("../shared/webpages/readability-test-pages")
+}
+
+/// The loopback fakes of every remote API, on this runtime.
+pub async fn fakes() -> FakeServer {
+    FakeServer::start(pages_dir(), Latency::default(), 0).await.unwrap()
+}
+
+/// The environment pointing the research LLM, web search and page fetching at the fakes.
+pub fn fake_env(server: &FakeServer, model: &str) -> EnvVars {
+    env(&[
+        ("SCHOLIA_LLM_BASE_URL", &format!("{}/v1", server.base())),
+        ("SCHOLIA_LLM_MODEL", model),
+        ("SCHOLIA_DUCKDUCKGO_URL", &server.base()),
+        ("SCHOLIA_ALLOW_PRIVATE_HOSTS", "1"),
+    ])
+}
+
+/// The environment pointing OpenRouter (the Sonar tiers) at the fakes.
+pub fn openrouter_env(server: &FakeServer, key: &str) -> EnvVars {
+    env(&[
+        ("OPENROUTER_API_KEY", key),
+        ("OPENROUTER_BASE_URL", &format!("{}/v1", server.base())),
+    ])
+}
+
+/// The fake Gemini CLI (`GEMINI_FAKE_SCENARIO` picks its behaviour).
+pub fn fake_gemini() -> PathBuf {
+    repo().join("tests/fakes/gemini")
+}
+
+/// The fake Gemini CLI running `scenario`.
+pub fn gemini_env(scenario: &str) -> EnvVars {
+    env(&[
+        ("GEMINI_CLI", &fake_gemini().display().to_string()),
+        ("GEMINI_FAKE_SCENARIO", scenario),
+    ])
+}
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -109,8 +161,17 @@ impl TestVault {
         self.cmd().args(args).output().unwrap()
     }
 
+    /// Runs the binary off the runtime (the fakes live on it), with `env` added.
+    pub async fn cli(&self, env: &[(String, String)], args: &[&str]) -> Output {
+        let mut cmd = self.cmd();
+        cmd.envs(env.iter().map(|(k, v)| (k, v))).args(args);
+        tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap()
+    }
+
     /// Environment variables for the server: private directories, plus `extra`.
-    pub fn env(&self, extra: &[(&str, &str)]) -> std::collections::HashMap<String, String> {
+    pub fn env(&self, extra: &EnvVars) -> std::collections::HashMap<String, String> {
         let mut env: std::collections::HashMap<String, String> = [
             ("HOME", self.home.clone()),
             ("SCHOLIA_CONFIG_DIR", self.home.join("config")),
@@ -120,17 +181,26 @@ impl TestVault {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.display().to_string()))
         .collect();
-        env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        env.extend(extra.iter().cloned());
         env
     }
 
     /// An in-process language server over pipes, initialized on this vault.
     pub async fn lsp(&self) -> LspClient {
-        self.lsp_with(&[]).await
+        self.lsp_with(&Vec::new()).await
+    }
+
+    /// Like [`TestVault::lsp`], once the vault is indexed.
+    pub async fn lsp_ready(&self, env: &EnvVars) -> LspClient {
+        let mut c = self.lsp_with(env).await;
+        c.wait_progress_end("Indexing vault", Duration::from_secs(30))
+            .await
+            .expect("indexing ended");
+        c
     }
 
     /// Like [`TestVault::lsp`], with extra environment variables (LLM and search fakes).
-    pub async fn lsp_with(&self, env: &[(&str, &str)]) -> LspClient {
+    pub async fn lsp_with(&self, env: &EnvVars) -> LspClient {
         let (client_side, server_side) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_side);
         let config = scholia::lsp::LspConfig { env: self.env(env) };

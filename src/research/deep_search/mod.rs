@@ -1,23 +1,24 @@
 //! deep_search (DESIGN §7, seeds 002 and 003): multi-round research with verification. Round 1
 //! drafts a report from five perspectives; rounds 2..N verify and update it until a round says
-//! `verified: true` or the rounds run out. Two backends run a round: the Gemini CLI (which
-//! searches and reads itself) and the research LLM fed by scholia's own web search and fetcher.
+//! `verified: true` or the rounds run out. Two [`Backend`]s run a round: the Gemini CLI
+//! (`gemini.rs`, which searches and reads itself) and the research LLM fed by scholia's own web
+//! search and fetcher (`llm.rs`).
+
+mod gemini;
+mod llm;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-use super::Engine;
-use super::citations;
 use crate::config::DeepSearchBackend;
-use crate::gemini_cli::{CliError, GeminiCli, Purpose, Tokens};
-use crate::llm::{ChatClient, Message, Usage};
-use crate::prompts::untrusted;
-use crate::web::search as websearch;
+use crate::engine::{Engine, Job};
+use crate::error::{Coded, ErrorKind};
+use crate::gemini_cli::{CliError, Tokens};
+use crate::llm::Usage;
+use crate::prompts::{self, untrusted};
 
 pub const MAX_QUERY_CHARS: usize = 2_000;
 pub const MAX_ITERATIONS_LIMIT: u32 = 50;
@@ -25,11 +26,6 @@ pub const MAX_ITERATIONS_LIMIT: u32 = 50;
 pub const JSON_CYCLES: usize = 3;
 /// Waits before cycle 2, 3 (and a 4th, were there one).
 pub const CYCLE_BACKOFF: [Duration; 3] = [Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(5)];
-const QUERIES_PER_ROUND: usize = 5;
-const RESULTS_PER_QUERY: usize = 5;
-const PAGES_PER_ROUND: usize = 5;
-const PAGE_CHARS: usize = 12_000;
-const SEARCH_TIMEOUT: Duration = Duration::from_secs(30);
 const SUMMARY_CHARS: usize = 300;
 
 /// The JSON every round must answer with; also the example shown to the model and the
@@ -90,15 +86,28 @@ struct RoundJsonMeta {
     summary: Option<String>,
 }
 
+/// Why a round's answer is not usable.
+#[derive(Debug, thiserror::Error)]
+enum BadRound {
+    #[error("no JSON object found")]
+    NoJson,
+    #[error("JSON has the wrong shape: {0}")]
+    Shape(#[from] serde_json::Error),
+    #[error("the report is empty")]
+    EmptyReport,
+    #[error("the round reported success: false")]
+    Unsuccessful,
+}
+
 /// Parses a round's answer: the outermost JSON object (fenced or not) with a non-empty report.
-fn parse_round(text: &str) -> Result<RoundJson, String> {
-    let value = crate::llm::json::extract(text).ok_or("no JSON object found")?;
-    let round: RoundJson = serde_json::from_value(value).map_err(|e| format!("JSON has the wrong shape: {e}"))?;
+fn parse_round(text: &str) -> Result<RoundJson, BadRound> {
+    let value = crate::llm::json::extract(text).ok_or(BadRound::NoJson)?;
+    let round: RoundJson = serde_json::from_value(value)?;
     if round.report.trim().is_empty() {
-        return Err("the report is empty".into());
+        return Err(BadRound::EmptyReport);
     }
     if round.success == Some(false) {
-        return Err("the round reported success: false".into());
+        return Err(BadRound::Unsuccessful);
     }
     Ok(round)
 }
@@ -115,28 +124,44 @@ pub struct DeepSearchRequest {
 #[error("{message}")]
 pub struct DeepSearchError {
     pub code: &'static str,
+    pub kind: ErrorKind,
     pub message: String,
     /// Every later round would fail the same way (missing CLI, bad login, cancelled).
     stops_the_loop: bool,
 }
 
+impl Coded for DeepSearchError {
+    fn code(&self) -> &'static str {
+        self.code
+    }
+    fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+}
+
 impl DeepSearchError {
-    fn new(code: &'static str, message: impl Into<String>) -> DeepSearchError {
+    fn new(code: &'static str, kind: ErrorKind, message: impl Into<String>) -> DeepSearchError {
         DeepSearchError {
             code,
+            kind,
             message: message.into(),
             stops_the_loop: false,
         }
     }
 
+    /// A round failed: the loop goes on with the next one.
+    fn failed(message: impl Into<String>) -> DeepSearchError {
+        DeepSearchError::new("EXECUTION_ERROR", ErrorKind::Upstream, message)
+    }
+
     fn invalid(message: impl Into<String>) -> DeepSearchError {
-        DeepSearchError::new("INVALID_INPUT", message)
+        DeepSearchError::new("INVALID_INPUT", ErrorKind::InvalidInput, message)
     }
 
     pub fn cancelled() -> DeepSearchError {
         DeepSearchError {
             stops_the_loop: true,
-            ..DeepSearchError::new("CANCELLED", "cancelled; nothing was written")
+            ..DeepSearchError::new("CANCELLED", ErrorKind::Cancelled, crate::error::CANCELLED)
         }
     }
 }
@@ -146,9 +171,22 @@ impl From<CliError> for DeepSearchError {
         if matches!(e, CliError::Cancelled) {
             return DeepSearchError::cancelled();
         }
+        let kind = match e {
+            CliError::NotFound { .. } => ErrorKind::NotConfigured,
+            _ => ErrorKind::Upstream,
+        };
         DeepSearchError {
             stops_the_loop: e.is_fatal(),
-            ..DeepSearchError::new(e.code(), e.to_string())
+            ..DeepSearchError::new(e.code(), kind, e.to_string())
+        }
+    }
+}
+
+impl From<crate::prompts::TemplateError> for DeepSearchError {
+    fn from(e: crate::prompts::TemplateError) -> DeepSearchError {
+        DeepSearchError {
+            stops_the_loop: true,
+            ..DeepSearchError::new(e.code(), e.kind(), format!("template: {e}"))
         }
     }
 }
@@ -196,7 +234,7 @@ pub struct DeepSearchResult {
     pub metadata: Metadata,
 }
 
-/// Progress for `$/progress` and the terminal.
+/// Progress of deep_search.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DeepEvent {
     Started { backend: &'static str, max: u32 },
@@ -244,13 +282,39 @@ struct RoundOutput {
     summary: String,
 }
 
-/// Accumulates what rounds spent and which model ran them.
+/// What rounds spent and which model ran them.
 #[derive(Default)]
 struct Spend {
     tokens: Option<Tokens>,
     usage: Option<Usage>,
     detected_model: Option<String>,
     citations_removed: usize,
+}
+
+impl Spend {
+    fn add_llm(&mut self, u: &Usage) {
+        self.usage.get_or_insert_with(Usage::default).add(u);
+    }
+}
+
+/// What runs a round: the Gemini CLI or the research LLM.
+trait Backend {
+    fn name(&self) -> &'static str;
+
+    /// The model that runs the rounds, when configured.
+    fn configured_model(&self) -> Option<String>;
+
+    /// Checks the backend can run at all, before the first round.
+    async fn ready(&self) -> Result<(), DeepSearchError>;
+
+    async fn round(
+        &self,
+        query: &str,
+        n: u32,
+        current: Option<&str>,
+        spend: &mut Spend,
+        job: &Job,
+    ) -> Result<RoundOutput, DeepSearchError>;
 }
 
 /// Checks the request and settles the backend and the round count.
@@ -274,7 +338,7 @@ pub fn validate(engine: &Engine, req: &DeepSearchRequest) -> Result<(DeepSearchB
         }
         Some(n) => n.max(2),
     };
-    let cli = GeminiCli::new(&engine.settings.gemini_cli.program, &engine.settings.dirs.config);
+    let cli = &engine.gemini;
     let backend = match req.backend.or(engine.settings.deep_search_backend) {
         Some(b) => b,
         None if cli.is_installed() => DeepSearchBackend::GeminiCli,
@@ -282,6 +346,7 @@ pub fn validate(engine: &Engine, req: &DeepSearchRequest) -> Result<(DeepSearchB
         None => {
             return Err(DeepSearchError::new(
                 "CLI_NOT_FOUND",
+                ErrorKind::NotConfigured,
                 format!(
                     "deep search needs the Gemini CLI or a research LLM: the Gemini CLI `{}` was not found \
                      (install it with `{}`) and no LLM is configured (set SCHOLIA_LLM_BASE_URL and SCHOLIA_LLM_MODEL)",
@@ -303,24 +368,32 @@ pub fn validate(engine: &Engine, req: &DeepSearchRequest) -> Result<(DeepSearchB
 pub async fn deep_search(
     engine: &Engine,
     req: &DeepSearchRequest,
-    progress: &(dyn Fn(DeepEvent) + Send + Sync),
-    cancel: &CancellationToken,
+    job: &Job,
 ) -> Result<DeepSearchResult, DeepSearchError> {
     let (backend, max) = validate(engine, req)?;
+    match backend {
+        DeepSearchBackend::GeminiCli => run(&gemini::GeminiBackend { engine }, req, max, job).await,
+        DeepSearchBackend::Llm => {
+            let llm = engine.llm.as_deref().expect("validated");
+            run(&llm::LlmBackend { engine, llm }, req, max, job).await
+        }
+    }
+}
+
+async fn run<B: Backend>(
+    backend: &B,
+    req: &DeepSearchRequest,
+    max: u32,
+    job: &Job,
+) -> Result<DeepSearchResult, DeepSearchError> {
     let query = req.query.trim().to_string();
     let started = Instant::now();
     let timestamp = time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default();
-    let mut cli = GeminiCli::new(&engine.settings.gemini_cli.program, &engine.settings.dirs.config);
-    cli.timeout = engine.settings.gemini_cli.timeout;
-    cli.kill_grace = cli.kill_grace.min(cli.timeout);
-    if backend == DeepSearchBackend::GeminiCli {
-        // Fails fast with CLI_NOT_FOUND before any round.
-        cli.json_output().await?;
-    }
-    progress(DeepEvent::Started {
-        backend: backend.as_str(),
+    backend.ready().await?;
+    job.report(DeepEvent::Started {
+        backend: backend.name(),
         max,
     });
 
@@ -330,29 +403,20 @@ pub async fn deep_search(
     let mut last_error = String::new();
     let mut iterations = 0;
     for n in 1..=max {
-        if cancel.is_cancelled() {
+        if job.is_cancelled() {
             return Err(DeepSearchError::cancelled());
         }
         iterations = n;
         info(format!("Deep search round {n}/{max}..."));
-        progress(DeepEvent::RoundStarted { n, max });
+        job.report(DeepEvent::RoundStarted { n, max });
         let current = best.as_ref().map(|b| b.report.as_str());
-        let outcome = match backend {
-            DeepSearchBackend::GeminiCli => {
-                cli_round(engine, &cli, &query, n, current, &mut spend, progress, cancel).await
-            }
-            DeepSearchBackend::Llm => {
-                let llm = engine.llm.as_deref().expect("validated");
-                tokio::select! {
-                    r = llm_round(engine, llm, &query, n, current, &mut spend) => r,
-                    _ = cancel.cancelled() => Err(DeepSearchError::cancelled()),
-                }
-            }
-        };
+        // Each backend stops on cancellation itself (the CLI's process group must be killed,
+        // not abandoned).
+        let outcome = backend.round(&query, n, current, &mut spend, job).await;
         match outcome {
             Ok(out) => {
                 info(format!("Round {n} completed, verified: {}", out.verified));
-                progress(DeepEvent::RoundCompleted {
+                job.report(DeepEvent::RoundCompleted {
                     n,
                     max,
                     verified: out.verified,
@@ -374,7 +438,7 @@ pub async fn deep_search(
             Err(e) if e.stops_the_loop => return Err(e),
             Err(e) => {
                 eprintln!("[ERROR] Deep search round {n} failed: {}", e.message);
-                progress(DeepEvent::RoundFailed {
+                job.report(DeepEvent::RoundFailed {
                     n,
                     max,
                     error: e.message.clone(),
@@ -393,10 +457,9 @@ pub async fn deep_search(
     }
     let Some(best) = best else {
         info(format!("Deep search completed: {iterations} rounds, verified: false"));
-        return Err(DeepSearchError::new(
-            "EXECUTION_ERROR",
-            format!("deep search failed: all {iterations} rounds failed; last error: {last_error}"),
-        ));
+        return Err(DeepSearchError::failed(format!(
+            "deep search failed: all {iterations} rounds failed; last error: {last_error}"
+        )));
     };
     info(format!(
         "Deep search completed: {iterations} rounds, verified: {}",
@@ -411,10 +474,6 @@ pub async fn deep_search(
         n.push_str("; this is the best result obtained.");
         n
     });
-    let configured = match backend {
-        DeepSearchBackend::GeminiCli => engine.settings.gemini_cli.model.clone(),
-        DeepSearchBackend::Llm => engine.llm.as_ref().map(|l| l.model().to_string()),
-    };
     Ok(DeepSearchResult {
         success: true,
         verified: best.verified,
@@ -422,13 +481,14 @@ pub async fn deep_search(
         metadata: Metadata {
             duration_ms: started.elapsed().as_millis() as u64,
             query,
-            model: configured
+            model: backend
+                .configured_model()
                 .or(spend.detected_model)
                 .unwrap_or_else(|| "auto-detected".into()),
             timestamp,
             iterations,
             max_iterations: max,
-            backend: backend.as_str(),
+            backend: backend.name(),
             sources_visited: dedupe(rounds.iter().flat_map(|r| r.sources_visited.iter())),
             search_queries_used: dedupe(rounds.iter().flat_map(|r| r.search_queries.iter())),
             rounds,
@@ -461,6 +521,7 @@ fn summary_of(summary: Option<String>, report: &str) -> String {
     cut
 }
 
+/// The round-1 or verification prompt, with `material` gathered by scholia (LLM backend).
 fn render_round_prompt(
     engine: &Engine,
     query: &str,
@@ -468,284 +529,15 @@ fn render_round_prompt(
     current: Option<&str>,
     material: Option<String>,
 ) -> Result<String, DeepSearchError> {
-    let r = match current {
+    Ok(match current {
         None => engine.library.render(
-            "prompts/deep-search-prompt.md",
+            prompts::DEEP_SEARCH_PROMPT,
             json!({"query": untrusted(query), "schema": schema_example(), "material": material}),
-        ),
+        )?,
         Some(current) => engine.library.render(
-            "prompts/verify-prompt.md",
+            prompts::VERIFY_PROMPT,
             json!({"query": untrusted(query), "current": untrusted(current), "round": n, "schema": schema_example(), "material": material}),
-        ),
-    };
-    r.map_err(|e| DeepSearchError::new("EXECUTION_ERROR", format!("template: {e}")))
-}
-
-/// One round through the Gemini CLI, with the seed-003 JSON cycle: main prompt; on invalid JSON
-/// a correction run over a temp file; on failed correction the whole cycle again after a
-/// backoff; `EXECUTION_ERROR` after [`JSON_CYCLES`].
-#[allow(clippy::too_many_arguments)]
-async fn cli_round(
-    engine: &Engine,
-    cli: &GeminiCli,
-    query: &str,
-    n: u32,
-    current: Option<&str>,
-    spend: &mut Spend,
-    progress: &(dyn Fn(DeepEvent) + Send + Sync),
-    cancel: &CancellationToken,
-) -> Result<RoundOutput, DeepSearchError> {
-    let prompt = render_round_prompt(engine, query, n, current, None)?;
-    let settings = &engine.settings.gemini_cli;
-    for cycle in 1..=JSON_CYCLES {
-        let out = cli
-            .run(&prompt, settings.model.as_deref(), Purpose::Search, cancel)
-            .await
-            .map_err(DeepSearchError::from)?;
-        spend.add_cli(&out);
-        let parse_error = match parse_round(&out.response) {
-            Ok(r) => return Ok(cli_output(r)),
-            Err(e) => e,
-        };
-        tracing::warn!("round {n}: output is not valid JSON ({parse_error}); attempting correction");
-        progress(DeepEvent::Correcting { n, cycle });
-        match correct(engine, cli, &out.response, cancel, spend).await {
-            Ok(r) => return Ok(cli_output(r)),
-            Err(CliError::Cancelled) => return Err(DeepSearchError::cancelled()),
-            Err(e) if e.is_fatal() => return Err(e.into()),
-            Err(e) => eprintln!("[ERROR] JSON correction failed (round {n}, attempt {cycle}/{JSON_CYCLES}): {e}"),
-        }
-        if cycle < JSON_CYCLES {
-            let wait = CYCLE_BACKOFF[cycle - 1];
-            tokio::select! {
-                _ = tokio::time::sleep(wait) => {}
-                _ = cancel.cancelled() => return Err(DeepSearchError::cancelled()),
-            }
-        }
-    }
-    Err(DeepSearchError::new(
-        "EXECUTION_ERROR",
-        format!(
-            "round {n}: the Gemini CLI's output was not valid JSON in {JSON_CYCLES} attempts; all retry and correction attempts were exhausted"
-        ),
-    ))
-}
-
-fn cli_output(r: RoundJson) -> RoundOutput {
-    RoundOutput {
-        verified: r.verified,
-        summary: summary_of(r.metadata.summary, &r.report),
-        report: r.report,
-        sources: r.metadata.sources_visited,
-        queries: r.metadata.search_queries_used,
-    }
-}
-
-impl Spend {
-    fn add_cli(&mut self, out: &crate::gemini_cli::CliOutput) {
-        self.tokens.get_or_insert_with(Tokens::default).add(&out.tokens);
-        if self.detected_model.is_none() {
-            self.detected_model = out.models.first().cloned();
-        }
-    }
-
-    fn add_llm(&mut self, u: &Usage) {
-        self.usage.get_or_insert_with(Usage::default).add(u);
-    }
-}
-
-/// Writes the invalid output to a temp file, asks the CLI to reformat it, deletes the file.
-async fn correct(
-    engine: &Engine,
-    cli: &GeminiCli,
-    invalid: &str,
-    cancel: &CancellationToken,
-    spend: &mut Spend,
-) -> Result<RoundJson, CliError> {
-    let path = cli.write_temp(invalid).map_err(|e| CliError::Io {
-        program: cli.program().into(),
-        message: format!("writing the temp file for JSON correction: {e}"),
-    })?;
-    let prompt = engine.library.render(
-        "prompts/json-correction.md",
-        json!({"path": path.display().to_string(), "schema": schema_example()}),
-    );
-    let result = match prompt {
-        Err(e) => Err(CliError::Io {
-            program: cli.program().into(),
-            message: format!("template: {e}"),
-        }),
-        Ok(prompt) => {
-            let model = engine.settings.gemini_cli.correction_model.as_deref();
-            cli.run(&prompt, model, Purpose::Correction, cancel).await
-        }
-    };
-    if let Err(e) = std::fs::remove_file(&path) {
-        eprintln!("[ERROR] could not delete {}: {e}", path.display());
-        tracing::error!("could not delete {}: {e}", path.display());
-    }
-    let out = result?;
-    spend.add_cli(&out);
-    parse_round(&out.response).map_err(|e| CliError::Io {
-        program: cli.program().into(),
-        message: format!("the corrected output is still not valid: {e}"),
-    })
-}
-
-#[derive(Deserialize)]
-struct Queries {
-    queries: Vec<String>,
-}
-
-/// One round with the research LLM: it plans queries, scholia searches and reads pages, the LLM
-/// writes the round's JSON from that material, and citations are checked against it.
-async fn llm_round(
-    engine: &Engine,
-    llm: &ChatClient,
-    query: &str,
-    n: u32,
-    current: Option<&str>,
-    spend: &mut Spend,
-) -> Result<RoundOutput, DeepSearchError> {
-    let failed =
-        |what: &str, e: &dyn std::fmt::Display| DeepSearchError::new("EXECUTION_ERROR", format!("{what}: {e}"));
-    let system = engine
-        .library
-        .render("prompts/system.md", json!({}))
-        .map_err(|e| failed("template", &e))?;
-    let plan = engine
-        .library
-        .render(
-            "prompts/deep-search-queries.md",
-            json!({"query": untrusted(query), "current": current.map(untrusted), "max": QUERIES_PER_ROUND}),
-        )
-        .map_err(|e| failed("template", &e))?;
-    let queries_schema = json!({"type": "object", "properties": {"queries": {"type": "array", "items": {"type": "string"}}}, "required": ["queries"]});
-    let (planned, usage): (Queries, Usage) = llm
-        .json(
-            vec![Message::system(system.clone()), Message::user(plan)],
-            "search_queries",
-            &queries_schema,
-            llm.deadline(),
-        )
-        .await
-        .map_err(|e| failed("planning searches", &e))?;
-    spend.add_llm(&usage);
-    let mut seen = HashSet::new();
-    let queries: Vec<String> = planned
-        .queries
-        .into_iter()
-        .map(|q| q.trim().to_string())
-        .filter(|q| !q.is_empty() && seen.insert(q.to_lowercase()))
-        .take(QUERIES_PER_ROUND)
-        .collect();
-    let queries = if queries.is_empty() {
-        vec![query.to_string()]
-    } else {
-        queries
-    };
-
-    let searches = join_all(queries.iter().map(|q| async move {
-        let _permit = engine.search_permits.acquire().await.expect("semaphore never closes");
-        websearch::search(&*engine.search, q, RESULTS_PER_QUERY, Instant::now() + SEARCH_TIMEOUT).await
-    }))
-    .await;
-    let mut results = Vec::new();
-    let mut search_failures = Vec::new();
-    for (q, r) in queries.iter().zip(searches) {
-        match r {
-            Ok(rs) => results.push((q.clone(), rs)),
-            Err(e) => search_failures.push(format!("{q}: {e}")),
-        }
-    }
-    if results.iter().all(|(_, rs)| rs.is_empty()) {
-        return Err(DeepSearchError::new(
-            "EXECUTION_ERROR",
-            format!("no search results for any query ({})", search_failures.join("; ")),
-        ));
-    }
-    // Pages: the best result of each query first, then the second of each, …
-    let mut page_urls = Vec::new();
-    let mut seen_pages = HashSet::new();
-    for rank in 0..RESULTS_PER_QUERY {
-        for (_, rs) in &results {
-            if let Some(r) = rs.get(rank)
-                && page_urls.len() < PAGES_PER_ROUND
-                && seen_pages.insert(citations::normalize_url(&r.url))
-            {
-                page_urls.push(r.url.clone());
-            }
-        }
-    }
-    let pages = join_all(
-        page_urls
-            .iter()
-            .map(|u| engine.fetcher.fetch_page(u, engine.page_timeout, PAGE_CHARS)),
-    )
-    .await;
-    let mut allowed: HashSet<String> = HashSet::new();
-    let searches: Vec<Value> = results
-        .iter()
-        .map(|(q, rs)| {
-            let results: Vec<Value> = rs
-                .iter()
-                .map(|r| {
-                    allowed.insert(citations::normalize_url(&r.url));
-                    json!({"title": untrusted(&r.title), "url": r.url, "snippet": untrusted(&r.snippet)})
-                })
-                .collect();
-            json!({"query": untrusted(q), "results": results})
-        })
-        .collect();
-    let mut read = Vec::new();
-    let mut read_pages = Vec::new();
-    for (url, page) in page_urls.iter().zip(pages) {
-        match page {
-            Ok(p) => {
-                allowed.insert(citations::normalize_url(&p.url));
-                allowed.insert(citations::normalize_url(url));
-                read_pages.push(json!({"url": url, "content": untrusted(&p.content.markdown)}));
-                read.push(url.clone());
-            }
-            Err(e) => tracing::info!("page skipped: {url}: {e}"),
-        }
-    }
-    let material = engine
-        .library
-        .render(
-            "prompts/deep-search-material.md",
-            json!({"searches": searches, "pages": read_pages}),
-        )
-        .map_err(|e| failed("template", &e))?;
-    // A verification round may keep the sources the report already cites.
-    if let Some(c) = current {
-        // Checking against nothing lists every URL the text links to.
-        for u in citations::enforce(c, &HashSet::new(), &|_| true).1.urls {
-            allowed.insert(citations::normalize_url(&u));
-        }
-    }
-    let prompt = render_round_prompt(engine, query, n, current, Some(material))?;
-    let (round, usage): (RoundJson, Usage) = llm
-        .json(
-            vec![Message::system(system), Message::user(prompt)],
-            "deep_search_round",
-            &round_schema(),
-            llm.deadline(),
-        )
-        .await
-        .map_err(|e| failed("writing the report", &e))?;
-    spend.add_llm(&usage);
-    if round.report.trim().is_empty() {
-        return Err(failed("writing the report", &"the report is empty"));
-    }
-    let (report, removed) = citations::enforce(&round.report, &allowed, &|_| false);
-    spend.citations_removed += removed.urls.len();
-    Ok(RoundOutput {
-        verified: round.verified,
-        summary: summary_of(round.metadata.summary, &report),
-        report,
-        sources: read,
-        queries,
+        )?,
     })
 }
 
@@ -765,25 +557,22 @@ pub fn heading_for(query: &str) -> String {
 }
 
 /// The `### <query>` subsection body, from `templates/deep-search-section.md`.
-pub fn render_section(engine: &Engine, r: &DeepSearchResult) -> Result<String, DeepSearchError> {
+pub fn render_section(engine: &Engine, r: &DeepSearchResult) -> Result<String, crate::prompts::TemplateError> {
     let date = r.metadata.timestamp.get(..10).unwrap_or_default().to_string();
-    let report = super::note::contain_below(&r.result, 4);
-    engine
-        .library
-        .render(
-            "templates/deep-search-section.md",
-            json!({
-                "date": date,
-                "iterations": r.metadata.iterations,
-                "verified": r.verified,
-                "backend": r.metadata.backend,
-                "model": r.metadata.model,
-                "note": r.note,
-                "report": report.trim(),
-                "sources": r.metadata.sources_visited,
-            }),
-        )
-        .map_err(|e| DeepSearchError::new("EXECUTION_ERROR", format!("template: {e}")))
+    let report = crate::research::note::contain_below(&r.result, 4);
+    engine.library.render(
+        prompts::DEEP_SEARCH_SECTION,
+        json!({
+            "date": date,
+            "iterations": r.metadata.iterations,
+            "verified": r.verified,
+            "backend": r.metadata.backend,
+            "model": r.metadata.model,
+            "note": r.note,
+            "report": report.trim(),
+            "sources": r.metadata.sources_visited,
+        }),
+    )
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-use scholia::fakes::{FakeServer, Latency};
+use scholia_fakes::{FakeServer, Latency};
 
 #[derive(Parser)]
 struct Args {

@@ -1,0 +1,125 @@
+//! The command line, as clap parses it.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use scholia::config::DeepSearchBackend;
+use scholia::research::note::Depth;
+
+#[derive(Parser)]
+#[command(name = "scholia", version, about = "Research assistant for Markdown note vaults")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Index the vault (incrementally: only changed notes are read)
+    Index {
+        /// Vault directory (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// List every skipped, failed or truncated note with the reason
+        #[arg(long)]
+        reasons: bool,
+        /// Print the summary as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Full-text search of the vault (BM25; "quoted phrases", title:word)
+    Search {
+        query: String,
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// Maximum number of results
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        limit: u32,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Research a note and write the findings into its `## Research` section
+    Research {
+        /// The note: relative to the vault (or the current directory), or absolute
+        note: String,
+        /// Also read the top web pages of each topic
+        #[arg(long, conflicts_with = "depth")]
+        deep: bool,
+        /// shallow (search snippets) or deep (read pages)
+        #[arg(long, value_parser = parse_depth)]
+        depth: Option<Depth>,
+        /// Narrow the research to this aspect of the note
+        #[arg(long, value_name = "TEXT")]
+        focus: Option<String>,
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// Print the result as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Multi-round web research with verification (Gemini CLI or the research LLM)
+    DeepSearch {
+        /// The question to research
+        query: String,
+        /// gemini-cli or llm (default: the Gemini CLI when installed, else the LLM)
+        #[arg(long, value_parser = parse_backend)]
+        backend: Option<DeepSearchBackend>,
+        /// Rounds at most (default DEEP_SEARCH_MAX_ITERATIONS or 5; below 2 becomes 2)
+        #[arg(long, value_name = "N")]
+        max_iterations: Option<u32>,
+        /// Where `.scholia.toml` is read from (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// Print the whole result (report and metadata) as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Ask a Perplexity Sonar tier (via OpenRouter) and print the answer with its sources
+    #[command(after_help = scholia::research::sonar::tool_description())]
+    Ask {
+        /// The question
+        query: String,
+        /// sonar (default), sonar-pro, sonar-reasoning-pro or sonar-deep-research
+        #[arg(long, value_name = "MODEL")]
+        model: Option<String>,
+        /// Overall deadline in milliseconds, retries included (5000..=600000; default per model)
+        #[arg(long, value_name = "MS")]
+        timeout: Option<String>,
+        /// Where `.scholia.toml` is read from (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// Print the answer, sources and metadata as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the Markdown research would read from a web page
+    Fetch {
+        url: String,
+        /// Maximum characters of content
+        #[arg(long, default_value_t = 50_000)]
+        max_chars: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Language server on stdin/stdout
+    Lsp,
+}
+
+impl Command {
+    /// The log level when SCHOLIA_LOG is not set: servers log more.
+    pub fn default_log_level(&self) -> &'static str {
+        match self {
+            Command::Lsp => "info",
+            _ => "warn",
+        }
+    }
+}
+
+fn parse_backend(s: &str) -> Result<DeepSearchBackend, scholia::config::ConfigError> {
+    DeepSearchBackend::parse("--backend", s)
+}
+
+fn parse_depth(s: &str) -> Result<Depth, scholia::research::ResearchError> {
+    s.parse::<Depth>()
+}

@@ -1,0 +1,188 @@
+//! The CLI: each command is one engine call, printed. Engine errors map to exit statuses here
+//! and nowhere else.
+
+pub mod args;
+mod render;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use serde_json::json;
+
+use args::Command;
+use scholia::config::{Dirs, ProcessEnv};
+use scholia::engine::{DiskWriter, Engine, Job};
+use scholia::error::{Error, ErrorKind};
+use scholia::index::VaultSession;
+use scholia::research::deep_search::DeepSearchRequest;
+use scholia::research::note::Depth;
+use scholia::research::sonar::AskRequest;
+
+/// Exit statuses: 0 success, 1 the request failed (invalid input, upstream failure, conflict),
+/// 2 bad command-line usage (clap), 3 a provider is not configured, 4 local I/O failed,
+/// 70 internal error, 130 cancelled (Ctrl-C).
+pub fn exit_status(kind: ErrorKind) -> u8 {
+    match kind {
+        ErrorKind::InvalidInput | ErrorKind::Upstream | ErrorKind::Conflict => 1,
+        ErrorKind::NotConfigured => 3,
+        ErrorKind::Io => 4,
+        ErrorKind::Internal => 70,
+        ErrorKind::Cancelled => 130,
+    }
+}
+
+pub fn run(command: Command) -> ExitCode {
+    match dispatch(command) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("scholia: error: {e:#}");
+            let status = e.downcast_ref::<Error>().map(|e| exit_status(e.kind)).unwrap_or(1);
+            ExitCode::from(status)
+        }
+    }
+}
+
+fn dispatch(command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Index { vault, reasons, json } => {
+            let (_session, summary) = open_vault(vault, true)?;
+            let summary =
+                summary.context("another scholia process holds the index writer; it keeps the index current")?;
+            if json {
+                render::json(&summary)?;
+            } else {
+                render::sync_summary(&summary, reasons);
+            }
+        }
+        Command::Search {
+            query,
+            vault,
+            limit,
+            json,
+        } => {
+            let (session, _) = open_vault(vault, false)?;
+            let results = runtime()?.block_on(session.search(&query, limit as usize))?;
+            if json {
+                render::json(&results)?;
+            } else {
+                render::hits(&results)?;
+            }
+        }
+        Command::Research {
+            note,
+            deep,
+            depth,
+            focus,
+            vault,
+            json,
+        } => {
+            let depth = depth.unwrap_or(if deep { Depth::Deep } else { Depth::Shallow });
+            let cwd = std::env::current_dir().ok();
+            let (session, _) = open_vault(vault, false)?;
+            let engine = Engine::load(&ProcessEnv, Some(session.vault().root()), None)?;
+            let outcome = run_job(&engine, async |job| {
+                let note = engine.resolve_note(&session, &note, cwd.as_deref()).await?;
+                engine
+                    .research_note(&session, &note, depth, focus.as_deref(), &DiskWriter, job)
+                    .await
+            })?;
+            if json {
+                render::json(&outcome)?;
+            } else {
+                render::research(&outcome);
+            }
+        }
+        Command::DeepSearch {
+            query,
+            backend,
+            max_iterations,
+            vault,
+            json,
+        } => {
+            let engine = Engine::load(&ProcessEnv, Some(&dir_or_cwd(vault)?), None)?;
+            let req = DeepSearchRequest {
+                query,
+                backend,
+                max_iterations,
+            };
+            match run_job(&engine, async |job| engine.deep_search(&req, job).await) {
+                Ok(r) if json => render::json(&r)?,
+                Ok(r) => render::deep_search(&r),
+                Err(e) if json => {
+                    let e = e.downcast::<Error>()?;
+                    render::json(&json!({"success": false, "error": {"code": e.code, "message": e.message}}))?;
+                    return Ok(ExitCode::from(exit_status(e.kind)));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Command::Ask {
+            query,
+            model,
+            timeout,
+            vault,
+            json,
+        } => {
+            let engine = Engine::load(&ProcessEnv, Some(&dir_or_cwd(vault)?), None)?;
+            let timeout = timeout.map(|t| AskRequest::timeout_arg(&t));
+            let req = engine.ask_request(&query, model.as_deref(), timeout.as_ref())?;
+            let answer = run_job(&engine, async |job| engine.ask(&req, job).await)?;
+            if json {
+                render::json(&answer)?;
+            } else {
+                render::answer(&answer);
+            }
+        }
+        Command::Fetch { url, max_chars, json } => {
+            let engine = Engine::load(&ProcessEnv, None, None)?;
+            let page = runtime()?.block_on(engine.fetch_page(&url, max_chars))?;
+            if json {
+                render::json(&page)?;
+            } else {
+                render::page(&page);
+            }
+        }
+        Command::Lsp => scholia::lsp::serve_stdio()?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
+}
+
+/// Runs `op` as a job of `engine` on a fresh runtime; Ctrl-C cancels it (the pipeline then
+/// changes nothing).
+fn run_job<T>(engine: &Engine, op: impl AsyncFnOnce(&Job) -> Result<T, Error>) -> Result<T> {
+    let rt = runtime()?;
+    let result = rt.block_on(async {
+        let job = engine.jobs().start("scholia", true, render::progress_lines);
+        let cancel = job.token().clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        });
+        op(&job).await
+    });
+    Ok(result?)
+}
+
+fn dir_or_cwd(dir: Option<PathBuf>) -> Result<PathBuf> {
+    match dir {
+        Some(d) => Ok(d),
+        None => std::env::current_dir().context("current directory"),
+    }
+}
+
+/// Opens the vault's index and syncs it (a progress bar on a terminal when `show_progress`).
+fn open_vault(
+    dir: Option<PathBuf>,
+    show_progress: bool,
+) -> Result<(VaultSession, Option<scholia::index::SyncSummary>)> {
+    let root = dir_or_cwd(dir)?;
+    let dirs = Dirs::from_env(&ProcessEnv).map_err(Error::from)?;
+    let opened = VaultSession::open_synced(Path::new(&root), &dirs, &mut render::index_bar(show_progress))?;
+    Ok(opened)
+}

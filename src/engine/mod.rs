@@ -1,0 +1,155 @@
+//! The engine API every surface calls: one composition root ([`Engine::load`]), one operation
+//! per capability with its defaults inside (`ops.rs`), one error model ([`crate::error`]), one
+//! job registry ([`Jobs`]) and one note-writer port ([`NoteWriter`]). Surfaces (CLI, `lsp`,
+//! `mcp`, the task runner) translate their protocol to these calls and back; they do not set up.
+
+mod jobs;
+mod ops;
+mod progress;
+mod writer;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+
+pub use jobs::{Job, JobId, JobInfo, JobStart, Jobs, NoProgress, ProgressSink, Update};
+pub(crate) use ops::blocking;
+pub use ops::{Answer, Question, QuestionOutcome, ResearchOutcome, SearchResults, Summary};
+pub use progress::Event;
+pub use writer::{
+    BoxFuture, DiskWriter, NotePath, NoteWriter, QUESTION_MARKER, SECTION, SECTION_LEVEL, SectionEdit, WriteError,
+};
+
+use crate::config::{Env, FileConfig, SearchProvider, Settings};
+use crate::error::Error;
+use crate::gemini_cli::GeminiCli;
+use crate::llm::ChatClient;
+use crate::prompts::{self, Library};
+use crate::research::sonar::Sonar;
+use crate::web::fetch::Fetcher;
+use crate::web::search::{DuckDuckGo, Searxng, WebSearch};
+
+/// How long one page fetch may take.
+pub const PAGE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Settings, prompts and every remote client, built once per process (or per vault for the
+/// language server, whose settings come from the vault's folder).
+pub struct Engine {
+    pub(crate) settings: Settings,
+    pub(crate) library: Library,
+    pub(crate) llm: Option<Arc<ChatClient>>,
+    pub(crate) search: Arc<dyn WebSearch>,
+    /// Web searches at once (providers rate-limit bursts).
+    pub(crate) search_permits: Arc<Semaphore>,
+    pub(crate) fetcher: Fetcher,
+    pub(crate) page_timeout: Duration,
+    /// One handle, so the `--version` probe runs once.
+    pub(crate) gemini: GeminiCli,
+    /// `None` when OpenRouter is not configured.
+    pub(crate) sonar: Option<Sonar>,
+    jobs: Jobs,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Loads settings (`overrides` > environment > `.scholia.toml` under `vault_root` >
+    /// defaults) and builds the engine. Blocking: reads files.
+    pub fn load(env: &dyn Env, vault_root: Option<&Path>, overrides: Option<&FileConfig>) -> Result<Engine, Error> {
+        Engine::new(Settings::load(env, vault_root, overrides)?)
+    }
+
+    /// Builds the prompt library and every client from `settings`. Blocking: reads prompt
+    /// overrides and cleans up the Gemini CLI's orphaned temp files (once per process).
+    pub fn new(settings: Settings) -> Result<Engine, Error> {
+        let library = Library::load(Some(&settings.dirs.config))?;
+        cleanup_once(&settings.dirs.config);
+        let search: Arc<dyn WebSearch> = match &settings.search {
+            SearchProvider::DuckDuckGo { url } => Arc::new(DuckDuckGo::new(url)),
+            SearchProvider::Searxng { url } => Arc::new(Searxng::new(url)),
+        };
+        let sonar = match &settings.openrouter {
+            Some(config) => Some(Sonar::new(
+                config.clone(),
+                library.render(prompts::SONAR_SYSTEM, serde_json::json!({}))?,
+            )),
+            None => None,
+        };
+        let mut gemini = GeminiCli::new(
+            &settings.gemini_cli.program,
+            &settings.dirs.config,
+            settings.gemini_cli.env.clone(),
+        );
+        gemini.timeout = settings.gemini_cli.timeout;
+        gemini.kill_grace = gemini.kill_grace.min(gemini.timeout);
+        match &settings.llm {
+            None => tracing::info!("no LLM configured: research runs offline"),
+            Some(l) => tracing::info!("research LLM: {} at {}", l.model, l.base_url),
+        }
+        Ok(Engine {
+            llm: settings.llm.clone().map(|c| Arc::new(ChatClient::new(c))),
+            fetcher: Fetcher::new(settings.allow_private_hosts),
+            search_permits: Arc::new(Semaphore::new(settings.search_concurrency.max(1))),
+            page_timeout: PAGE_TIMEOUT,
+            gemini,
+            sonar,
+            library,
+            search,
+            settings,
+            jobs: Jobs::default(),
+        })
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub fn library(&self) -> &Library {
+        &self.library
+    }
+
+    /// The running jobs of this engine.
+    pub fn jobs(&self) -> &Jobs {
+        &self.jobs
+    }
+
+    /// Shares `jobs` (a process has one registry: a surface that runs jobs before the engine
+    /// exists, such as indexing in the language server, passes its own in).
+    pub fn with_jobs(mut self, jobs: Jobs) -> Engine {
+        self.jobs = jobs;
+        self
+    }
+
+    /// The research LLM's model, when one is configured.
+    pub fn llm_model(&self) -> Option<&str> {
+        self.llm.as_deref().map(ChatClient::model)
+    }
+
+    /// Sets the timeout between page fetches (benchmarks and tests of slow pages).
+    pub fn with_page_timeout(mut self, timeout: Duration) -> Engine {
+        self.page_timeout = timeout;
+        self
+    }
+}
+
+/// Deletes the Gemini CLI's orphaned temp files of `config` once per process.
+fn cleanup_once(config: &Path) {
+    static DONE: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+    let first = DONE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashSet::new)
+        .insert(config.to_path_buf());
+    if first {
+        GeminiCli::startup_cleanup(config);
+    }
+}

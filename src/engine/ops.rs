@@ -1,0 +1,282 @@
+//! One operation per capability, defaults applied inside, each result with one serde shape and
+//! a one-line summary that every surface shows.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{Engine, Event, Job, NotePath, NoteWriter, SectionEdit};
+use crate::error::Error;
+use crate::index::{Hit, VaultSession};
+use crate::research::deep_search::{self, DeepSearchRequest, DeepSearchResult};
+use crate::research::note::{self, Depth, NoteResearch, Source};
+use crate::research::sonar::{self, AskEvent, AskRequest, SonarAnswer, SonarError};
+use crate::web::fetch::Page;
+
+/// A one-line summary of a result, for progress ends, status lines and tool results.
+pub trait Summary {
+    fn summary(&self) -> String;
+}
+
+/// research_note's result and whether the note changed.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResearchOutcome {
+    #[serde(flatten)]
+    pub research: NoteResearch,
+    pub written: bool,
+}
+
+impl Summary for ResearchOutcome {
+    fn summary(&self) -> String {
+        let r = &self.research;
+        let (web, vault) = r.sources.iter().fold((0, 0), |(w, v), s| match s {
+            Source::Web { .. } => (w + 1, v),
+            Source::Vault { .. } => (w, v + 1),
+        });
+        let mut line = format!(
+            "{} `## Research` in {}: {} topics, {} sources cited ({web} web, {vault} vault)",
+            if self.written { "Wrote" } else { "Unchanged" },
+            r.path,
+            r.topics_researched,
+            r.sources.len(),
+        );
+        if r.citations_removed > 0 {
+            line.push_str(&format!(", {} unverifiable citations removed", r.citations_removed));
+        }
+        if let Some(c) = r.cost_usd {
+            line.push_str(&format!(", ${c:.4}"));
+        }
+        line
+    }
+}
+
+impl Summary for DeepSearchResult {
+    fn summary(&self) -> String {
+        format!(
+            "{} after {} rounds, {} sources",
+            if self.verified { "verified" } else { "not verified" },
+            self.metadata.iterations,
+            self.metadata.sources_visited.len()
+        )
+    }
+}
+
+impl Summary for SonarAnswer {
+    fn summary(&self) -> String {
+        format!(
+            "{}: {} sources in {} ms",
+            self.metadata.model,
+            self.sources.len(),
+            self.metadata.response_time
+        )
+    }
+}
+
+impl Summary for Page {
+    fn summary(&self) -> String {
+        format!(
+            "{} characters from {} via {:?}{}",
+            self.content.markdown.chars().count(),
+            self.url,
+            self.content.method,
+            if self.content.truncated { ", truncated" } else { "" }
+        )
+    }
+}
+
+/// Vault search hits, best first.
+#[derive(Debug, Clone, Serialize)]
+#[serde(transparent)]
+pub struct SearchResults {
+    pub hits: Vec<Hit>,
+    #[serde(skip)]
+    pub query: String,
+}
+
+impl Summary for SearchResults {
+    fn summary(&self) -> String {
+        match self.hits.len() {
+            0 => format!("no notes match `{}`", self.query),
+            1 => format!("1 note matches `{}`", self.query),
+            n => format!("{n} notes match `{}`", self.query),
+        }
+    }
+}
+
+/// A question answered into a note as `### <question>` under `## Research`.
+#[derive(Debug, Clone)]
+pub enum Question {
+    DeepSearch(DeepSearchRequest),
+    Ask(AskRequest),
+}
+
+impl Question {
+    pub fn query(&self) -> &str {
+        match self {
+            Question::DeepSearch(r) => &r.query,
+            Question::Ask(r) => &r.query,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Answer {
+    DeepSearch(DeepSearchResult),
+    Ask(SonarAnswer),
+}
+
+impl Summary for Answer {
+    fn summary(&self) -> String {
+        match self {
+            Answer::DeepSearch(r) => r.summary(),
+            Answer::Ask(a) => a.summary(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QuestionOutcome {
+    pub path: String,
+    pub heading: String,
+    pub written: bool,
+    pub answer: Answer,
+}
+
+impl Summary for QuestionOutcome {
+    fn summary(&self) -> String {
+        self.answer.summary()
+    }
+}
+
+impl Engine {
+    /// Researches a note and writes its `## Research` section through `writer` (the text
+    /// researched is what the writer reads: an editor's unsaved buffer, or the file).
+    pub async fn research_note(
+        &self,
+        vault: &VaultSession,
+        note: &NotePath,
+        depth: Depth,
+        focus: Option<&str>,
+        writer: &dyn NoteWriter,
+        job: &Job,
+    ) -> Result<ResearchOutcome, Error> {
+        let text = writer.read(note).await?;
+        let research = note::research_note(self, vault.index(), note, text, depth, focus, job).await?;
+        if job.is_cancelled() {
+            return Err(Error::cancelled());
+        }
+        job.report(Event::Writing);
+        let edit = SectionEdit::Research {
+            body: research.section.clone(),
+        };
+        let written = writer.write(note, &edit).await?;
+        Ok(ResearchOutcome { research, written })
+    }
+
+    /// Resolves a user-given note path inside `vault` (off the runtime).
+    pub async fn resolve_note(&self, vault: &VaultSession, input: &str, cwd: Option<&Path>) -> Result<NotePath, Error> {
+        let (input, cwd) = (input.to_string(), cwd.map(Path::to_path_buf));
+        let index = vault.index().clone();
+        blocking(move || {
+            let (rel, abs) = index.vault().resolve_rel(&input, cwd.as_deref())?;
+            Ok(NotePath { rel, abs })
+        })
+        .await
+    }
+
+    /// Checks a deep-search request before any work (the editor refuses it at once).
+    pub fn check_deep_search(&self, req: &DeepSearchRequest) -> Result<(), Error> {
+        deep_search::validate(self, req).map(|_| ()).map_err(Error::from)
+    }
+
+    /// deep_search (seeds 002/003): rounds until verified or the limit.
+    pub async fn deep_search(&self, req: &DeepSearchRequest, job: &Job) -> Result<DeepSearchResult, Error> {
+        Ok(deep_search::deep_search(self, req, job).await?)
+    }
+
+    /// A validated Sonar request: the tier defaults to `[sonar] model`, else `sonar`; an
+    /// error when OpenRouter is not configured.
+    pub fn ask_request(&self, query: &str, model: Option<&str>, timeout: Option<&Value>) -> Result<AskRequest, Error> {
+        let model = model.or(self.settings.sonar_model.as_deref());
+        let req = AskRequest::new(query, model, timeout)?;
+        if self.sonar.is_none() {
+            return Err(SonarError::NotConfigured.into());
+        }
+        Ok(req)
+    }
+
+    /// Asks a Sonar tier.
+    pub async fn ask(&self, req: &AskRequest, job: &Job) -> Result<SonarAnswer, Error> {
+        let sonar = self.sonar.as_ref().ok_or(SonarError::NotConfigured)?;
+        job.report(AskEvent::Asking {
+            model_id: req.model.id,
+            timeout_ms: req.timeout_ms,
+        });
+        tokio::select! {
+            r = sonar.ask(req) => Ok(r?),
+            _ = job.cancelled() => Err(Error::cancelled()),
+        }
+    }
+
+    /// Answers `question` and writes it under `## Research` as `### <question>` (replaced
+    /// when the same question runs again).
+    pub async fn answer_into_note(
+        &self,
+        note: &NotePath,
+        question: &Question,
+        writer: &dyn NoteWriter,
+        job: &Job,
+    ) -> Result<QuestionOutcome, Error> {
+        let (answer, body) = match question {
+            Question::DeepSearch(req) => {
+                let r = self.deep_search(req, job).await?;
+                let body = deep_search::render_section(self, &r)?;
+                (Answer::DeepSearch(r), body)
+            }
+            Question::Ask(req) => {
+                let a = self.ask(req, job).await?;
+                let body = sonar::render_section(self, req, &a)?;
+                (Answer::Ask(a), body)
+            }
+        };
+        if job.is_cancelled() {
+            return Err(Error::cancelled());
+        }
+        job.report(Event::Writing);
+        let heading = deep_search::heading_for(question.query());
+        let edit = SectionEdit::Question {
+            heading: heading.clone(),
+            body,
+        };
+        let written = writer.write(note, &edit).await?;
+        Ok(QuestionOutcome {
+            path: note.rel.clone(),
+            heading,
+            written,
+            answer,
+        })
+    }
+
+    /// A web page as research reads it: fetched (SSRF-safe) and reduced to its main content.
+    pub async fn fetch_page(&self, url: &str, max_chars: usize) -> Result<Page, Error> {
+        if max_chars == 0 {
+            return Err(Error::invalid(
+                "max_chars: 0 is not valid; valid: a positive number of characters",
+            ));
+        }
+        Ok(self.fetcher.fetch_page(url, self.page_timeout, max_chars).await?)
+    }
+}
+
+/// Runs index and file work on the blocking pool; a panic there is re-raised here.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, Error> + Send + 'static,
+) -> Result<T, Error> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(Error::internal(e.to_string())),
+    }
+}

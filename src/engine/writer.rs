@@ -1,0 +1,203 @@
+//! The note-writer port: how a result reaches a note. Two implementations: [`DiskWriter`]
+//! (atomic replace, off the async runtime, concurrent edits re-applied) and the language
+//! server's editor writer (a versioned `workspace/applyEdit` against the open buffer, the disk
+//! for closed notes). Every pipeline that writes goes through one [`SectionEdit`].
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+
+use crate::error::{Coded, ErrorKind};
+use crate::vault::read::ReadError;
+use crate::vault::section::{self, SectionError};
+use crate::vault::write::{self as disk, WriteOutcome};
+
+/// The `## Research` section every pipeline writes into.
+pub const SECTION: &str = "Research";
+pub const SECTION_LEVEL: u8 = 2;
+/// First line of a `### <question>` subsection written by deep search or Ask: research_note
+/// keeps such subsections when it replaces its own part of the section.
+pub const QUESTION_MARKER: &str = "<!-- scholia:question -->";
+
+/// A note of the vault, resolved and checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotePath {
+    /// Vault-relative, `/`-separated.
+    pub rel: String,
+    pub abs: PathBuf,
+}
+
+/// A change to a note's `## Research` section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SectionEdit {
+    /// research_note's own part of the section; question subsections survive.
+    Research { body: String },
+    /// `### <heading>` under `## Research` (created when missing), replaced when it exists.
+    Question { heading: String, body: String },
+}
+
+impl SectionEdit {
+    /// The note's new text.
+    pub fn apply(&self, text: &str) -> Result<String, SectionError> {
+        match self {
+            SectionEdit::Research { body } => section::upsert_keeping(text, SECTION, SECTION_LEVEL, body, &is_question),
+            SectionEdit::Question { heading, body } => {
+                let marked = format!("{QUESTION_MARKER}\n{}", body.trim_start());
+                section::upsert_subsection(text, SECTION, SECTION_LEVEL, heading, &marked)
+            }
+        }
+    }
+}
+
+/// Whether a subsection (heading line first) was written by deep search or Ask.
+fn is_question(sub: &str) -> bool {
+    sub.lines()
+        .skip(1)
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| l.trim() == QUESTION_MARKER)
+}
+
+/// Why a note was not written: by the disk writer, or by the editor.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error(transparent)]
+    Disk(#[from] disk::WriteError),
+    #[error("the editor rejected the edit twice (the buffer kept changing); nothing was written")]
+    EditorRejected,
+    #[error("the editor did not answer workspace/applyEdit; nothing was written")]
+    EditorTimeout,
+    #[error("the editor refused the edit: {0}; nothing was written")]
+    EditorRefused(String),
+}
+
+impl Coded for WriteError {
+    fn code(&self) -> &'static str {
+        match self {
+            WriteError::Disk(disk::WriteError::Read(e)) => e.code(),
+            WriteError::Disk(disk::WriteError::Edit(e)) => e.code(),
+            WriteError::Disk(disk::WriteError::Io { .. }) => "WRITE_FAILED",
+            WriteError::Disk(disk::WriteError::Contended(_)) | WriteError::EditorRejected => "NOTE_CHANGING",
+            WriteError::EditorTimeout | WriteError::EditorRefused(_) => "EDITOR_REFUSED",
+        }
+    }
+
+    fn kind(&self) -> ErrorKind {
+        match self {
+            WriteError::Disk(disk::WriteError::Read(e)) => e.kind(),
+            WriteError::Disk(disk::WriteError::Edit(e)) => e.kind(),
+            WriteError::Disk(disk::WriteError::Io { .. }) => ErrorKind::Io,
+            _ => ErrorKind::Conflict,
+        }
+    }
+}
+
+impl From<ReadError> for WriteError {
+    fn from(e: ReadError) -> WriteError {
+        WriteError::Disk(e.into())
+    }
+}
+
+impl From<SectionError> for WriteError {
+    fn from(e: SectionError) -> WriteError {
+        WriteError::Disk(e.into())
+    }
+}
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Reads and writes notes for the pipelines.
+pub trait NoteWriter: Send + Sync {
+    /// The note's current text: the editor's buffer when it is open there, else the file.
+    fn read<'a>(&'a self, note: &'a NotePath) -> BoxFuture<'a, Result<String, WriteError>>;
+
+    /// Applies `edit` to the note's current text and stores the result; `Ok(false)` when the
+    /// text did not change.
+    fn write<'a>(&'a self, note: &'a NotePath, edit: &'a SectionEdit) -> BoxFuture<'a, Result<bool, WriteError>>;
+}
+
+/// Notes on disk: atomic replace, re-applied when the file changed meanwhile.
+pub struct DiskWriter;
+
+impl DiskWriter {
+    /// The blocking write, for callers already off the runtime.
+    pub fn write_blocking(note: &NotePath, edit: &SectionEdit) -> Result<bool, WriteError> {
+        let outcome = disk::update_note(&note.abs, |text| edit.apply(text))?;
+        Ok(matches!(outcome, WriteOutcome::Written { .. }))
+    }
+}
+
+impl NoteWriter for DiskWriter {
+    fn read<'a>(&'a self, note: &'a NotePath) -> BoxFuture<'a, Result<String, WriteError>> {
+        let path = note.abs.clone();
+        Box::pin(async move { blocking(move || Ok(crate::vault::read::read_note(&path)?)).await })
+    }
+
+    fn write<'a>(&'a self, note: &'a NotePath, edit: &'a SectionEdit) -> BoxFuture<'a, Result<bool, WriteError>> {
+        let (note, edit) = (note.clone(), edit.clone());
+        Box::pin(async move { blocking(move || DiskWriter::write_blocking(&note, &edit)).await })
+    }
+}
+
+/// Runs file work on the blocking pool; a panic there is re-raised here.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(v) => v,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn research(body: &str) -> SectionEdit {
+        SectionEdit::Research { body: body.into() }
+    }
+
+    fn question(h: &str, body: &str) -> SectionEdit {
+        SectionEdit::Question {
+            heading: h.into(),
+            body: body.into(),
+        }
+    }
+
+    #[test]
+    fn research_keeps_question_subsections() {
+        let note = "# N\n\ntext\n";
+        let a = research("### Topic\n\nold findings").apply(note).unwrap();
+        let b = question("Why?", "*Deep search*\n\nanswer").apply(&a).unwrap();
+        assert_eq!(
+            b,
+            "# N\n\ntext\n\n## Research\n\n### Topic\n\nold findings\n\n### Why?\n\n<!-- scholia:question -->\n*Deep search*\n\nanswer\n"
+        );
+        let c = question("How?", "other").apply(&b).unwrap();
+        // Research again: its own topics are replaced, both questions survive in order.
+        let d = research("### New topic\n\nnew findings").apply(&c).unwrap();
+        assert!(!d.contains("old findings"), "{d}");
+        let at = |s: &str| d.find(s).unwrap_or_else(|| panic!("{s} missing from {d}"));
+        assert!(at("new findings") < at("### Why?") && at("### Why?") < at("### How?"));
+        // Idempotent, and a question re-run replaces only itself.
+        assert_eq!(research("### New topic\n\nnew findings").apply(&d).unwrap(), d);
+        let e = question("Why?", "second answer").apply(&d).unwrap();
+        assert!(e.contains("second answer") && !e.contains("*Deep search*") && e.contains("new findings"));
+        // A user's own unmarked subsection under ## Research belongs to research (replaced).
+        let f = research("x").apply("## Research\n\n### Mine\n\nmine\n").unwrap();
+        assert_eq!(f, "## Research\n\nx\n");
+    }
+
+    #[tokio::test]
+    async fn disk_writer_reads_and_writes_off_the_runtime() {
+        let dir = tempfile::tempdir().unwrap();
+        let note = NotePath {
+            rel: "n.md".into(),
+            abs: dir.path().join("n.md"),
+        };
+        std::fs::write(&note.abs, "# N\n").unwrap();
+        assert_eq!(DiskWriter.read(&note).await.unwrap(), "# N\n");
+        assert!(DiskWriter.write(&note, &research("b")).await.unwrap());
+        assert!(!DiskWriter.write(&note, &research("b")).await.unwrap(), "unchanged");
+        std::fs::write(&note.abs, "## Research\na\n## research\nb\n").unwrap();
+        let e = DiskWriter.write(&note, &research("b")).await.unwrap_err();
+        assert_eq!(e.code(), "DUPLICATE_SECTION");
+    }
+}

@@ -1,0 +1,254 @@
+//! Code actions and the commands they run. A command is checked and returns at once; the work
+//! runs as an engine job in a spawned task (cancelled by `window/workDoneProgress/cancel`),
+//! reports `$/progress`, and ends in the editor writer's versioned edit, so typing during a run
+//! loses nothing.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tower_lsp_server::Client;
+use tower_lsp_server::jsonrpc::Result as RpcResult;
+use tower_lsp_server::ls_types::*;
+
+use super::State;
+use super::errors::{invalid, rpc};
+use super::progress;
+use super::writer::EditorWriter;
+use crate::engine::{Engine, Job, NotePath, Question, SECTION, SECTION_LEVEL, Summary};
+use crate::error::Error;
+use crate::research::deep_search::DeepSearchRequest;
+use crate::research::note::Depth;
+use crate::vault::section;
+
+pub const RESEARCH: &str = "scholia.research";
+pub const DEEP_SEARCH: &str = "scholia.deepSearch";
+pub const ASK: &str = "scholia.ask";
+/// Every command the server executes.
+pub const COMMANDS: &[&str] = &[RESEARCH, DEEP_SEARCH, ASK];
+
+const RESEARCH_TITLE: &str = "Research this note";
+const RESEARCH_DEEP_TITLE: &str = "Research this note (deep)";
+const DEEP_SEARCH_TITLE: &str = "Deep search selection";
+const ASK_TITLE: &str = "Ask Sonar about selection";
+/// Every code action's title with the command it runs.
+pub const ACTIONS: &[(&str, &str)] = &[
+    (DEEP_SEARCH_TITLE, DEEP_SEARCH),
+    (ASK_TITLE, ASK),
+    (RESEARCH_TITLE, RESEARCH),
+    (RESEARCH_DEEP_TITLE, RESEARCH),
+];
+const KIND: &str = "source.scholia.research";
+
+fn action(title: &str, command: Option<Command>, disabled: Option<String>) -> CodeActionOrCommand {
+    CodeActionOrCommand::CodeAction(CodeAction {
+        title: title.to_string(),
+        kind: Some(CodeActionKind::new(KIND)),
+        command,
+        disabled: disabled.map(|reason| CodeActionDisabled { reason }),
+        ..Default::default()
+    })
+}
+
+fn command(title: &str, name: &str, args: Value) -> Command {
+    Command {
+        title: title.to_string(),
+        command: name.to_string(),
+        arguments: Some(vec![args]),
+    }
+}
+
+pub async fn code_actions(state: &State, uri: &Uri, range: Range) -> Option<Vec<CodeActionOrCommand>> {
+    state.rel(uri).await?;
+    let mut actions = Vec::new();
+    if let Some(selection) = selected(state, uri, range) {
+        for (title, name) in [(DEEP_SEARCH_TITLE, DEEP_SEARCH), (ASK_TITLE, ASK)] {
+            actions.push(match &selection {
+                Selection::Query(q) => action(
+                    title,
+                    Some(command(
+                        title,
+                        name,
+                        json!({"uri": uri.as_str(), "query": q, "range": range}),
+                    )),
+                    None,
+                ),
+                Selection::OverlapsResearch => action(title, None, Some(OVERLAPS.to_string())),
+            });
+        }
+    }
+    for (title, depth) in [(RESEARCH_TITLE, Depth::Shallow), (RESEARCH_DEEP_TITLE, Depth::Deep)] {
+        let args = json!({"uri": uri.as_str(), "depth": depth.as_str()});
+        actions.push(action(title, Some(command(title, RESEARCH, args)), None));
+    }
+    Some(actions)
+}
+
+enum Selection {
+    Query(String),
+    /// A question is asked in the note, not in its findings.
+    OverlapsResearch,
+}
+
+const OVERLAPS: &str = "the selection overlaps the `## Research` section; select a question in the note itself";
+
+/// The selected text as a query; `None` when nothing is selected.
+fn selected(state: &State, uri: &Uri, range: Range) -> Option<Selection> {
+    let docs = state.docs();
+    let doc = docs.get(uri)?;
+    let enc = state.encoding();
+    let (start, end) = (doc.offset(range.start, enc), doc.offset(range.end, enc));
+    if start >= end {
+        return None;
+    }
+    let text = doc.text[start..end].trim();
+    if text.is_empty() {
+        return None;
+    }
+    if let Ok(Some(research)) = section::find(&doc.text, SECTION, SECTION_LEVEL)
+        && start < research.end
+        && end > research.start
+    {
+        return Some(Selection::OverlapsResearch);
+    }
+    Some(Selection::Query(text.to_string()))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResearchArgs {
+    uri: String,
+    #[serde(default)]
+    depth: Option<String>,
+    #[serde(default)]
+    focus: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SelectionArgs {
+    uri: String,
+    query: String,
+    #[serde(default)]
+    range: Option<Range>,
+    /// Ask only: the Sonar tier.
+    #[serde(default)]
+    model: Option<String>,
+    /// Ask only: milliseconds.
+    #[serde(default)]
+    timeout: Option<Value>,
+}
+
+fn args<T: serde::de::DeserializeOwned>(command: &str, arguments: Vec<Value>, shape: &str) -> RpcResult<T> {
+    let arg = arguments
+        .into_iter()
+        .next()
+        .ok_or_else(|| invalid(format!("{command} needs {shape}")))?;
+    serde_json::from_value(arg).map_err(|e| invalid(format!("{command}: {e}")))
+}
+
+/// `workspace/executeCommand`: checks the arguments, starts the job, returns at once.
+pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommandParams) -> RpcResult<Option<Value>> {
+    match params.command.as_str() {
+        RESEARCH => {
+            let a: ResearchArgs = args(RESEARCH, params.arguments, "{uri, depth}")?;
+            let depth: Depth = a
+                .depth
+                .as_deref()
+                .unwrap_or("shallow")
+                .parse()
+                .map_err(|e| rpc(&Error::from(e)))?;
+            let note = note_arg(state, &a.uri).await?;
+            let engine = state.engine().await.map_err(|e| rpc(&e))?;
+            let vault = state.vault.get().map_err(|e| rpc(&e))?;
+            let title = match depth {
+                Depth::Shallow => RESEARCH_TITLE,
+                Depth::Deep => RESEARCH_DEEP_TITLE,
+            };
+            let job = start_job(client, state, &engine, title);
+            let (client, state) = (client.clone(), state.clone());
+            tokio::spawn(async move {
+                let writer = EditorWriter::new(client.clone(), state);
+                let r = engine
+                    .research_note(&vault, &note, depth, a.focus.as_deref(), &writer, &job)
+                    .await;
+                finish(&client, job, r.map(|o| o.summary())).await;
+            });
+            Ok(None)
+        }
+        name @ (DEEP_SEARCH | ASK) => {
+            let a: SelectionArgs = args(name, params.arguments, "{uri, query}")?;
+            let note = note_arg(state, &a.uri).await?;
+            if a.query.trim().is_empty() {
+                return Err(invalid("query: empty; select the question to research"));
+            }
+            let uri: Uri = a
+                .uri
+                .parse()
+                .map_err(|_| invalid(format!("uri: `{}` is not a URI", a.uri)))?;
+            if let Some(range) = a.range
+                && let Some(Selection::OverlapsResearch) = selected(state, &uri, range)
+            {
+                return Err(invalid(format!("range: {OVERLAPS}")));
+            }
+            let engine = state.engine().await.map_err(|e| rpc(&e))?;
+            let (question, title) = if name == DEEP_SEARCH {
+                let req = DeepSearchRequest {
+                    query: a.query.clone(),
+                    backend: None,
+                    max_iterations: None,
+                };
+                engine.check_deep_search(&req).map_err(|e| rpc(&e))?;
+                (Question::DeepSearch(req), DEEP_SEARCH_TITLE)
+            } else {
+                let req = engine
+                    .ask_request(&a.query, a.model.as_deref(), a.timeout.as_ref())
+                    .map_err(|e| rpc(&e))?;
+                (Question::Ask(req), ASK_TITLE)
+            };
+            // Deep search and Ask need no index: they work while the vault is still opening,
+            // and when it could not be opened.
+            let job = start_job(client, state, &engine, title);
+            let (client, state) = (client.clone(), state.clone());
+            tokio::spawn(async move {
+                let writer = EditorWriter::new(client.clone(), state);
+                let r = engine.answer_into_note(&note, &question, &writer, &job).await;
+                finish(&client, job, r.map(|o| o.summary())).await;
+            });
+            Ok(None)
+        }
+        other => Err(invalid(format!(
+            "command: `{other}` is not valid; valid: {}",
+            COMMANDS.join(", ")
+        ))),
+    }
+}
+
+/// A command's `uri` argument: a URI naming a note of the vault.
+async fn note_arg(state: &State, raw: &str) -> RpcResult<NotePath> {
+    let uri: Uri = raw.parse().map_err(|_| invalid(format!("uri: `{raw}` is not a URI")))?;
+    state
+        .note(&uri)
+        .await
+        .ok_or_else(|| invalid(format!("uri: {} is not a note of the vault", uri.as_str())))
+}
+
+fn start_job(client: &Client, state: &State, engine: &Engine, title: &str) -> Job {
+    let supported = state.supports_progress();
+    engine
+        .jobs()
+        .start(title, true, |job| progress::sink(client, supported, job))
+}
+
+/// Ends the job with the result's summary, or the error (shown as a message too).
+async fn finish(client: &Client, job: Job, result: Result<String, Error>) {
+    match result {
+        Ok(summary) => job.end(&summary),
+        Err(e) if e.is_cancelled() => job.end(&e.message),
+        Err(e) => {
+            tracing::warn!("command failed: {e}");
+            job.end(&format!("failed: {e}"));
+            client.show_message(MessageType::ERROR, format!("scholia: {e}")).await;
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! The LLM backend: the research LLM plans queries, scholia searches and reads pages, the LLM
+//! writes the round's JSON from that material, and every link is checked against it.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Backend, DeepSearchError, RoundJson, RoundOutput, Spend, render_round_prompt, round_schema, summary_of};
+use crate::engine::{Engine, Job};
+use crate::llm::{ChatClient, Message, Usage};
+use crate::prompts::{self, untrusted};
+use crate::research::citations;
+use crate::web::search as websearch;
+
+const QUERIES_PER_ROUND: usize = 5;
+const RESULTS_PER_QUERY: usize = 5;
+const PAGES_PER_ROUND: usize = 5;
+const PAGE_CHARS: usize = 12_000;
+const SEARCH_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub(super) struct LlmBackend<'a> {
+    pub engine: &'a Engine,
+    pub llm: &'a ChatClient,
+}
+
+#[derive(Deserialize)]
+struct Queries {
+    queries: Vec<String>,
+}
+
+impl Backend for LlmBackend<'_> {
+    fn name(&self) -> &'static str {
+        "llm"
+    }
+
+    fn configured_model(&self) -> Option<String> {
+        Some(self.llm.model().to_string())
+    }
+
+    async fn ready(&self) -> Result<(), DeepSearchError> {
+        Ok(())
+    }
+
+    async fn round(
+        &self,
+        query: &str,
+        n: u32,
+        current: Option<&str>,
+        spend: &mut Spend,
+        job: &Job,
+    ) -> Result<RoundOutput, DeepSearchError> {
+        tokio::select! {
+            r = self.round_inner(query, n, current, spend) => r,
+            _ = job.cancelled() => Err(DeepSearchError::cancelled()),
+        }
+    }
+}
+
+impl LlmBackend<'_> {
+    async fn round_inner(
+        &self,
+        query: &str,
+        n: u32,
+        current: Option<&str>,
+        spend: &mut Spend,
+    ) -> Result<RoundOutput, DeepSearchError> {
+        let (engine, llm) = (self.engine, self.llm);
+        let failed = |what: &str, e: &dyn std::fmt::Display| DeepSearchError::failed(format!("{what}: {e}"));
+        let system = engine.library.render(prompts::SYSTEM, json!({}))?;
+        let plan = engine.library.render(
+            prompts::DEEP_SEARCH_QUERIES,
+            json!({"query": untrusted(query), "current": current.map(untrusted), "max": QUERIES_PER_ROUND}),
+        )?;
+        let queries_schema = json!({"type": "object", "properties": {"queries": {"type": "array", "items": {"type": "string"}}}, "required": ["queries"]});
+        let (planned, usage): (Queries, Usage) = llm
+            .json(
+                vec![Message::system(system.clone()), Message::user(plan)],
+                "search_queries",
+                &queries_schema,
+                &engine.library,
+                llm.deadline(),
+            )
+            .await
+            .map_err(|e| failed("planning searches", &e))?;
+        spend.add_llm(&usage);
+        let mut seen = HashSet::new();
+        let queries: Vec<String> = planned
+            .queries
+            .into_iter()
+            .map(|q| q.trim().to_string())
+            .filter(|q| !q.is_empty() && seen.insert(q.to_lowercase()))
+            .take(QUERIES_PER_ROUND)
+            .collect();
+        let queries = if queries.is_empty() {
+            vec![query.to_string()]
+        } else {
+            queries
+        };
+
+        let searches = join_all(queries.iter().map(|q| async move {
+            let _permit = engine.search_permits.acquire().await.expect("semaphore never closes");
+            websearch::search(&*engine.search, q, RESULTS_PER_QUERY, Instant::now() + SEARCH_TIMEOUT).await
+        }))
+        .await;
+        let mut results = Vec::new();
+        let mut search_failures = Vec::new();
+        for (q, r) in queries.iter().zip(searches) {
+            match r {
+                Ok(rs) => results.push((q.clone(), rs)),
+                Err(e) => search_failures.push(format!("{q}: {e}")),
+            }
+        }
+        if results.iter().all(|(_, rs)| rs.is_empty()) {
+            return Err(DeepSearchError::failed(format!(
+                "no search results for any query ({})",
+                search_failures.join("; ")
+            )));
+        }
+        // Pages: the best result of each query first, then the second of each, …
+        let mut page_urls = Vec::new();
+        let mut seen_pages = HashSet::new();
+        for rank in 0..RESULTS_PER_QUERY {
+            for (_, rs) in &results {
+                if let Some(r) = rs.get(rank)
+                    && page_urls.len() < PAGES_PER_ROUND
+                    && seen_pages.insert(citations::normalize_url(&r.url))
+                {
+                    page_urls.push(r.url.clone());
+                }
+            }
+        }
+        let pages = join_all(
+            page_urls
+                .iter()
+                .map(|u| engine.fetcher.fetch_page(u, engine.page_timeout, PAGE_CHARS)),
+        )
+        .await;
+        let mut allowed: HashSet<String> = HashSet::new();
+        let searches: Vec<Value> = results
+            .iter()
+            .map(|(q, rs)| {
+                let results: Vec<Value> = rs
+                    .iter()
+                    .map(|r| {
+                        allowed.insert(citations::normalize_url(&r.url));
+                        json!({"title": untrusted(&r.title), "url": r.url, "snippet": untrusted(&r.snippet)})
+                    })
+                    .collect();
+                json!({"query": untrusted(q), "results": results})
+            })
+            .collect();
+        let mut read = Vec::new();
+        let mut read_pages = Vec::new();
+        for (url, page) in page_urls.iter().zip(pages) {
+            match page {
+                Ok(p) => {
+                    allowed.insert(citations::normalize_url(&p.url));
+                    allowed.insert(citations::normalize_url(url));
+                    read_pages.push(json!({"url": url, "content": untrusted(&p.content.markdown)}));
+                    read.push(url.clone());
+                }
+                Err(e) => tracing::info!("page skipped: {url}: {e}"),
+            }
+        }
+        let material = engine.library.render(
+            prompts::DEEP_SEARCH_MATERIAL,
+            json!({"searches": searches, "pages": read_pages}),
+        )?;
+        // A verification round may keep the sources the report already cites.
+        if let Some(c) = current {
+            // Checking against nothing lists every URL the text links to.
+            for u in citations::enforce(c, &HashSet::new(), &|_| true).1.urls {
+                allowed.insert(citations::normalize_url(&u));
+            }
+        }
+        let prompt = render_round_prompt(engine, query, n, current, Some(material))?;
+        let (round, usage): (RoundJson, Usage) = llm
+            .json(
+                vec![Message::system(system), Message::user(prompt)],
+                "deep_search_round",
+                &round_schema(),
+                &engine.library,
+                llm.deadline(),
+            )
+            .await
+            .map_err(|e| failed("writing the report", &e))?;
+        spend.add_llm(&usage);
+        if round.report.trim().is_empty() {
+            return Err(failed("writing the report", &"the report is empty"));
+        }
+        let (report, removed) = citations::enforce(&round.report, &allowed, &|_| false);
+        spend.citations_removed += removed.urls.len();
+        Ok(RoundOutput {
+            verified: round.verified,
+            summary: summary_of(round.metadata.summary, &report),
+            report,
+            sources: read,
+            queries,
+        })
+    }
+}

@@ -1,0 +1,124 @@
+//! The note as the pipeline sees it: its `## Research` section removed, embeds expanded one
+//! level, capped; checked before anything costs money.
+
+use std::sync::Arc;
+
+use super::{MAX_FOCUS_CHARS, NOTE_CHARS, ResearchError};
+use crate::engine::{NotePath, SECTION, SECTION_LEVEL};
+use crate::index::VaultIndex;
+use crate::vault::parse::Link;
+use crate::vault::section;
+
+pub(crate) struct Input {
+    pub rel: String,
+    pub title: String,
+    /// The note without its `## Research` section, embeds expanded one level, capped.
+    pub for_llm: String,
+    pub warnings: Vec<String>,
+}
+
+/// Checks the note and the focus and builds the input (off the runtime: embeds are read from
+/// the index and the disk).
+pub(crate) async fn prepare(
+    index: &Arc<VaultIndex>,
+    note: &NotePath,
+    text: String,
+    focus: Option<&str>,
+) -> Result<Input, ResearchError> {
+    let (index, rel, focus) = (index.clone(), note.rel.clone(), focus.map(str::to_string));
+    match tokio::task::spawn_blocking(move || prepare_blocking(&index, rel, text, focus.as_deref())).await {
+        Ok(r) => r,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
+
+fn prepare_blocking(
+    index: &VaultIndex,
+    rel: String,
+    text: String,
+    focus: Option<&str>,
+) -> Result<Input, ResearchError> {
+    // Two `## Research` headings: refuse now rather than after the work.
+    let existing = section::find(&text, SECTION, SECTION_LEVEL)?;
+    let without = match existing {
+        Some(r) => format!("{}{}", &text[..r.start], &text[r.end..]),
+        None => text,
+    };
+    let parsed = crate::vault::parse::parse(&without, crate::vault::stem(&rel));
+    let note_chars = parsed.plain_text.trim().chars().count();
+    if note_chars == 0 {
+        return Err(ResearchError::EmptyNote(rel));
+    }
+    if let Some(focus) = focus {
+        let focus_chars = focus.chars().count();
+        if focus_chars > MAX_FOCUS_CHARS {
+            return Err(ResearchError::FocusTooLong {
+                focus_chars,
+                limit: MAX_FOCUS_CHARS,
+            });
+        }
+        if focus_chars > note_chars {
+            return Err(ResearchError::FocusLongerThanNote {
+                focus_chars,
+                note_chars,
+            });
+        }
+    }
+    let mut warnings = Vec::new();
+    let mut for_llm = expand_embeds(index, &rel, &without, &parsed.links);
+    if for_llm.chars().count() > NOTE_CHARS {
+        let cut = for_llm
+            .char_indices()
+            .nth(NOTE_CHARS)
+            .map(|(i, _)| i)
+            .unwrap_or(for_llm.len());
+        for_llm.truncate(cut);
+        warnings.push(format!(
+            "the note was cut to {NOTE_CHARS} characters for the language model"
+        ));
+    }
+    Ok(Input {
+        rel,
+        title: parsed.title,
+        for_llm,
+        warnings,
+    })
+}
+
+/// Replaces `![[Note]]` / `![[Note#Heading]]` embeds of notes by their text (one level).
+fn expand_embeds(index: &VaultIndex, rel: &str, text: &str, links: &[Link]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for link in links.iter().filter(|l| l.embed && !l.target.is_empty()) {
+        let Ok(Some(target)) = index.resolve_link(&link.target, Some(rel)) else {
+            continue;
+        };
+        let Ok(content) = crate::vault::read::read_note(&index.vault().abs(&target.path)) else {
+            continue;
+        };
+        let content = match &link.heading {
+            Some(h) => match section::find(&content, h, level_of(&content, h)) {
+                Ok(Some(r)) => content[r].to_string(),
+                _ => continue,
+            },
+            None => content,
+        };
+        out.push_str(&text[at..link.range.start]);
+        out.push_str(&format!(
+            "\n<!-- embedded from {} -->\n{}\n",
+            target.path,
+            content.trim()
+        ));
+        at = link.range.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+fn level_of(text: &str, heading: &str) -> u8 {
+    crate::vault::parse::headings(text)
+        .iter()
+        .find(|h| h.text.eq_ignore_ascii_case(heading.trim()))
+        .map(|h| h.level)
+        .unwrap_or(2)
+}

@@ -1,0 +1,398 @@
+//! research_note (DESIGN §5, seed 004): topics → gathering (web + vault, pages in deep mode) →
+//! synthesis → citation integrity → the `## Research` section body. Nothing is written here:
+//! the engine writes the result through its note-writer.
+
+mod gather;
+mod input;
+mod render;
+mod topics;
+
+use std::collections::HashSet;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures_util::future::join_all;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::ResearchEvent;
+use super::citations::{self, normalize_url};
+use crate::engine::{Engine, Job, NotePath};
+use crate::error::{Coded, ErrorKind};
+use crate::index::{IndexError, VaultIndex};
+use crate::llm::{ChatClient, ChatRequest, LlmError, Message, Usage};
+use crate::prompts::{self, untrusted};
+use crate::vault::paths::PathError;
+use crate::vault::read::ReadError;
+use crate::vault::section::SectionError;
+
+pub(crate) use input::Input;
+pub(crate) use render::{Finished, contain_below, finish, provenance};
+
+pub const MAX_TOPICS: usize = 10;
+pub const WEB_RESULTS: usize = 5;
+pub const VAULT_RESULTS: usize = 5;
+pub const PAGES_PER_TOPIC: usize = 2;
+pub const PAGE_CHARS: usize = 50_000;
+pub const NOTE_CHARS: usize = 200_000;
+pub const MAX_FOCUS_CHARS: usize = 500;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Depth {
+    Shallow,
+    Deep,
+}
+
+impl Depth {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Depth::Shallow => "shallow",
+            Depth::Deep => "deep",
+        }
+    }
+}
+
+impl FromStr for Depth {
+    type Err = ResearchError;
+    fn from_str(s: &str) -> Result<Depth, ResearchError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "shallow" => Ok(Depth::Shallow),
+            "deep" => Ok(Depth::Deep),
+            _ => Err(ResearchError::BadDepth(s.to_string())),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResearchError {
+    #[error(transparent)]
+    Path(#[from] PathError),
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("depth: `{0}` is not valid; valid values: shallow, deep")]
+    BadDepth(String),
+    #[error("note `{0}` is empty; write something to research first")]
+    EmptyNote(String),
+    #[error("focus: {focus_chars} characters is longer than {limit}; give a short phrase")]
+    FocusTooLong { focus_chars: usize, limit: usize },
+    #[error("focus: {focus_chars} characters is longer than the note itself ({note_chars}); give a short phrase")]
+    FocusLongerThanNote { focus_chars: usize, note_chars: usize },
+    #[error("{0}")]
+    Section(#[from] SectionError),
+    #[error("no topics to research were found in `{0}`{1}")]
+    NoTopics(String, String),
+    #[error("topic extraction failed: {0}")]
+    Topics(LlmError),
+    #[error("nothing was found for any topic ({0}); the note is unchanged")]
+    NothingFound(String),
+    #[error("synthesis failed: {0}; the note is unchanged")]
+    Synthesis(LlmError),
+    #[error(
+        "the synthesis would break the note's structure (an unclosed code fence or a heading); the note is unchanged"
+    )]
+    Uncontained,
+    #[error("index: {0}")]
+    Index(#[from] IndexError),
+    #[error("template: {0}")]
+    Template(#[from] crate::prompts::TemplateError),
+    #[error("{}", crate::error::CANCELLED)]
+    Cancelled,
+}
+
+impl Coded for ResearchError {
+    fn code(&self) -> &'static str {
+        match self {
+            ResearchError::Path(e) => e.code(),
+            ResearchError::Read(e) => e.code(),
+            ResearchError::Section(e) => e.code(),
+            ResearchError::Index(e) => e.code(),
+            ResearchError::Template(e) => e.code(),
+            ResearchError::BadDepth(_)
+            | ResearchError::FocusTooLong { .. }
+            | ResearchError::FocusLongerThanNote { .. } => "INVALID_INPUT",
+            ResearchError::EmptyNote(_) => "EMPTY_NOTE",
+            ResearchError::NoTopics(..) => "NO_TOPICS",
+            ResearchError::NothingFound(_) => "NOTHING_FOUND",
+            ResearchError::Topics(e) | ResearchError::Synthesis(e) => e.code(),
+            ResearchError::Uncontained => "UNCONTAINED",
+            ResearchError::Cancelled => "CANCELLED",
+        }
+    }
+
+    fn kind(&self) -> ErrorKind {
+        match self {
+            ResearchError::Path(e) => e.kind(),
+            ResearchError::Read(e) => e.kind(),
+            ResearchError::Section(e) => e.kind(),
+            ResearchError::Index(e) => e.kind(),
+            ResearchError::Template(e) => e.kind(),
+            ResearchError::BadDepth(_)
+            | ResearchError::FocusTooLong { .. }
+            | ResearchError::FocusLongerThanNote { .. }
+            | ResearchError::EmptyNote(_) => ErrorKind::InvalidInput,
+            ResearchError::Topics(e) | ResearchError::Synthesis(e) => e.kind(),
+            ResearchError::NoTopics(..) | ResearchError::NothingFound(_) | ResearchError::Uncontained => {
+                ErrorKind::Upstream
+            }
+            ResearchError::Cancelled => ErrorKind::Cancelled,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Topic {
+    pub topic: String,
+    #[serde(default)]
+    pub context: String,
+    #[serde(rename = "type", default)]
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Source {
+    Web {
+        title: String,
+        url: String,
+    },
+    Vault {
+        title: String,
+        path: String,
+        target: String,
+    },
+}
+
+/// The outcome of a run: the section body to write and what it is made of.
+#[derive(Debug, Clone, Serialize)]
+pub struct NoteResearch {
+    /// Vault-relative path of the note.
+    pub path: String,
+    /// `llm` or `offline`.
+    pub mode: &'static str,
+    pub depth: Depth,
+    pub model: Option<String>,
+    pub topics: Vec<String>,
+    pub topics_researched: usize,
+    pub sources: Vec<Source>,
+    pub citations_removed: usize,
+    /// The body of `## Research`, as rendered from `templates/research-section.md`.
+    pub section: String,
+    /// The first 500 characters of the section.
+    pub preview: String,
+    pub usage: Usage,
+    pub cost_usd: Option<f64>,
+    pub warnings: Vec<String>,
+}
+
+/// Runs research_note over `text` (the note's current text) — offline when no LLM is
+/// configured. Honours cancellation.
+pub async fn research_note(
+    engine: &Engine,
+    index: &Arc<VaultIndex>,
+    note: &NotePath,
+    text: String,
+    depth: Depth,
+    focus: Option<&str>,
+    job: &Job,
+) -> Result<NoteResearch, ResearchError> {
+    let focus = focus.map(str::trim).filter(|f| !f.is_empty());
+    let input = input::prepare(index, note, text, focus).await?;
+    let run = async {
+        match &engine.llm {
+            Some(llm) => with_llm(engine, index, llm, depth, focus, input, job).await,
+            None => super::offline::research(engine, index, input, job).await,
+        }
+    };
+    tokio::select! {
+        r = run => r,
+        _ = job.cancelled() => Err(ResearchError::Cancelled),
+    }
+}
+
+async fn with_llm(
+    engine: &Engine,
+    index: &Arc<VaultIndex>,
+    llm: &Arc<ChatClient>,
+    depth: Depth,
+    focus: Option<&str>,
+    input: Input,
+    job: &Job,
+) -> Result<NoteResearch, ResearchError> {
+    job.report(ResearchEvent::Started { mode: "llm", depth });
+    let mut usage = Usage::default();
+    let mut warnings = input.warnings.clone();
+
+    // 1. Topics.
+    let (topics, u) = topics::extract(engine, llm, &input, focus).await?;
+    usage.add(&u);
+    job.report(ResearchEvent::TopicsFound {
+        topics: topics.iter().map(|t| t.topic.clone()).collect(),
+    });
+
+    // 2. Gather, every topic at once (searches, pages and LLM calls are bounded by their own
+    //    semaphores).
+    let total = topics.len();
+    let done = AtomicUsize::new(0);
+    let pages = gather::PageCache::default();
+    let ctx = gather::Gathering {
+        engine,
+        index,
+        llm,
+        rel: &input.rel,
+        depth,
+        pages: &pages,
+    };
+    let materials: Vec<gather::Material> = join_all(topics.iter().map(|t| {
+        let (done, ctx) = (&done, &ctx);
+        async move {
+            let m = ctx.gather(t).await;
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            job.report(ResearchEvent::TopicGathered {
+                done: n,
+                total,
+                topic: t.topic.clone(),
+            });
+            m
+        }
+    }))
+    .await;
+    let (mut web, mut vault, mut pages_read, mut failed) = (0, 0, 0, 0);
+    for m in &materials {
+        web += m.web.len();
+        vault += m.vault.len();
+        pages_read += m.pages_read;
+        failed += m.failures.len();
+        usage.add(&m.usage);
+        warnings.extend(m.failures.iter().map(|f| format!("{}: {f}", m.topic)));
+    }
+    job.report(ResearchEvent::SourcesGathered {
+        web,
+        vault,
+        pages: pages_read,
+        failed,
+    });
+    if web + vault == 0 {
+        let cause = materials
+            .iter()
+            .flat_map(|m| m.failures.first())
+            .next()
+            .cloned()
+            .unwrap_or_else(|| "no results".into());
+        return Err(ResearchError::NothingFound(cause));
+    }
+
+    // 3. Synthesis.
+    job.report(ResearchEvent::Synthesizing);
+    let prompt = engine.library.render(
+        prompts::SYNTHESIS,
+        json!({
+            "title": input.title,
+            "path": input.rel,
+            "note": untrusted(&input.for_llm),
+            "focus": focus,
+            "topics": materials.iter().filter(|m| !m.web.is_empty() || !m.vault.is_empty()).collect::<Vec<_>>(),
+        }),
+    )?;
+    let answer = llm
+        .chat(
+            &ChatRequest {
+                messages: vec![
+                    Message::system(engine.library.render(prompts::SYSTEM, json!({}))?),
+                    Message::user(prompt),
+                ],
+                temperature: Some(0.3),
+                max_tokens: Some(4000),
+                ..Default::default()
+            },
+            llm.deadline(),
+        )
+        .await
+        .map_err(ResearchError::Synthesis)?;
+    usage.add(&answer.usage);
+
+    // 4. Citation integrity.
+    let allowed: HashSet<String> = materials
+        .iter()
+        .flat_map(|m| m.web.iter().map(|w| normalize_url(&w.url)))
+        .collect();
+    let vault_targets: HashSet<String> = materials
+        .iter()
+        .flat_map(|m| m.vault.iter().map(|v| v.target.to_lowercase()))
+        .collect();
+    let index = index.clone();
+    let rel = input.rel.clone();
+    let findings = render::contain(&answer.content);
+    let (findings, removed) = tokio::task::spawn_blocking(move || {
+        let resolves = |t: &str| {
+            vault_targets.contains(&t.to_lowercase()) || index.resolve_link(t, Some(&rel)).ok().flatten().is_some()
+        };
+        citations::enforce(&findings, &allowed, &resolves)
+    })
+    .await
+    .expect("citation check does not panic");
+    if removed.count() > 0 {
+        warnings.push(format!(
+            "{} citation(s) not among the gathered sources were removed: {}",
+            removed.count(),
+            removed
+                .urls
+                .iter()
+                .chain(&removed.wikilinks)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    job.report(ResearchEvent::Checked {
+        citations_removed: removed.count(),
+    });
+
+    // 5. Render.
+    let sources = render::cited_sources(&findings, &materials);
+    let provenance = provenance(
+        depth,
+        Some(&answer.model),
+        usage.cost_usd,
+        topics.len(),
+        removed.count(),
+    );
+    let section = engine.library.render(
+        prompts::RESEARCH_SECTION,
+        json!({
+            "findings": findings,
+            "sources": sources.iter().map(|s| match s {
+                Source::Web { title, url } => json!({"title": title, "url": url, "target": null}),
+                Source::Vault { title, target, .. } => json!({"title": title, "url": null, "target": target}),
+            }).collect::<Vec<_>>(),
+            "provenance": provenance,
+        }),
+    )?;
+    finish(Finished {
+        path: input.rel,
+        mode: "llm",
+        depth,
+        model: Some(answer.model),
+        topics,
+        sources,
+        citations_removed: removed.count(),
+        section,
+        usage,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_parsing() {
+        assert_eq!("Deep".parse::<Depth>().unwrap(), Depth::Deep);
+        assert_eq!(
+            "medium".parse::<Depth>().unwrap_err().to_string(),
+            "depth: `medium` is not valid; valid values: shallow, deep"
+        );
+    }
+}
