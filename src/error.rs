@@ -168,13 +168,14 @@ mod impls {
                 IndexError::InsideVault(_) => "INVALID_CONFIG",
                 IndexError::EmptyQuery => "INVALID_QUERY",
                 IndexError::ReadOnly => "INDEX_READ_ONLY",
+                IndexError::Busy(_) => "INDEX_BUSY",
                 IndexError::Io { .. } | IndexError::Tantivy(_) => "INDEX_FAILED",
             }
         }
         fn kind(&self) -> ErrorKind {
             match self {
                 IndexError::InsideVault(_) | IndexError::EmptyQuery => ErrorKind::InvalidInput,
-                IndexError::ReadOnly => ErrorKind::Conflict,
+                IndexError::ReadOnly | IndexError::Busy(_) => ErrorKind::Conflict,
                 IndexError::Io { .. } | IndexError::Tantivy(_) => ErrorKind::Io,
             }
         }

@@ -17,6 +17,8 @@ pub const INSTALL_HINT: &str = "npm install -g @google/gemini-cli";
 const JSON_SINCE: (u64, u64, u64) = (0, 6, 0);
 const VERSION_TIMEOUT: Duration = Duration::from_secs(20);
 const STDERR_TAIL: usize = 4096;
+/// How long stderr may stay open after the CLI exited (a child of it holding the pipe).
+const STDERR_GRACE: Duration = Duration::from_secs(1);
 const TEMP_PREFIX: &str = "temp-invalid-output-";
 
 /// The environment the CLI runs with: only what it needs to run, authenticate with Google and
@@ -91,13 +93,6 @@ pub enum Purpose {
 }
 
 impl Purpose {
-    fn dir(self) -> &'static str {
-        match self {
-            Purpose::Search => "search",
-            Purpose::Correction => "correction",
-        }
-    }
-
     fn allowed_tools(self) -> &'static [&'static str] {
         match self {
             Purpose::Search => &["google_web_search", "web_fetch"],
@@ -297,12 +292,20 @@ impl GeminiCli {
         }
     }
 
-    /// The private working directory for `purpose`, with freshly written settings and policy.
-    pub fn workdir(&self, purpose: Purpose) -> Result<PathBuf, CliError> {
-        workdir(&self.program, &self.config_dir, purpose)
+    /// A private working directory for one run (off the runtime): `.gemini/settings.json` and
+    /// the policy for `purpose`, and room for the run's own files. Removed when dropped.
+    pub async fn prepare(&self, purpose: Purpose) -> Result<RunDir, CliError> {
+        let (program, config_dir) = (self.program.clone(), self.config_dir.clone());
+        tokio::task::spawn_blocking(move || RunDir::create(&program, &config_dir, purpose))
+            .await
+            .map_err(|e| CliError::Io {
+                program: self.program.clone(),
+                message: e.to_string(),
+            })?
     }
 
-    /// One headless run: `prompt` on stdin, `--model` only when `model` is set.
+    /// One headless run in its own directory: `prompt` on stdin, `--model=<name>` only when
+    /// `model` is set.
     pub async fn run(
         &self,
         prompt: &str,
@@ -310,34 +313,39 @@ impl GeminiCli {
         purpose: Purpose,
         cancel: &CancellationToken,
     ) -> Result<CliOutput, CliError> {
+        let dir = self.prepare(purpose).await?;
+        let out = self.run_in(&dir, prompt, model, cancel).await;
+        dir.remove().await;
+        out
+    }
+
+    /// One headless run in a directory made by [`GeminiCli::prepare`].
+    pub async fn run_in(
+        &self,
+        dir: &RunDir,
+        prompt: &str,
+        model: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<CliOutput, CliError> {
         let json = self.json_output().await?;
-        let dir = {
-            let (program, config_dir) = (self.program.clone(), self.config_dir.clone());
-            tokio::task::spawn_blocking(move || workdir(&program, &config_dir, purpose))
-                .await
-                .map_err(|e| CliError::Io {
-                    program: self.program.clone(),
-                    message: e.to_string(),
-                })??
-        };
         let mut cmd = self.command();
         if json {
             cmd.args(["-o", "json"]);
         }
         if let Some(m) = model {
-            cmd.args(["--model", m]);
+            // One argument: a name can never be read as another option.
+            cmd.arg(format!("--model={m}"));
         }
-        if purpose == Purpose::Correction {
-            cmd.arg("--include-directories").arg(&self.config_dir);
-        }
-        cmd.current_dir(&dir)
+        cmd.current_dir(dir.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .process_group(0);
         let mut child = cmd.spawn().map_err(|e| self.spawn_error(e))?;
-        let pid = child.id();
+        // However this future ends — finished, timed out, cancelled, dropped, panicked — the
+        // CLI's whole process group is gone afterwards.
+        let group = ProcessGroup(child.id());
         let mut stdin = child.stdin.take().expect("piped");
         let prompt = prompt.to_string();
         tokio::spawn(async move {
@@ -345,7 +353,9 @@ impl GeminiCli {
             let _ = stdin.write_all(prompt.as_bytes()).await;
             let _ = stdin.shutdown().await;
         });
-        let stderr = tokio::spawn(read_tail(child.stderr.take().expect("piped"), STDERR_TAIL));
+        // stderr drains alongside stdout; once the CLI has exited, what a straggling child
+        // still holds open is waited for briefly, never past the time limit.
+        let mut stderr_task = tokio::spawn(read_tail(child.stderr.take().expect("piped"), STDERR_TAIL));
         let mut stdout = child.stdout.take().expect("piped");
         let limit = self.max_output;
         let work = async {
@@ -354,22 +364,26 @@ impl GeminiCli {
                 program: self.program.clone(),
                 message: e.to_string(),
             })?;
-            Ok::<_, CliError>((out, status))
+            let err = match tokio::time::timeout(STDERR_GRACE, &mut stderr_task).await {
+                Ok(Ok(tail)) => tail,
+                _ => String::new(),
+            };
+            Ok::<_, CliError>((out, err, status))
         };
         let outcome = tokio::select! {
             r = work => r,
             _ = tokio::time::sleep(self.timeout) => Err(CliError::Timeout { secs: self.timeout.as_secs() }),
             _ = cancel.cancelled() => Err(CliError::Cancelled),
         };
-        let (out, status) = match outcome {
+        stderr_task.abort();
+        let (out, stderr, status) = match outcome {
             Ok(v) => v,
             Err(e) => {
-                terminate(&mut child, pid, self.kill_grace).await;
-                stderr.abort();
+                group.terminate(&mut child, self.kill_grace).await;
                 return Err(e);
             }
         };
-        let stderr = stderr.await.unwrap_or_default();
+        drop(group);
         let tail = if stderr.trim().is_empty() {
             String::new()
         } else {
@@ -397,18 +411,40 @@ impl GeminiCli {
         }
     }
 
-    /// Deletes `temp-invalid-output-*.txt` files left by a crash; returns how many.
+    /// Deletes what crashed runs left: `temp-invalid-output-*.txt` files in the config
+    /// directory (older versions), and run directories of processes that are gone (never a
+    /// live process's). Returns how many temp files went.
     pub fn cleanup_orphans(config_dir: &Path) -> std::io::Result<usize> {
         let mut n = 0;
         for entry in std::fs::read_dir(config_dir)? {
             let entry = entry?;
             let name = entry.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with(TEMP_PREFIX) && name.ends_with(".txt") && entry.file_type()?.is_file() {
+            if is_temp_file(&name.to_string_lossy()) && entry.file_type()?.is_file() {
                 match std::fs::remove_file(entry.path()) {
                     Ok(()) => n += 1,
                     Err(e) => tracing::error!("could not delete {}: {e}", entry.path().display()),
                 }
+            }
+        }
+        let runs = config_dir.join(RUNS_DIR);
+        let Ok(entries) = std::fs::read_dir(&runs) else {
+            return Ok(n);
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(pid) = run_dir_pid(&name) else { continue };
+            if process_alive(pid) {
+                continue;
+            }
+            n += std::fs::read_dir(entry.path())
+                .map(|d| {
+                    d.flatten()
+                        .filter(|f| is_temp_file(&f.file_name().to_string_lossy()))
+                        .count()
+                })
+                .unwrap_or(0);
+            if let Err(e) = std::fs::remove_dir_all(entry.path()) {
+                tracing::error!("could not delete {}: {e}", entry.path().display());
             }
         }
         Ok(n)
@@ -440,11 +476,6 @@ impl GeminiCli {
             }
         }
     }
-
-    /// Writes invalid output to `<config>/temp-invalid-output-<unix-ts>.txt` (a new file).
-    pub fn write_temp(&self, content: &str) -> std::io::Result<PathBuf> {
-        write_temp(&self.config_dir, content)
-    }
 }
 
 /// Writes `content` to a new `<dir>/temp-invalid-output-<unix-ms>.txt` (blocking).
@@ -468,36 +499,137 @@ pub fn write_temp(dir: &Path, content: &str) -> std::io::Result<PathBuf> {
     }
 }
 
-/// Writes the working directory for `purpose` (blocking).
-fn workdir(program: &str, config_dir: &Path, purpose: Purpose) -> Result<PathBuf, CliError> {
-    let dir = config_dir.join("gemini-cli").join(purpose.dir());
-    let gemini = dir.join(".gemini");
-    let io = |e: std::io::Error| CliError::Io {
-        program: program.to_string(),
-        message: format!("preparing {}: {e}", gemini.display()),
-    };
+/// Where run directories live, under the config directory.
+const RUNS_DIR: &str = "gemini-cli";
 
-    std::fs::create_dir_all(gemini.join("policies")).map_err(io)?;
-    let allowed = purpose.allowed_tools();
-    let settings = serde_json::json!({
-        "tools": {"core": allowed, "exclude": DENIED_TOOLS},
-        "mcpServers": {},
-    });
-    std::fs::write(
-        gemini.join("settings.json"),
-        serde_json::to_string_pretty(&settings).expect("serializable"),
-    )
-    .map_err(io)?;
-    let quoted = |tools: &[&str]| tools.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>().join(", ");
-    let policy = format!(
-        "# Written by scholia on every run: deep_search may use only these tools.\n\
-         [[rule]]\ntoolName = [{}]\ndecision = \"allow\"\npriority = 900\n\n\
-         [[rule]]\ntoolName = [{}]\ndecision = \"deny\"\npriority = 999\n",
-        quoted(allowed),
-        quoted(DENIED_TOOLS)
-    );
-    std::fs::write(gemini.join("policies").join("scholia.toml"), policy).map_err(io)?;
-    Ok(dir)
+fn is_temp_file(name: &str) -> bool {
+    name.starts_with(TEMP_PREFIX) && name.ends_with(".txt")
+}
+
+/// `run-<pid>-<n>` → pid.
+fn run_dir_pid(name: &str) -> Option<i32> {
+    name.strip_prefix("run-")?.split('-').next()?.parse().ok()
+}
+
+fn process_alive(pid: i32) -> bool {
+    // SAFETY: kill(2) with signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The private working directory of one run: `<config>/gemini-cli/run-<pid>-<n>/` holding a
+/// freshly written `.gemini/settings.json` and policy, and the run's own files (the temp file
+/// of a JSON correction). Nothing is shared between runs, so no run rewrites another's policy.
+/// Removed when dropped.
+#[derive(Debug)]
+pub struct RunDir {
+    path: PathBuf,
+}
+
+impl RunDir {
+    fn create(program: &str, config_dir: &Path, purpose: Purpose) -> Result<RunDir, CliError> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = config_dir
+            .join(RUNS_DIR)
+            .join(format!("run-{}-{n}", std::process::id()));
+        let gemini = path.join(".gemini");
+        let io = |e: std::io::Error| CliError::Io {
+            program: program.to_string(),
+            message: format!("preparing {}: {e}", gemini.display()),
+        };
+        std::fs::create_dir_all(gemini.join("policies")).map_err(io)?;
+        let dir = RunDir { path };
+        let allowed = purpose.allowed_tools();
+        let settings = serde_json::json!({
+            "tools": {"core": allowed, "exclude": DENIED_TOOLS},
+            "mcpServers": {},
+        });
+        std::fs::write(
+            gemini.join("settings.json"),
+            serde_json::to_string_pretty(&settings).expect("serializable"),
+        )
+        .map_err(io)?;
+        let quoted = |tools: &[&str]| tools.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>().join(", ");
+        let policy = format!(
+            "# Written by scholia for this run: deep_search may use only these tools.\n\
+             [[rule]]\ntoolName = [{}]\ndecision = \"allow\"\npriority = 900\n\n\
+             [[rule]]\ntoolName = [{}]\ndecision = \"deny\"\npriority = 999\n",
+            quoted(allowed),
+            quoted(DENIED_TOOLS)
+        );
+        std::fs::write(gemini.join("policies").join("scholia.toml"), policy).map_err(io)?;
+        Ok(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes invalid output to `temp-invalid-output-<unix-ms>.txt` in this run's directory
+    /// (off the runtime).
+    pub async fn write_temp(&self, content: &str) -> std::io::Result<PathBuf> {
+        let (dir, content) = (self.path.clone(), content.to_string());
+        tokio::task::spawn_blocking(move || write_temp(&dir, &content))
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+}
+
+impl RunDir {
+    /// Removes the directory (off the runtime).
+    pub async fn remove(mut self) {
+        let path = std::mem::take(&mut self.path);
+        let _ = tokio::task::spawn_blocking(move || remove_run_dir(&path)).await;
+    }
+}
+
+fn remove_run_dir(path: &Path) {
+    if path.as_os_str().is_empty() {
+        return;
+    }
+    if let Err(e) = std::fs::remove_dir_all(path) {
+        tracing::warn!("could not delete {}: {e}", path.display());
+    }
+}
+
+impl Drop for RunDir {
+    /// When a run ends without [`RunDir::remove`] (cancelled, panicked), the directory still
+    /// goes; start-up cleanup catches a crash.
+    fn drop(&mut self) {
+        remove_run_dir(&self.path);
+    }
+}
+
+/// The CLI's process group, killed when dropped (the CLI is a node process that may have
+/// children of its own).
+struct ProcessGroup(Option<u32>);
+
+impl ProcessGroup {
+    fn signal(&self, sig: i32) {
+        if let Some(pid) = self.0 {
+            // SAFETY: kill(2) with a negative pid signals a process group; no memory involved.
+            unsafe {
+                libc::kill(-(pid as i32), sig);
+            }
+        }
+    }
+
+    /// SIGTERM, then SIGKILL after `grace`.
+    async fn terminate(self, child: &mut tokio::process::Child, grace: Duration) {
+        self.signal(libc::SIGTERM);
+        if tokio::time::timeout(grace, child.wait()).await.is_err() {
+            tracing::warn!("the Gemini CLI ignored SIGTERM for {grace:?}; sending SIGKILL");
+            self.signal(libc::SIGKILL);
+            let _ = child.kill().await;
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.signal(libc::SIGKILL);
+    }
 }
 
 fn find_program(program: &str, path: Option<&str>) -> Option<PathBuf> {
@@ -508,24 +640,6 @@ fn find_program(program: &str, path: Option<&str>) -> Option<PathBuf> {
     std::env::split_paths(path?)
         .map(|d| d.join(program))
         .find(|c| c.is_file())
-}
-
-async fn terminate(child: &mut tokio::process::Child, pid: Option<u32>, grace: Duration) {
-    let signal = |sig| {
-        if let Some(pid) = pid {
-            // The whole group: the CLI is a node process that may have children.
-            // SAFETY: kill(2) with a negative pid signals a process group; no memory involved.
-            unsafe {
-                libc::kill(-(pid as i32), sig);
-            }
-        }
-    };
-    signal(libc::SIGTERM);
-    if tokio::time::timeout(grace, child.wait()).await.is_err() {
-        tracing::warn!("the Gemini CLI ignored SIGTERM for {grace:?}; sending SIGKILL");
-        signal(libc::SIGKILL);
-        let _ = child.kill().await;
-    }
 }
 
 async fn read_capped(r: &mut (impl AsyncReadExt + Unpin), limit: usize) -> Result<Vec<u8>, CliError> {
@@ -717,10 +831,10 @@ mod tests {
     }
 
     #[test]
-    fn workdir_allows_only_web_tools_and_orphans_are_cleaned() {
+    fn run_dirs_are_private_and_only_dead_processes_are_cleaned_up() {
         let dir = tempfile::tempdir().unwrap();
-        let cli = GeminiCli::new("gemini", dir.path(), ChildEnv::default());
-        let w = cli.workdir(Purpose::Search).unwrap();
+        let run = RunDir::create("gemini", dir.path(), Purpose::Search).unwrap();
+        let w = run.path().to_path_buf();
         let settings: Value =
             serde_json::from_str(&std::fs::read_to_string(w.join(".gemini/settings.json")).unwrap()).unwrap();
         assert_eq!(
@@ -738,15 +852,26 @@ mod tests {
                 .iter()
                 .any(|t| t.as_str() == Some("run_shell_command"))
         );
-        assert!(w.starts_with(dir.path()));
+        assert!(w.starts_with(dir.path().join("gemini-cli")));
+        let other = RunDir::create("gemini", dir.path(), Purpose::Correction).unwrap();
+        assert_ne!(other.path(), w, "one directory per run");
 
-        let a = cli.write_temp("x").unwrap();
-        let b = cli.write_temp("y").unwrap();
+        // Our own live run keeps its files; a dead process's run directory and legacy temp
+        // files in the config directory go.
+        let a = write_temp(run.path(), "x").unwrap();
+        let b = write_temp(dir.path(), "y").unwrap();
         assert_ne!(a, b);
+        let dead = dir.path().join("gemini-cli/run-999999999-0");
+        std::fs::create_dir_all(&dead).unwrap();
+        write_temp(&dead, "z").unwrap();
         std::fs::write(dir.path().join("keep.txt"), "k").unwrap();
         assert_eq!(GeminiCli::cleanup_orphans(dir.path()).unwrap(), 2);
+        assert!(a.exists(), "a live run's temp file is never deleted");
+        assert!(!dead.exists() && !b.exists());
         assert_eq!(GeminiCli::cleanup_orphans(dir.path()).unwrap(), 0);
         assert!(dir.path().join("keep.txt").exists());
+        drop(run);
+        assert!(!w.exists(), "a run's directory goes with it");
         assert!(GeminiCli::cleanup_orphans(&dir.path().join("missing")).is_err());
         assert_eq!(GeminiCli::startup_cleanup(&dir.path().join("missing")), Some(0));
         std::fs::write(dir.path().join("file"), "x").unwrap();

@@ -7,6 +7,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod gemini_cli;
+pub mod http;
 pub mod index;
 pub mod llm;
 pub mod lsp;

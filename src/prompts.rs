@@ -70,6 +70,11 @@ impl Library {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_keep_trailing_newline(true);
+        // What templates interpolate into a note is made inert here (see vault::contain).
+        env.add_filter("md_text", |s: String| crate::vault::contain::text(&s));
+        env.add_filter("md_url", |s: String| crate::vault::contain::url(&s));
+        env.add_filter("md_target", |s: String| crate::vault::contain::target(&s));
+        env.add_filter("md_passage", |s: String| crate::vault::contain::passage(&s));
         for (name, builtin) in BUILTIN {
             let source = match config_dir.map(|d| d.join(name)).filter(|p| p.is_file()) {
                 Some(path) => {
@@ -104,16 +109,18 @@ impl Library {
     }
 }
 
-/// Text placed between `<untrusted-data>` tags cannot close them.
+/// Text placed between `<untrusted-data>` tags cannot close them. Linear: one lowercased copy.
 pub fn untrusted(text: &str) -> String {
+    const CLOSE: &str = "</untrusted-data";
+    let lower = text.to_ascii_lowercase();
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.to_ascii_lowercase().find("</untrusted-data") {
-        out.push_str(&rest[..i]);
+    let mut at = 0;
+    while let Some(i) = lower[at..].find(CLOSE).map(|i| at + i) {
+        out.push_str(&text[at..i]);
         out.push_str("</untrusted_data");
-        rest = &rest[i + "</untrusted-data".len()..];
+        at = i + CLOSE.len();
     }
-    out.push_str(rest);
+    out.push_str(&text[at..]);
     out
 }
 

@@ -11,6 +11,7 @@
 //!   fetch edge cases.
 //! - `GET /_requests` — every request body received, for assertions.
 
+pub mod faults;
 pub mod llm;
 pub mod search;
 pub mod web;
@@ -45,6 +46,9 @@ pub struct FakeState {
     pub requests: Mutex<Vec<Recorded>>,
     /// Per-model request counters for "first N requests fail" behaviours.
     pub counters: Mutex<std::collections::HashMap<String, u32>>,
+    /// Faults for the n-th web search and the n-th page request (see [`faults::respond`]).
+    pub search_faults: Mutex<std::collections::HashMap<u32, String>>,
+    pub page_faults: Mutex<std::collections::HashMap<u32, String>>,
     pub pages: web::PageIndex,
 }
 
@@ -88,6 +92,8 @@ impl FakeServer {
             base: Mutex::new(format!("http://{addr}")),
             requests: Mutex::new(Vec::new()),
             counters: Mutex::new(Default::default()),
+            search_faults: Mutex::new(Default::default()),
+            page_faults: Mutex::new(Default::default()),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(llm::chat))
@@ -112,6 +118,25 @@ impl FakeServer {
 
     pub fn base(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The `nth` web search (1-based, counted from the last reset) fails with `fault`.
+    pub fn fail_search(&self, nth: u32, fault: &str) {
+        self.state.search_faults.lock().unwrap().insert(nth, fault.to_string());
+    }
+
+    /// The `nth` page request fails with `fault`.
+    pub fn fail_page(&self, nth: u32, fault: &str) {
+        self.state.page_faults.lock().unwrap().insert(nth, fault.to_string());
+    }
+
+    /// No faults; search and page requests are counted from one again.
+    pub fn reset_faults(&self) {
+        self.state.search_faults.lock().unwrap().clear();
+        self.state.page_faults.lock().unwrap().clear();
+        let mut c = self.state.counters.lock().unwrap();
+        c.remove("search#all");
+        c.remove("page#all");
     }
 
     /// Bodies of the requests received on `path`.

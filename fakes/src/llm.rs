@@ -5,7 +5,9 @@
 //! `latency=MS` · `no-json-schema` (400 on json_schema) · `no-response-format` (400 on any) ·
 //! `rate-limit-first=N` (429 + Retry-After: 1) · `server-error-first=N` (500) · `stall` ·
 //! `malformed-first` · `malformed-always` · `empty-choices` · `null-content` · `think` ·
-//! `hallucinate` (invented citations) · `no-topics` · `too-many-topics` · `fail-synthesis`.
+//! `fail-call=K,fault=F` (the K-th request fails with fault F, see `faults`; `;` for `:`) ·
+//! `hallucinate` (invented citations) · `hostile` (a synthesis that tries to escape its section)
+//! · `no-topics` · `too-many-topics` · `fail-synthesis`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,7 +23,7 @@ use super::FakeState;
 
 #[derive(Debug, Default, Clone)]
 pub struct Behaviour {
-    flags: HashMap<String, Option<u64>>,
+    flags: HashMap<String, Option<String>>,
 }
 
 impl Behaviour {
@@ -31,7 +33,7 @@ impl Behaviour {
             .split(',')
             .filter(|f| !f.is_empty())
             .map(|f| match f.split_once('=') {
-                Some((k, v)) => (k.trim().to_string(), v.trim().parse().ok()),
+                Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
                 None => (f.trim().to_string(), None),
             })
             .collect();
@@ -43,7 +45,11 @@ impl Behaviour {
     }
 
     pub fn num(&self, flag: &str) -> Option<u64> {
-        self.flags.get(flag).copied().flatten()
+        self.value(flag)?.parse().ok()
+    }
+
+    pub fn value(&self, flag: &str) -> Option<&str> {
+        self.flags.get(flag)?.as_deref()
     }
 }
 
@@ -96,6 +102,11 @@ pub async fn chat(State(state): State<Arc<FakeState>>, headers: HeaderMap, Json(
         tokio::time::sleep(Duration::from_secs(3600)).await;
     }
     let n = state.count(&model);
+    if b.num("fail-call").is_some_and(|k| u64::from(n) == k) {
+        // `fault` uses `;` for `:` (a model name keeps its commas and colons for flags).
+        let fault = b.value("fault").unwrap_or("500").replace(';', ":");
+        return super::faults::respond(&fault).await;
+    }
     if b.num("rate-limit-first").is_some_and(|k| u64::from(n) <= k) {
         let mut headers = HeaderMap::new();
         headers.insert("retry-after", HeaderValue::from_static("1"));
@@ -459,6 +470,13 @@ fn synthesis(prompt: &str, b: &Behaviour) -> String {
             );
         }
         out.push('\n');
+    }
+    if b.has("hostile") {
+        // An answer that tries every way out of its section.
+        out.push_str(
+            "## Escaped section\n\nSetext heading\n===\n\n<div>\n# raw html\n</div>\n\n<!-- a comment that hides\n\n\
+             ![[Private note]] and > [!danger] and %% hidden and $$ math\n\n<script>alert(1)</script>\n\n```rust\nunclosed fence\n",
+        );
     }
     if out.is_empty() {
         "Nothing useful was found for these topics.".into()

@@ -95,6 +95,11 @@ async fn duckduckgo(state: Arc<FakeState>, params: HashMap<String, String>) -> R
     if !state.latency.search.is_zero() {
         tokio::time::sleep(state.latency.search).await;
     }
+    let nth = state.count("search#all");
+    let fault = state.search_faults.lock().unwrap().get(&nth).cloned();
+    if let Some(fault) = fault {
+        return super::faults::respond(&fault).await;
+    }
     let n = state.count(&format!("ddg#{query}"));
     let lower = query.to_lowercase();
     if lower.contains("ratelimit") && (!lower.contains("ratelimit-once") || n == 1) {

@@ -101,6 +101,11 @@ async fn delay(state: &FakeState) {
 
 pub async fn page(State(state): State<Arc<FakeState>>, UrlPath(name): UrlPath<String>) -> Response {
     delay(&state).await;
+    let nth = state.count("page#all");
+    let fault = state.page_faults.lock().unwrap().get(&nth).cloned();
+    if let Some(fault) = fault {
+        return super::faults::respond(&fault).await;
+    }
     if name.contains("..") || name.contains('/') {
         return StatusCode::NOT_FOUND.into_response();
     }

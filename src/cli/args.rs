@@ -102,6 +102,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Trust a vault: let its .scholia.toml choose programs, endpoints, credentials and
+    /// command-line arguments (until the file changes)
+    Trust {
+        /// The vault (default: the current directory)
+        dir: Option<PathBuf>,
+        /// Forget the vault instead
+        #[arg(long, conflicts_with = "list")]
+        revoke: bool,
+        /// List the trusted vaults
+        #[arg(long)]
+        list: bool,
+    },
     /// Language server on stdin/stdout
     Lsp,
 }

@@ -80,7 +80,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             let depth = depth.unwrap_or(if deep { Depth::Deep } else { Depth::Shallow });
             let cwd = std::env::current_dir().ok();
             let (session, _) = open_vault(vault, false)?;
-            let engine = Engine::load(&ProcessEnv, Some(session.vault().root()), None)?;
+            let engine = load_engine(Some(session.vault().root()))?;
             let outcome = run_job(&engine, async |job| {
                 let note = engine.resolve_note(&session, &note, cwd.as_deref()).await?;
                 engine
@@ -100,7 +100,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             vault,
             json,
         } => {
-            let engine = Engine::load(&ProcessEnv, Some(&dir_or_cwd(vault)?), None)?;
+            let engine = load_engine(Some(&dir_or_cwd(vault)?))?;
             let req = DeepSearchRequest {
                 query,
                 backend,
@@ -124,7 +124,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             vault,
             json,
         } => {
-            let engine = Engine::load(&ProcessEnv, Some(&dir_or_cwd(vault)?), None)?;
+            let engine = load_engine(Some(&dir_or_cwd(vault)?))?;
             let timeout = timeout.map(|t| AskRequest::timeout_arg(&t));
             let req = engine.ask_request(&query, model.as_deref(), timeout.as_ref())?;
             let answer = run_job(&engine, async |job| engine.ask(&req, job).await)?;
@@ -135,7 +135,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             }
         }
         Command::Fetch { url, max_chars, json } => {
-            let engine = Engine::load(&ProcessEnv, None, None)?;
+            let engine = load_engine(None)?;
             let page = runtime()?.block_on(engine.fetch_page(&url, max_chars))?;
             if json {
                 render::json(&page)?;
@@ -143,9 +143,47 @@ fn dispatch(command: Command) -> Result<ExitCode> {
                 render::page(&page);
             }
         }
+        Command::Trust { dir, revoke, list } => trust(dir, revoke, list)?,
         Command::Lsp => scholia::lsp::serve_stdio()?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The engine for the vault (or directory) at `root`; settings an untrusted vault may not
+/// make are named once on stderr.
+fn load_engine(root: Option<&Path>) -> Result<Engine> {
+    let engine = Engine::load(&ProcessEnv, root, None)?;
+    if let Some(u) = engine.untrusted() {
+        eprintln!("scholia: warning: {u}");
+    }
+    Ok(engine)
+}
+
+fn trust(dir: Option<PathBuf>, revoke: bool, list: bool) -> Result<()> {
+    use scholia::config::trust;
+    let dirs = Dirs::from_env(&ProcessEnv).map_err(Error::from)?;
+    if list {
+        for e in trust::list(&dirs.config).map_err(Error::from)? {
+            println!("{}  (trusted {}, sha256 {})", e.path, e.trusted_at, &e.sha256[..12]);
+        }
+        return Ok(());
+    }
+    let root = dir_or_cwd(dir)?;
+    if revoke {
+        match trust::revoke(&dirs.config, &root).map_err(Error::from)? {
+            true => println!("{} is no longer trusted", root.display()),
+            false => println!("{} was not trusted", root.display()),
+        }
+        return Ok(());
+    }
+    let entry = trust::trust(&dirs.config, &root).map_err(Error::from)?;
+    println!(
+        "Trusted {} as its {} is now (sha256 {}): it may choose programs, endpoints, credentials and arguments until it changes",
+        entry.path,
+        scholia::config::CONFIG_FILE,
+        &entry.sha256[..12]
+    );
+    Ok(())
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {

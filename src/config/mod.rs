@@ -4,6 +4,7 @@
 //! vault root > defaults. Nothing is ever written to the current directory.
 
 mod settings;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 

@@ -72,6 +72,8 @@ pub struct Settings {
     pub search: SearchProvider,
     /// Web searches at once ([search] max_concurrency; providers rate-limit bursts).
     pub search_concurrency: usize,
+    /// One deadline per web search, retries included ([search] timeout_secs).
+    pub search_timeout: Duration,
     /// Only for tests against loopback fakes.
     pub allow_private_hosts: bool,
     /// OpenRouter, for the Sonar tiers.
@@ -82,6 +84,8 @@ pub struct Settings {
     pub deep_search_backend: Option<DeepSearchBackend>,
     /// Default Sonar tier for `ask` and the editor action.
     pub sonar_model: Option<String>,
+    /// Settings of an untrusted vault's `.scholia.toml` that were ignored.
+    pub untrusted: Option<super::trust::Untrusted>,
 }
 
 /// The shape of `.scholia.toml` and of LSP initializationOptions.
@@ -119,6 +123,7 @@ struct FileSearch {
     provider: Option<String>,
     url: Option<String>,
     max_concurrency: Option<usize>,
+    timeout_secs: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -160,6 +165,38 @@ impl FileConfig {
     pub fn vault(&self) -> Option<&str> {
         self.vault.as_deref()
     }
+
+    /// The keys this file sets that only a trusted vault may set.
+    pub fn sensitive_keys(&self) -> Vec<&'static str> {
+        let set = [
+            ("llm.base_url", self.llm.base_url.is_some()),
+            ("llm.api_key_env", self.llm.api_key_env.is_some()),
+            ("search.provider", self.search.provider.is_some()),
+            ("search.url", self.search.url.is_some()),
+            ("deep_search.gemini_cli", self.deep_search.gemini_cli.is_some()),
+            ("deep_search.model", self.deep_search.model.is_some()),
+            (
+                "deep_search.correction_model",
+                self.deep_search.correction_model.is_some(),
+            ),
+        ];
+        debug_assert!(set.iter().all(|(k, _)| super::trust::SENSITIVE.contains(k)));
+        set.iter().filter(|(_, on)| *on).map(|(k, _)| *k).collect()
+    }
+
+    fn strip_sensitive(&mut self) {
+        // A model named with an endpoint belongs to that endpoint.
+        if self.llm.base_url.is_some() {
+            self.llm.model = None;
+        }
+        self.llm.base_url = None;
+        self.llm.api_key_env = None;
+        self.search.provider = None;
+        self.search.url = None;
+        self.deep_search.gemini_cli = None;
+        self.deep_search.model = None;
+        self.deep_search.correction_model = None;
+    }
 }
 
 fn http_url(field: &str, value: &str) -> Result<String, ConfigError> {
@@ -183,21 +220,35 @@ impl Settings {
         vault_root: Option<&Path>,
         overrides: Option<&FileConfig>,
     ) -> Result<Settings, ConfigError> {
-        let file = match vault_root.map(|r| r.join(CONFIG_FILE)) {
-            Some(path) if path.is_file() => {
-                let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::File {
+        let dirs = Dirs::from_env(env)?;
+        let mut untrusted = None;
+        let file = match vault_root.map(|r| (r, r.join(CONFIG_FILE))) {
+            Some((root, path)) if path.is_file() => {
+                let read_error = |message: String| ConfigError::File {
                     file: path.display().to_string(),
-                    message: e.to_string(),
+                    message,
                     line: None,
-                })?;
-                FileConfig::from_toml(&text)?
+                };
+                let bytes = std::fs::read(&path).map_err(|e| read_error(e.to_string()))?;
+                let text = String::from_utf8(bytes.clone()).map_err(|_| read_error("not valid UTF-8".into()))?;
+                let mut file = FileConfig::from_toml(&text)?;
+                let keys = file.sensitive_keys();
+                if !keys.is_empty() && !super::trust::is_trusted(&dirs.config, root, &bytes) {
+                    file.strip_sensitive();
+                    untrusted = Some(super::trust::Untrusted {
+                        root: root.to_path_buf(),
+                        keys,
+                    });
+                }
+                file
             }
             _ => FileConfig::default(),
         };
         let empty = FileConfig::default();
         let over = overrides.unwrap_or(&empty);
         Ok(Settings {
-            dirs: Dirs::from_env(env)?,
+            untrusted,
+            dirs,
             llm: research_llm(env, &over.llm, &file.llm)?,
             search: search_provider(env, &over.search, &file.search)?,
             search_concurrency: match over.search.max_concurrency.or(file.search.max_concurrency).unwrap_or(4) {
@@ -207,6 +258,16 @@ impl Settings {
                         field: "search.max_concurrency".into(),
                         value: n.to_string(),
                         valid: "an integer from 1 to 64".into(),
+                    });
+                }
+            },
+            search_timeout: match over.search.timeout_secs.or(file.search.timeout_secs).unwrap_or(30) {
+                n @ 5..=120 => Duration::from_secs(n),
+                n => {
+                    return Err(ConfigError::Invalid {
+                        field: "search.timeout_secs".into(),
+                        value: n.to_string(),
+                        valid: "an integer from 5 to 120".into(),
                     });
                 }
             },
@@ -221,18 +282,30 @@ impl Settings {
                     .or_else(|| env.var("GEMINI_CLI"))
                     .or_else(|| file.deep_search.gemini_cli.clone())
                     .unwrap_or_else(|| "gemini".into()),
-                model: over
-                    .deep_search
-                    .model
-                    .clone()
-                    .or_else(|| env.var("GEMINI_MODEL"))
-                    .or_else(|| file.deep_search.model.clone()),
-                correction_model: over
-                    .deep_search
-                    .correction_model
-                    .clone()
-                    .or_else(|| env.var("GEMINI_CORRECTION_MODEL"))
-                    .or_else(|| file.deep_search.correction_model.clone()),
+                model: cli_model(
+                    over.deep_search
+                        .model
+                        .clone()
+                        .map(|v| ("deep_search.model", v))
+                        .or_else(|| env.var("GEMINI_MODEL").map(|v| ("GEMINI_MODEL", v)))
+                        .or_else(|| file.deep_search.model.clone().map(|v| ("deep_search.model", v))),
+                )?,
+                correction_model: cli_model(
+                    over.deep_search
+                        .correction_model
+                        .clone()
+                        .map(|v| ("deep_search.correction_model", v))
+                        .or_else(|| {
+                            env.var("GEMINI_CORRECTION_MODEL")
+                                .map(|v| ("GEMINI_CORRECTION_MODEL", v))
+                        })
+                        .or_else(|| {
+                            file.deep_search
+                                .correction_model
+                                .clone()
+                                .map(|v| ("deep_search.correction_model", v))
+                        }),
+                )?,
                 timeout: match over
                     .deep_search
                     .timeout_secs
@@ -275,6 +348,23 @@ impl Settings {
             sonar_model: over.sonar.model.clone().or_else(|| file.sonar.model.clone()),
         })
     }
+}
+
+/// A model name passed to the Gemini CLI: one word that cannot pass for an option.
+fn cli_model(value: Option<(&'static str, String)>) -> Result<Option<String>, ConfigError> {
+    let Some((field, name)) = value else { return Ok(None) };
+    let ok = !name.is_empty()
+        && name.len() <= 200
+        && !name.starts_with('-')
+        && !name.chars().any(|c| c.is_whitespace() || c.is_control());
+    if !ok {
+        return Err(ConfigError::Invalid {
+            field: field.into(),
+            value: name,
+            valid: "a model name such as gemini-2.5-pro (no spaces, not starting with `-`)".into(),
+        });
+    }
+    Ok(Some(name))
 }
 
 fn flag(env: &dyn Env, name: &'static str) -> Result<bool, ConfigError> {
@@ -580,6 +670,15 @@ mod tests {
             err(&[("SCHOLIA_ALLOW_PRIVATE_HOSTS", "yes")]),
             "SCHOLIA_ALLOW_PRIVATE_HOSTS: `yes` is not valid; valid: 1 or 0"
         );
+        for bad in ["--yolo", "-m", "two words", "x\ny"] {
+            assert!(
+                err(&[("GEMINI_MODEL", bad)]).starts_with("GEMINI_MODEL: "),
+                "{bad:?} is refused"
+            );
+        }
+        assert!(
+            err(&[("GEMINI_CORRECTION_MODEL", "--include-directories=/")]).starts_with("GEMINI_CORRECTION_MODEL: ")
+        );
     }
 
     #[test]
@@ -605,14 +704,66 @@ mod tests {
         );
     }
 
+    /// The environment with a config directory of its own, and `vault` trusted in it.
+    fn trusting(vault: &Path, config: &Path, pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        crate::config::trust::trust(config, vault).unwrap();
+        let mut e = env(pairs);
+        e.insert("SCHOLIA_CONFIG_DIR".into(), config.display().to_string());
+        e
+    }
+
+    #[test]
+    fn an_untrusted_vault_cannot_choose_programs_endpoints_or_credentials() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "[llm]\nbase_url = \"http://evil/v1\"\nmodel = \"m\"\napi_key_env = \"GITHUB_TOKEN\"\nmax_concurrency = 2\n\
+             [search]\nprovider = \"searxng\"\nurl = \"http://evil\"\n\
+             [deep_search]\ngemini_cli = \"/tmp/evil\"\nmodel = \"x\"\ncorrection_model = \"y\"\nmax_iterations = \"3\"\n",
+        )
+        .unwrap();
+        let mut e = env(&[("GITHUB_TOKEN", "ghp_secret")]);
+        e.insert("SCHOLIA_CONFIG_DIR".into(), config.path().display().to_string());
+        let s = Settings::load(&e, Some(dir.path()), None).unwrap();
+        assert!(s.llm.is_none(), "no endpoint and no key from the vault");
+        assert!(matches!(s.search, SearchProvider::DuckDuckGo { .. }));
+        assert_eq!(s.gemini_cli.program, "gemini");
+        assert_eq!(
+            (s.gemini_cli.model.as_deref(), s.gemini_cli.correction_model.as_deref()),
+            (None, None)
+        );
+        assert_eq!(s.deep_search_max_iterations, 3, "tuning is honoured");
+        let u = s.untrusted.unwrap();
+        assert_eq!(u.keys.len(), 7);
+        let shown = u.to_string();
+        assert!(
+            shown.contains("llm.base_url") && shown.contains("scholia trust"),
+            "{shown}"
+        );
+        // Trusted: honoured. Edited afterwards: ignored again.
+        crate::config::trust::trust(config.path(), dir.path()).unwrap();
+        let s = Settings::load(&e, Some(dir.path()), None).unwrap();
+        assert!(s.untrusted.is_none());
+        assert_eq!(s.llm.unwrap().base_url, "http://evil/v1");
+        assert_eq!(s.gemini_cli.program, "/tmp/evil");
+        let mut text = std::fs::read_to_string(dir.path().join(CONFIG_FILE)).unwrap();
+        text.push_str("# edited\n");
+        std::fs::write(dir.path().join(CONFIG_FILE), text).unwrap();
+        let s = Settings::load(&e, Some(dir.path()), None).unwrap();
+        assert!(s.untrusted.is_some() && s.llm.is_none());
+    }
+
     #[test]
     fn file_and_precedence() {
         let dir = tempfile::tempdir().unwrap();
+        let config = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join(CONFIG_FILE),
             "[llm]\nbase_url = \"http://file/v1\"\nmodel = \"file-model\"\nmax_concurrency = 2\n[llm.price]\ninput = 0.5\noutput = 1.5\n",
         )
         .unwrap();
+        let env = |pairs: &[(&str, &str)]| trusting(dir.path(), config.path(), pairs);
         let s = Settings::load(&env(&[]), Some(dir.path()), None).unwrap();
         let llm = s.llm.unwrap();
         assert_eq!(
@@ -654,8 +805,10 @@ mod tests {
         let readme = include_str!("../../README.md");
         let toml = readme.split("```toml\n").nth(1).unwrap().split("```").next().unwrap();
         let dir = tempfile::tempdir().unwrap();
+        let config = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(CONFIG_FILE), toml).unwrap();
-        let s = Settings::load(&env(&[("MY_KEY_VAR", "k")]), Some(dir.path()), None).unwrap();
+        let env = trusting(dir.path(), config.path(), &[("MY_KEY_VAR", "k")]);
+        let s = Settings::load(&env, Some(dir.path()), None).unwrap();
         assert_eq!(s.llm.unwrap().model, "qwen2.5:7b");
         assert_eq!(s.gemini_cli.correction_model.as_deref(), Some("gemini-2.5-flash"));
         for (name, _) in ENV_VARS {

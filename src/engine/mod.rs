@@ -91,9 +91,12 @@ impl Engine {
         );
         gemini.timeout = settings.gemini_cli.timeout;
         gemini.kill_grace = gemini.kill_grace.min(gemini.timeout);
+        if let Some(u) = &settings.untrusted {
+            tracing::info!("{u}");
+        }
         match &settings.llm {
             None => tracing::info!("no LLM configured: research runs offline"),
-            Some(l) => tracing::info!("research LLM: {} at {}", l.model, l.base_url),
+            Some(l) => tracing::info!("research LLM: {} at {}", l.model, crate::http::redact(&l.base_url)),
         }
         Ok(Engine {
             llm: settings.llm.clone().map(|c| Arc::new(ChatClient::new(c))),
@@ -111,6 +114,12 @@ impl Engine {
 
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// The settings of an untrusted vault's `.scholia.toml` that were ignored, if any: each
+    /// surface shows this once (and the editor offers to trust the vault).
+    pub fn untrusted(&self) -> Option<&crate::config::trust::Untrusted> {
+        self.settings.untrusted.as_ref()
     }
 
     pub fn library(&self) -> &Library {

@@ -168,9 +168,7 @@ impl Engine {
             return Err(Error::cancelled());
         }
         job.report(Event::Writing);
-        let edit = SectionEdit::Research {
-            body: research.section.clone(),
-        };
+        let edit = SectionEdit::research(research.section.clone())?;
         let written = writer.write(note, &edit).await?;
         Ok(ResearchOutcome { research, written })
     }
@@ -246,10 +244,7 @@ impl Engine {
         }
         job.report(Event::Writing);
         let heading = deep_search::heading_for(question.query());
-        let edit = SectionEdit::Question {
-            heading: heading.clone(),
-            body,
-        };
+        let edit = SectionEdit::question(&heading, body)?;
         let written = writer.write(note, &edit).await?;
         Ok(QuestionOutcome {
             path: note.rel.clone(),

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 
 use crate::error::{Coded, ErrorKind};
+use crate::vault::contain::{self, Uncontained};
 use crate::vault::read::ReadError;
 use crate::vault::section::{self, SectionError};
 use crate::vault::write::{self as disk, WriteOutcome};
@@ -27,9 +28,13 @@ pub struct NotePath {
     pub abs: PathBuf,
 }
 
-/// A change to a note's `## Research` section.
+/// A change to a note's `## Research` section. It can only be made from text that passed the
+/// containment check, so every writer, on every surface, writes only contained text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SectionEdit {
+pub struct SectionEdit(Change);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Change {
     /// research_note's own part of the section; question subsections survive.
     Research { body: String },
     /// `### <heading>` under `## Research` (created when missing), replaced when it exists.
@@ -37,11 +42,34 @@ pub enum SectionEdit {
 }
 
 impl SectionEdit {
+    /// research_note's part of `## Research`.
+    pub fn research(body: impl Into<String>) -> Result<SectionEdit, Uncontained> {
+        let body = body.into();
+        contain::check(SECTION, SECTION_LEVEL, &body)?;
+        Ok(SectionEdit(Change::Research { body }))
+    }
+
+    /// `### <heading>` under `## Research`, for deep search and Ask.
+    pub fn question(heading: &str, body: impl Into<String>) -> Result<SectionEdit, Uncontained> {
+        let body = body.into();
+        if heading.trim().is_empty() || heading.contains(['\n', '\r']) {
+            return Err(Uncontained {
+                section: format!("## {SECTION}"),
+                reason: "have a heading that is not one line of text".into(),
+            });
+        }
+        contain::check(heading, SECTION_LEVEL + 1, &body)?;
+        Ok(SectionEdit(Change::Question {
+            heading: heading.to_string(),
+            body,
+        }))
+    }
+
     /// The note's new text.
     pub fn apply(&self, text: &str) -> Result<String, SectionError> {
-        match self {
-            SectionEdit::Research { body } => section::upsert_keeping(text, SECTION, SECTION_LEVEL, body, &is_question),
-            SectionEdit::Question { heading, body } => {
+        match &self.0 {
+            Change::Research { body } => section::upsert_keeping(text, SECTION, SECTION_LEVEL, body, &is_question),
+            Change::Question { heading, body } => {
                 let marked = format!("{QUESTION_MARKER}\n{}", body.trim_start());
                 section::upsert_subsection(text, SECTION, SECTION_LEVEL, heading, &marked)
             }
@@ -76,6 +104,7 @@ impl Coded for WriteError {
             WriteError::Disk(disk::WriteError::Read(e)) => e.code(),
             WriteError::Disk(disk::WriteError::Edit(e)) => e.code(),
             WriteError::Disk(disk::WriteError::Io { .. }) => "WRITE_FAILED",
+            WriteError::Disk(disk::WriteError::ReadOnly(_)) => "READ_ONLY_NOTE",
             WriteError::Disk(disk::WriteError::Contended(_)) | WriteError::EditorRejected => "NOTE_CHANGING",
             WriteError::EditorTimeout | WriteError::EditorRefused(_) => "EDITOR_REFUSED",
         }
@@ -85,7 +114,7 @@ impl Coded for WriteError {
         match self {
             WriteError::Disk(disk::WriteError::Read(e)) => e.kind(),
             WriteError::Disk(disk::WriteError::Edit(e)) => e.kind(),
-            WriteError::Disk(disk::WriteError::Io { .. }) => ErrorKind::Io,
+            WriteError::Disk(disk::WriteError::Io { .. } | disk::WriteError::ReadOnly(_)) => ErrorKind::Io,
             _ => ErrorKind::Conflict,
         }
     }
@@ -151,14 +180,21 @@ mod tests {
     use super::*;
 
     fn research(body: &str) -> SectionEdit {
-        SectionEdit::Research { body: body.into() }
+        SectionEdit::research(body).unwrap()
     }
 
     fn question(h: &str, body: &str) -> SectionEdit {
-        SectionEdit::Question {
-            heading: h.into(),
-            body: body.into(),
-        }
+        SectionEdit::question(h, body).unwrap()
+    }
+
+    #[test]
+    fn only_contained_text_makes_an_edit() {
+        assert!(SectionEdit::research("## Escape\nx").is_err());
+        assert!(SectionEdit::research("<div>raw</div>").is_err());
+        assert!(SectionEdit::research("```\nopen").is_err());
+        assert!(SectionEdit::question("Q", "### Sibling that ends the question").is_err());
+        assert!(SectionEdit::question("Q\n## Research", "x").is_err());
+        assert!(SectionEdit::question("Q", "#### Deeper is fine").is_ok());
     }
 
     #[test]

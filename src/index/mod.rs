@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tantivy::directory::MmapDirectory;
 use tantivy::directory::error::LockError;
+use tantivy::directory::{Directory, MmapDirectory};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyError, Term};
 
 pub use schema::Outline;
@@ -50,6 +50,8 @@ pub enum IndexError {
     ReadOnly,
     #[error("query: empty; type some words, a \"quoted phrase\", or title:word")]
     EmptyQuery,
+    #[error("the index cannot be read ({0}) and another scholia process is writing it; try again in a moment")]
+    Busy(String),
 }
 
 /// Tuning for the writer: indexing threads and their shared memory budget.
@@ -100,22 +102,7 @@ impl VaultIndex {
             return Err(IndexError::InsideVault(dir.display().to_string()));
         }
         let (schema, fields) = schema::build();
-        let index = match open_existing(&dir, &schema) {
-            Ok(index) => index,
-            Err(reason) => {
-                if let Some(reason) = reason {
-                    tracing::warn!(dir = %dir.display(), "rebuilding the index: {reason}");
-                }
-                wipe(&dir).map_err(io)?;
-                let index = Index::create(
-                    MmapDirectory::open(&dir).map_err(|e| io(std::io::Error::other(e)))?,
-                    schema,
-                    Default::default(),
-                )?;
-                write_marker(&dir, vault.root()).map_err(io)?;
-                index
-            }
-        };
+        let index = open_or_rebuild(&dir, &schema, vault.root())?;
         let body_consumed = Arc::new(AtomicU64::new(0));
         tokenizer::register(index.tokenizers(), body_consumed.clone());
         let writer = try_writer(&index, options)?;
@@ -229,7 +216,7 @@ impl VaultIndex {
             return self.put(writer, &rel, stamp, text);
         }
         let meta = std::fs::metadata(abs).ok().filter(|m| m.is_file());
-        let Some(meta) = meta.filter(|_| self.filter.is_note_path(abs)) else {
+        let Some(meta) = meta.filter(|_| self.filter.is_note_path(abs) && self.vault.holds(abs)) else {
             writer.delete_term(self.path_term(&rel));
             return Ok(());
         };
@@ -346,11 +333,60 @@ fn open_existing(dir: &Path, schema: &tantivy::schema::Schema) -> Result<Index, 
     Ok(index)
 }
 
-/// Removes the files of an index directory (never sub-directories: it is not ours to empty).
+/// How long a process that cannot read the index waits for the one writing it.
+const BUSY_RETRIES: usize = 10;
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// Opens the index in `dir`, or rebuilds it when it is missing, corrupt or foreign — but only
+/// while holding the writer lock: a process that fails to read an index another process is
+/// committing to retries instead of deleting it.
+fn open_or_rebuild(dir: &Path, schema: &tantivy::schema::Schema, vault: &Path) -> Result<Index, IndexError> {
+    let io = |source| IndexError::Io {
+        path: dir.display().to_string(),
+        source,
+    };
+    let mut last_reason = None;
+    for attempt in 0..=BUSY_RETRIES {
+        let reason = match open_existing(dir, schema) {
+            Ok(index) => return Ok(index),
+            Err(reason) => reason,
+        };
+        let mmap = MmapDirectory::open(dir).map_err(|e| io(std::io::Error::other(e)))?;
+        let lock = match mmap.acquire_lock(&tantivy::directory::INDEX_WRITER_LOCK) {
+            Ok(lock) => lock,
+            Err(LockError::LockBusy) => {
+                tracing::info!(
+                    attempt,
+                    "the index is being written by another process; reading it again shortly"
+                );
+                last_reason = reason;
+                std::thread::sleep(BUSY_WAIT);
+                continue;
+            }
+            Err(LockError::IoError(e)) => return Err(io(std::io::Error::other(e.to_string()))),
+        };
+        if let Some(reason) = reason {
+            tracing::warn!(dir = %dir.display(), "rebuilding the index: {reason}");
+        }
+        wipe(dir).map_err(io)?;
+        let index = Index::create(mmap, schema.clone(), Default::default())?;
+        write_marker(dir, vault).map_err(io)?;
+        drop(lock);
+        return Ok(index);
+    }
+    Err(IndexError::Busy(
+        last_reason.unwrap_or_else(|| "it is being created".into()),
+    ))
+}
+
+/// Removes the files of an index directory (never sub-directories: it is not ours to empty,
+/// nor the lock files another process may hold).
 fn wipe(dir: &Path) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
-        if entry.file_type()?.is_file() {
+        let name = entry.file_name();
+        let is_lock = name.to_string_lossy().ends_with(".lock");
+        if entry.file_type()?.is_file() && !is_lock {
             std::fs::remove_file(entry.path())?;
         }
     }

@@ -80,6 +80,7 @@ impl VaultIndex {
         let started = Instant::now();
         let known = self.stamps()?;
         let found = scan(self.vault.root());
+        remove_stale_temp_files(&found.temp_files);
         let mut summary = SyncSummary::default();
         let mut todo: Vec<NoteFile> = Vec::new();
         let mut seen = HashSet::with_capacity(found.notes.len());
@@ -199,6 +200,25 @@ impl VaultIndex {
             doc: super::schema::document(&self.fields, &f.rel, f.stamp, &note),
             truncated,
             body_len: note.plain_text.len() as u64,
+        }
+    }
+}
+
+/// A temp file older than this was left by a crash (a write takes milliseconds).
+const STALE_TEMP: Duration = Duration::from_secs(600);
+
+/// Removes the write temp files a crash left beside notes.
+fn remove_stale_temp_files(paths: &[std::path::PathBuf]) {
+    for p in paths {
+        let age = std::fs::metadata(p)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok());
+        if age.is_some_and(|a| a >= STALE_TEMP) {
+            match std::fs::remove_file(p) {
+                Ok(()) => tracing::info!("removed {}, left by an interrupted write", p.display()),
+                Err(e) => tracing::warn!("could not remove {}: {e}", p.display()),
+            }
         }
     }
 }

@@ -37,7 +37,7 @@ impl std::fmt::Debug for Secret {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct LlmConfig {
     /// Up to and including `/v1` (the client appends `/chat/completions`).
     pub base_url: String,
@@ -49,6 +49,20 @@ pub struct LlmConfig {
     pub price: Option<Price>,
     /// Where the settings came from, for error messages ("SCHOLIA_LLM_API_KEY", …).
     pub key_source: &'static str,
+}
+
+impl std::fmt::Debug for LlmConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmConfig")
+            .field("base_url", &crate::http::redact(&self.base_url))
+            .field("api_key", &self.api_key)
+            .field("model", &self.model)
+            .field("max_concurrency", &self.max_concurrency)
+            .field("timeout", &self.timeout)
+            .field("price", &self.price)
+            .field("key_source", &self.key_source)
+            .finish()
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -191,6 +205,8 @@ impl std::fmt::Debug for ChatClient {
 }
 
 const MIN_BACKOFF: Duration = Duration::from_millis(400);
+/// A chat answer larger than this is refused (a deep-research report is a few hundred KB).
+const MAX_RESPONSE_BYTES: usize = 16 << 20;
 const MAX_BACKOFF: Duration = Duration::from_secs(8);
 
 impl ChatClient {
@@ -254,7 +270,7 @@ impl ChatClient {
                 _ => {}
             }
             let wait = retry_after.unwrap_or_else(|| jitter(backoff));
-            if Instant::now() + wait >= deadline {
+            if crate::http::past_deadline(wait, deadline) {
                 tracing::debug!("not retrying {err}: the deadline is nearer than {wait:?}");
                 return Err(match err {
                     LlmError::Timeout(_) => LlmError::Timeout(self.config.timeout),
@@ -268,7 +284,9 @@ impl ChatClient {
     }
 
     async fn attempt(&self, req: &ChatRequest, deadline: Instant) -> (Result<ChatAnswer, LlmError>, Option<Duration>) {
-        let base_url = self.config.base_url.trim_end_matches('/').to_string();
+        let endpoint = format!("{}/chat/completions", self.config.base_url.trim_end_matches('/'));
+        // What messages show: never the `user:password@` a base URL may carry.
+        let base_url = crate::http::redact(self.config.base_url.trim_end_matches('/'));
         let model = req.model.clone().unwrap_or_else(|| self.config.model.clone());
         let mut body = json!({"model": model, "messages": req.messages});
         if let Some(t) = req.temperature {
@@ -280,7 +298,7 @@ impl ChatClient {
         if let Some(rf) = &req.response_format {
             body["response_format"] = rf.clone();
         }
-        let mut builder = self.http.post(format!("{base_url}/chat/completions")).json(&body);
+        let mut builder = self.http.post(endpoint).json(&body);
         if let Some(key) = &self.config.api_key {
             builder = builder.bearer_auth(key.expose());
         }
@@ -298,22 +316,18 @@ impl ChatClient {
             Ok(Ok(r)) => r,
         };
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(parse_retry_after);
+        let retry_after = crate::http::retry_after_header(response.headers());
         let left = deadline.saturating_duration_since(Instant::now());
-        let text = match tokio::time::timeout(left, response.text()).await {
+        let text = match tokio::time::timeout(left, crate::http::read_text(response, MAX_RESPONSE_BYTES)).await {
             Err(_) => return (Err(LlmError::Timeout(self.config.timeout)), None),
-            Ok(Err(e)) => {
+            Ok(Err(crate::http::BodyError::TooLarge(cap))) => {
                 return (
-                    Err(LlmError::Unreachable {
-                        base_url,
-                        reason: e.without_url().to_string(),
-                    }),
+                    Err(LlmError::Protocol(format!("the response is larger than {cap} bytes"))),
                     None,
                 );
+            }
+            Ok(Err(crate::http::BodyError::Read(reason))) => {
+                return (Err(LlmError::Unreachable { base_url, reason }), None);
             }
             Ok(Ok(t)) => t,
         };
@@ -387,7 +401,13 @@ impl ChatClient {
                 Err(e) => return Err(e),
             };
             usage.add(&answer.usage);
-            let parsed = extract(&answer.content)
+            // A long answer is searched off the runtime.
+            let content = answer.content.clone();
+            let found = tokio::task::spawn_blocking(move || extract(&content))
+                .await
+                .ok()
+                .flatten();
+            let parsed = found
                 .ok_or_else(|| "no JSON found in the answer".to_string())
                 .and_then(|v| serde_json::from_value::<T>(v).map_err(|e| e.to_string()));
             match parsed {
@@ -420,24 +440,6 @@ fn jitter(d: Duration) -> Duration {
     // ±25 % so parallel callers do not retry in lockstep.
     let factor = 0.75 + fastrand::f64() * 0.5;
     d.mul_f64(factor)
-}
-
-fn parse_retry_after(v: &str) -> Option<Duration> {
-    if let Ok(secs) = v.trim().parse::<f64>() {
-        return Some(Duration::from_secs_f64(secs.clamp(0.0, 3600.0)));
-    }
-    // An HTTP date: wait until then.
-    let when = httpdate(v)?;
-    Some(when.duration_since(std::time::SystemTime::now()).unwrap_or_default())
-}
-
-/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
-fn httpdate(v: &str) -> Option<std::time::SystemTime> {
-    let format = time::macros::format_description!(
-        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
-    );
-    let dt = time::PrimitiveDateTime::parse(v.trim(), &format).ok()?.assume_utc();
-    Some(std::time::UNIX_EPOCH + Duration::from_secs(dt.unix_timestamp().max(0) as u64))
 }
 
 fn error_message(body: &str) -> String {
@@ -509,14 +511,6 @@ mod tests {
             "LLM returned no answer (`content` is null)"
         );
         assert!(err("not json").starts_with("LLM response could not be read"));
-    }
-
-    #[test]
-    fn retry_after_forms() {
-        assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
-        assert_eq!(parse_retry_after("0.5"), Some(Duration::from_millis(500)));
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT"), Some(Duration::ZERO));
-        assert_eq!(parse_retry_after("soon"), None);
     }
 
     #[test]

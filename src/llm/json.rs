@@ -1,87 +1,91 @@
 //! Getting JSON out of model answers: `<think>` blocks removed, fenced blocks preferred, else
 //! the outermost object or array.
 
-/// Removes `<think>…</think>` blocks (an unclosed one runs to the end).
+/// Removes `<think>…</think>` blocks (an unclosed one runs to the end). Linear: ASCII
+/// lowercasing keeps byte offsets, so one lowercased copy is searched.
 pub fn strip_think(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    loop {
-        let Some(start) = find_ci(rest, "<think>") else {
-            out.push_str(rest);
-            break;
-        };
-        out.push_str(&rest[..start]);
-        let after = &rest[start + "<think>".len()..];
-        match find_ci(after, "</think>") {
-            Some(end) => rest = &after[end + "</think>".len()..],
-            None => break,
+    let mut at = 0;
+    while let Some(start) = lower[at..].find("<think>").map(|i| at + i) {
+        out.push_str(&text[at..start]);
+        let after = start + "<think>".len();
+        match lower[after..].find("</think>") {
+            Some(end) => at = after + end + "</think>".len(),
+            None => {
+                at = text.len();
+                break;
+            }
         }
     }
+    out.push_str(&text[at..]);
     out.trim().to_string()
 }
 
-fn find_ci(hay: &str, needle: &str) -> Option<usize> {
-    hay.to_ascii_lowercase().find(needle)
-}
+/// Model answers are searched for JSON up to this many bytes.
+const MAX_SCAN: usize = 4 << 20;
+/// Candidate spans tried at most (each parse is linear in its span).
+const MAX_ATTEMPTS: usize = 64;
 
-/// The JSON document in a model's answer, if any parses.
+/// The JSON document in a model's answer, if any parses. Linear in the answer: one pass finds
+/// the balanced spans, and at most [`MAX_ATTEMPTS`] of them are parsed.
 pub fn extract(text: &str) -> Option<serde_json::Value> {
     let text = strip_think(text);
-    // Fenced blocks first: ```json … ``` (or any fence whose content parses).
-    let mut rest = text.as_str();
+    let mut cut = text.len().min(MAX_SCAN);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let text = &text[..cut];
+    // Fenced blocks first (```json … ```, or any fence whose content parses), then the whole
+    // answer, then balanced objects and arrays, earliest first.
+    let mut candidates: Vec<&str> = Vec::new();
+    let mut rest = text;
     while let Some(open) = rest.find("```") {
         let after = &rest[open + 3..];
         let body_start = after.find('\n').map(|i| i + 1).unwrap_or(after.len());
         let body = &after[body_start..];
         let Some(close) = body.find("```") else { break };
-        if let Ok(v) = serde_json::from_str(body[..close].trim()) {
-            return Some(v);
-        }
+        candidates.push(&body[..close]);
         rest = &body[close + 3..];
     }
-    if let Ok(v) = serde_json::from_str(text.trim()) {
-        return Some(v);
-    }
-    // The outermost balanced object or array, scanning from each opening bracket.
-    for (i, c) in text.char_indices() {
-        if (c == '{' || c == '[')
-            && let Some(end) = balanced_end(&text[i..])
-            && let Ok(v) = serde_json::from_str(&text[i..i + end])
-        {
-            return Some(v);
-        }
-    }
-    None
+    candidates.push(text);
+    candidates
+        .into_iter()
+        .chain(balanced_spans(text).into_iter().map(|r| &text[r]))
+        .take(MAX_ATTEMPTS)
+        .find_map(|c| serde_json::from_str(c.trim()).ok())
 }
 
-/// Length of the balanced JSON value starting at `s[0]` (`{` or `[`), honouring strings.
-fn balanced_end(s: &str) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for (i, c) in s.char_indices() {
+/// Every balanced `{…}` / `[…]` span of `s` (brackets in strings ignored), ordered by start and,
+/// at one start, longest first. One pass with a stack of open brackets.
+fn balanced_spans(s: &str) -> Vec<std::ops::Range<usize>> {
+    let mut spans = Vec::new();
+    let mut open: Vec<(usize, u8)> = Vec::new();
+    let (mut in_string, mut escaped) = (false, false);
+    for (i, b) in s.bytes().enumerate() {
         if in_string {
-            match c {
+            match b {
                 _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
                 _ => {}
             }
             continue;
         }
-        match c {
-            '"' => in_string = true,
-            '{' | '[' => depth += 1,
-            '}' | ']' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
+        match b {
+            // Quotes only delimit strings inside a bracket: prose has stray ones.
+            b'"' if !open.is_empty() => in_string = true,
+            b'{' | b'[' => open.push((i, b)),
+            b'}' | b']' => match open.pop() {
+                Some((start, o)) if (o == b'{') == (b == b'}') => spans.push(start..i + 1),
+                Some(_) => open.clear(),
+                None => {}
+            },
             _ => {}
         }
     }
-    None
+    spans.sort_by_key(|r| (r.start, std::cmp::Reverse(r.end)));
+    spans
 }
 
 #[cfg(test)]
@@ -114,5 +118,19 @@ mod tests {
         check("```json\n{broken\n```\nthen {\"ok\": true}", Some(json!({"ok": true})));
         check("no json here", None);
         check("{\"unterminated\": ", None);
+        check("[1, {\"a\": 2}] and more", Some(json!([1, {"a": 2}])));
+    }
+
+    #[test]
+    fn hostile_answers_stay_linear() {
+        for text in ["{".repeat(2 << 20), "{\"a\":".repeat(300_000), "[{]".repeat(500_000)] {
+            let started = std::time::Instant::now();
+            assert_eq!(extract(&text), None);
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(2),
+                "{:?}",
+                started.elapsed()
+            );
+        }
     }
 }

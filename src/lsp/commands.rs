@@ -61,7 +61,7 @@ fn command(title: &str, name: &str, args: Value) -> Command {
 pub async fn code_actions(state: &State, uri: &Uri, range: Range) -> Option<Vec<CodeActionOrCommand>> {
     state.rel(uri).await?;
     let mut actions = Vec::new();
-    if let Some(selection) = selected(state, uri, range) {
+    if let Some(selection) = selected(state, uri, range).await {
         for (title, name) in [(DEEP_SEARCH_TITLE, DEEP_SEARCH), (ASK_TITLE, ASK)] {
             actions.push(match &selection {
                 Selection::Query(q) => action(
@@ -93,25 +93,29 @@ enum Selection {
 const OVERLAPS: &str = "the selection overlaps the `## Research` section; select a question in the note itself";
 
 /// The selected text as a query; `None` when nothing is selected.
-fn selected(state: &State, uri: &Uri, range: Range) -> Option<Selection> {
-    let docs = state.docs();
-    let doc = docs.get(uri)?;
-    let enc = state.encoding();
-    let (start, end) = (doc.offset(range.start, enc), doc.offset(range.end, enc));
-    if start >= end {
+async fn selected(state: &State, uri: &Uri, range: Range) -> Option<Selection> {
+    let (text, start, end) = {
+        let docs = state.docs();
+        let doc = docs.get(uri)?;
+        let enc = state.encoding();
+        let (start, end) = (doc.offset(range.start, enc), doc.offset(range.end, enc));
+        (doc.text.clone(), start, end)
+    };
+    if start >= end || text[start..end].trim().is_empty() {
         return None;
     }
-    let text = doc.text[start..end].trim();
-    if text.is_empty() {
-        return None;
-    }
-    if let Ok(Some(research)) = section::find(&doc.text, SECTION, SECTION_LEVEL)
-        && start < research.end
-        && end > research.start
-    {
-        return Some(Selection::OverlapsResearch);
-    }
-    Some(Selection::Query(text.to_string()))
+    // Finding the section parses the note: off the runtime.
+    tokio::task::spawn_blocking(move || {
+        if let Ok(Some(research)) = section::find(&text, SECTION, SECTION_LEVEL)
+            && start < research.end
+            && end > research.start
+        {
+            return Selection::OverlapsResearch;
+        }
+        Selection::Query(text[start..end].trim().to_string())
+    })
+    .await
+    .ok()
 }
 
 #[derive(Deserialize)]
@@ -187,7 +191,7 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
                 .parse()
                 .map_err(|_| invalid(format!("uri: `{}` is not a URI", a.uri)))?;
             if let Some(range) = a.range
-                && let Some(Selection::OverlapsResearch) = selected(state, &uri, range)
+                && let Some(Selection::OverlapsResearch) = selected(state, &uri, range).await
             {
                 return Err(invalid(format!("range: {OVERLAPS}")));
             }

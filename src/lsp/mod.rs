@@ -88,6 +88,21 @@ pub(crate) struct State {
 }
 
 impl State {
+    fn new(env: HashMap<String, String>) -> State {
+        State {
+            env,
+            jobs: Jobs::default(),
+            options: OnceLock::new(),
+            engine: watch::channel(None).0,
+            vault: VaultSlot::default(),
+            root: OnceLock::new(),
+            encoding: OnceLock::new(),
+            work_done_progress: OnceLock::new(),
+            docs: Mutex::new(HashMap::new()),
+            shutdown: CancellationToken::new(),
+        }
+    }
+
     fn encoding(&self) -> Encoding {
         *self.encoding.get().unwrap_or(&Encoding::Utf16)
     }
@@ -207,18 +222,7 @@ impl Backend {
     fn new(client: Client, config: LspConfig) -> Backend {
         Backend {
             client,
-            state: Arc::new(State {
-                env: config.env,
-                jobs: Jobs::default(),
-                options: OnceLock::new(),
-                engine: watch::channel(None).0,
-                vault: VaultSlot::default(),
-                root: OnceLock::new(),
-                encoding: OnceLock::new(),
-                work_done_progress: OnceLock::new(),
-                docs: Mutex::new(HashMap::new()),
-                shutdown: CancellationToken::new(),
-            }),
+            state: Arc::new(State::new(config.env)),
         }
     }
 }
@@ -247,19 +251,17 @@ fn vault_root(params: &InitializeParams, options: Option<&FileConfig>) -> Option
 /// Builds the engine, then opens the vault and keeps it current. Each failure is shown once.
 async fn start(client: Client, state: Arc<State>) {
     let root = state.root.get().cloned().flatten();
-    let options = state.options.get().cloned().unwrap_or(Ok(None));
-    let (env, jobs, r) = (state.env.clone(), state.jobs.clone(), root.clone());
-    let engine = tokio::task::spawn_blocking(move || {
-        let options = options?;
-        Ok(Arc::new(
-            Engine::load(&env, r.as_deref(), options.as_ref())?.with_jobs(jobs),
-        ))
-    })
-    .await
-    .unwrap_or_else(|e| Err(Error::internal(format!("building the engine panicked: {e}"))));
-    if let Err(e) = &engine {
-        tracing::error!("configuration: {e}");
-        client.show_message(MessageType::ERROR, format!("scholia: {e}")).await;
+    let engine = build_engine(&state, false).await;
+    match &engine {
+        Ok(e) => {
+            if let Some(untrusted) = e.untrusted().cloned() {
+                tokio::spawn(offer_trust(client.clone(), state.clone(), untrusted));
+            }
+        }
+        Err(e) => {
+            tracing::error!("configuration: {e}");
+            client.show_message(MessageType::ERROR, format!("scholia: {e}")).await;
+        }
     }
     state.engine.send_replace(Some(engine));
 
@@ -299,6 +301,57 @@ async fn start(client: Client, state: Arc<State>) {
         .await;
     if let Err(e) = served {
         client.show_message(MessageType::ERROR, format!("scholia: {e}")).await;
+    }
+}
+
+/// The engine for this server's vault (settings from the environment, the vault's
+/// `.scholia.toml` and initializationOptions), sharing the server's job registry. With
+/// `trust_vault`, the vault is trusted first (the user said so).
+async fn build_engine(state: &Arc<State>, trust_vault: bool) -> Result<Arc<Engine>, Error> {
+    let root = state.root.get().cloned().flatten();
+    let options = state.options.get().cloned().unwrap_or(Ok(None));
+    let (env, jobs) = (state.env.clone(), state.jobs.clone());
+    tokio::task::spawn_blocking(move || {
+        let options = options?;
+        if let (true, Some(root)) = (trust_vault, &root) {
+            crate::config::trust::trust(&Dirs::from_env(&env)?.config, root)?;
+        }
+        Ok(Arc::new(
+            Engine::load(&env, root.as_deref(), options.as_ref())?.with_jobs(jobs),
+        ))
+    })
+    .await
+    .unwrap_or_else(|e| Err(Error::internal(format!("building the engine panicked: {e}"))))
+}
+
+const TRUST: &str = "Trust this vault";
+
+/// Asks once whether to trust the vault whose settings were ignored; never trusts silently.
+async fn offer_trust(client: Client, state: Arc<State>, untrusted: crate::config::trust::Untrusted) {
+    let actions = [TRUST, "Not now"]
+        .map(|title| MessageActionItem {
+            title: title.into(),
+            properties: Default::default(),
+        })
+        .to_vec();
+    let answer = client
+        .show_message_request(MessageType::WARNING, format!("scholia: {untrusted}"), Some(actions))
+        .await;
+    if !matches!(&answer, Ok(Some(a)) if a.title == TRUST) {
+        tracing::info!("the vault stays untrusted");
+        return;
+    }
+    match build_engine(&state, true).await {
+        Ok(engine) => {
+            state.engine.send_replace(Some(Ok(engine)));
+            client
+                .show_message(
+                    MessageType::INFO,
+                    format!("scholia: trusted {}; its settings are in use", untrusted.root.display()),
+                )
+                .await;
+        }
+        Err(e) => client.show_message(MessageType::ERROR, format!("scholia: {e}")).await,
     }
 }
 
@@ -440,5 +493,29 @@ impl LanguageServer for Backend {
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> RpcResult<Option<serde_json::Value>> {
         commands::execute(&self.client, &self.state, params).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A handler that panics while holding the documents does not take every later request
+    /// down with it.
+    #[test]
+    fn a_panicking_handler_does_not_poison_the_documents() {
+        let state = Arc::new(State::new(HashMap::new()));
+        let uri: Uri = "file:///v/a.md".parse().unwrap();
+        let s = state.clone();
+        let u = uri.clone();
+        let crashed = std::thread::spawn(move || {
+            let mut docs = s.docs();
+            docs.insert(u, Document::new("x".into(), 1));
+            panic!("a bug in a handler");
+        })
+        .join();
+        assert!(crashed.is_err());
+        assert!(state.docs.is_poisoned());
+        assert_eq!(state.docs().get(&uri).map(|d| d.text.clone()).as_deref(), Some("x"));
     }
 }

@@ -39,11 +39,17 @@ impl EditorWriter {
             let Some((uri, doc)) = self.open(note) else {
                 return DiskWriter.write(note, edit).await;
             };
-            let new_text = edit.apply(&doc.text)?;
-            if new_text == doc.text {
+            // Parsing a large note is work: off the runtime.
+            let (text, change) = (doc.text.clone(), edit.clone());
+            let computed = tokio::task::spawn_blocking(move || {
+                let new_text = change.apply(&text)?;
+                Ok::<_, WriteError>((new_text != text).then(|| section::minimal_edit(&text, &new_text)))
+            })
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?;
+            let Some((range, new)) = computed else {
                 return Ok(false);
-            }
-            let (range, new) = section::minimal_edit(&doc.text, &new_text);
+            };
             let lsp_range = doc.range(range, self.state.encoding());
             let version = doc.version;
             let workspace_edit = WorkspaceEdit {

@@ -110,8 +110,8 @@ pub(crate) async fn research(
             "notes": related.iter().map(|r| json!({
                 "target": r.target,
                 "terms": r.terms,
-                // One line each: the passages go in a block quote.
-                "passages": r.passages.iter().map(|p| p.replace('\n', " ")).collect::<Vec<_>>(),
+                // Made inert and one line each by the template's md_passage filter.
+                "passages": r.passages,
             })).collect::<Vec<_>>(),
             "provenance": provenance,
         }),

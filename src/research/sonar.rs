@@ -480,8 +480,8 @@ pub fn render_section(
     engine.library.render(
         prompts::ASK_SECTION,
         json!({
-            "question": req.query.lines().map(|l| format!("> {l}")).collect::<Vec<_>>().join("\n"),
-            "answer": crate::research::note::contain_below(&a.answer, 4).trim(),
+            "question": req.query.lines().map(|l| format!("> {}", crate::vault::contain::passage(l))).collect::<Vec<_>>().join("\n"),
+            "answer": crate::vault::contain::model_markdown(&a.answer, 4).trim(),
             "sources": a.sources,
             "model": a.metadata.model,
             "date": date,

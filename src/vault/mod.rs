@@ -1,5 +1,6 @@
 //! Notes on disk: scanning, parsing, sections, safe paths, reading and atomic writes.
 
+pub mod contain;
 pub mod frontmatter;
 pub mod lines;
 pub mod parse;
@@ -58,6 +59,13 @@ impl Vault {
 
     pub fn rel(&self, abs: &Path) -> Option<String> {
         paths::relative(&self.root, abs)
+    }
+
+    /// Whether `abs`, symlinks followed, is a file inside the vault (blocking: canonicalises).
+    /// A link that leaves the vault is never indexed, quoted or sent to a model.
+    pub fn holds(&self, abs: &Path) -> bool {
+        abs.canonicalize()
+            .is_ok_and(|real| real.starts_with(&self.root) && real.is_file())
     }
 
     /// Resolves a user-given note path; see [`paths::resolve_note`].

@@ -155,23 +155,29 @@ pub fn parse(text: &str, stem: &str) -> ParsedNote {
     }
 
     // Sections: a heading's section runs to the next top-level heading of the same or a higher
-    // level. Nested headings do not end sections.
-    for (i, (level, start, htext, top)) in raw_headings.iter().enumerate() {
-        let line = lines.line_of(*start);
-        let section_start = lines.line_start(line).unwrap_or(*start);
-        let end = raw_headings[i + 1..]
-            .iter()
-            .find(|(l, _, _, t)| *t && l <= level)
-            .map(|(_, s, _, _)| lines.line_start(lines.line_of(*s)).unwrap_or(*s))
-            .unwrap_or(text.len());
-        note.headings.push(Heading {
-            level: *level,
-            text: htext.clone(),
-            line,
+    // level. Nested headings do not end sections. One pass from the end, keeping for each level
+    // where the nearest following top-level heading of that level or higher starts.
+    let line_start = |at: usize| lines.line_start(lines.line_of(at)).unwrap_or(at);
+    let mut next_at_or_above = [text.len(); 7];
+    let mut headings = Vec::with_capacity(raw_headings.len());
+    for (level, start, htext, top) in raw_headings.into_iter().rev() {
+        let section_start = line_start(start);
+        let end = next_at_or_above[level as usize];
+        if top {
+            for slot in &mut next_at_or_above[level as usize..] {
+                *slot = section_start;
+            }
+        }
+        headings.push(Heading {
+            level,
+            text: htext,
+            line: lines.line_of(start),
             section: section_start..end,
-            top_level: *top,
+            top_level: top,
         });
     }
+    headings.reverse();
+    note.headings = headings;
 
     if let Some(fm) = &note.frontmatter {
         for tag in fm.string_list("tags").into_iter().chain(fm.string_list("tag")) {
@@ -298,6 +304,30 @@ mod tests {
         assert_eq!(note.links[7].block.as_deref(), Some("abc123"));
         assert_eq!(&text[note.links[0].range.clone()], "[[Note]]");
         assert_eq!(&text[note.links[5].range.clone()], "![[image.png]]");
+    }
+
+    #[test]
+    fn many_nested_headings_are_linear() {
+        // Quoted headings never end a section: a naive scan for each would be quadratic.
+        let text = format!("# Top\n{}## Research\nbody\n", "> # quoted\n".repeat(60_000));
+        let started = std::time::Instant::now();
+        let h = headings(&text);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(h.len(), 60_002);
+        assert_eq!(h[0].section, 0..text.len());
+        let quoted = &h[1];
+        assert!(!quoted.top_level);
+        assert_eq!(
+            quoted.section.end,
+            text.len(),
+            "no top-level heading of level 1 follows"
+        );
+        let research = h.last().unwrap();
+        assert_eq!(research.section, text.find("## Research").unwrap()..text.len());
     }
 
     #[test]

@@ -56,6 +56,14 @@ pub struct Skipped {
 pub struct Scan {
     pub notes: Vec<NoteFile>,
     pub skipped: Vec<Skipped>,
+    /// scholia's own temp files (`.scholia-*.tmp`) beside notes: left by a crash mid-write,
+    /// or a write in progress.
+    pub temp_files: Vec<PathBuf>,
+}
+
+/// Whether `name` is a temp file of `vault::write`.
+pub fn is_temp_file(name: &str) -> bool {
+    name.starts_with(".scholia-") && name.ends_with(".tmp")
 }
 
 fn skip_dir_name(name: &str) -> bool {
@@ -67,11 +75,14 @@ pub fn scan(root: &Path) -> Scan {
     let out = Mutex::new(Scan::default());
     let escapes = std::sync::Arc::new(Mutex::new(Vec::new()));
     let escapes_seen = escapes.clone();
+    let temps = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let temps_seen = temps.clone();
     let root_owned = root.to_path_buf();
     let mut builder = WalkBuilder::new(root);
     builder
         .follow_links(true)
-        .hidden(true)
+        // Hidden entries are skipped below, after scholia's temp files are noted.
+        .hidden(false)
         .git_global(false)
         .git_exclude(true)
         .git_ignore(true)
@@ -81,6 +92,12 @@ pub fn scan(root: &Path) -> Scan {
         .threads(2)
         .filter_entry(move |entry| {
             let name = entry.file_name().to_string_lossy();
+            if entry.depth() > 0 && name.starts_with('.') {
+                if is_temp_file(&name) && entry.file_type().is_some_and(|t| t.is_file()) {
+                    temps_seen.lock().unwrap().push(entry.path().to_path_buf());
+                }
+                return false;
+            }
             if entry.depth() > 0 && entry.file_type().is_some_and(|t| t.is_dir()) && SKIP_DIRS.contains(&&*name) {
                 return false;
             }
@@ -133,6 +150,7 @@ pub fn scan(root: &Path) -> Scan {
     });
     let mut scan = out.into_inner().unwrap();
     scan.skipped.append(&mut escapes.lock().unwrap());
+    scan.temp_files.append(&mut temps.lock().unwrap());
     scan.notes.sort_by(|a, b| a.rel.cmp(&b.rel));
     scan.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     scan

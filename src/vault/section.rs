@@ -234,23 +234,6 @@ pub fn minimal_edit(old: &str, new: &str) -> (Range<usize>, String) {
     (prefix..old.len() - suffix, new[prefix..new.len() - suffix].to_string())
 }
 
-/// Whether `body` placed under `## name` keeps the section closed: no heading in it that
-/// would end the section, no fence left open that would swallow what follows.
-pub fn body_is_contained(name: &str, level: u8, body: &str) -> bool {
-    let probe = format!(
-        "{} {name}\n\n{body}\n\n{} Sentinel\n",
-        "#".repeat(level as usize),
-        "#".repeat(level as usize)
-    );
-    let headings = parse::headings(&probe);
-    let top: Vec<_> = headings
-        .iter()
-        .filter(|h| h.top_level && h.level <= level)
-        .map(|h| h.text.as_str())
-        .collect();
-    top == [name, "Sentinel"]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,15 +253,6 @@ mod tests {
         assert_eq!(check("héllo", "hèllo"), 1..3);
         check("aaa", "aa");
         check("", "new");
-    }
-
-    #[test]
-    fn containment() {
-        assert!(body_is_contained("Research", 2, "### Topic\n\ntext\n\n```\ncode\n```"));
-        assert!(!body_is_contained("Research", 2, "## Escapes\n"));
-        assert!(!body_is_contained("Research", 2, "```\nnever closed"));
-        assert!(!body_is_contained("Research", 2, "Setext\n---"));
-        assert!(!body_is_contained("Research", 2, "# Top"));
     }
 
     fn check(input: &str, body: &str, expected: &str) {

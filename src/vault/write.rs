@@ -27,6 +27,8 @@ pub enum WriteError {
     },
     #[error("{0}: the note kept changing while scholia tried to write it; nothing was written")]
     Contended(String),
+    #[error("{0}: the note is read-only; nothing was written")]
+    ReadOnly(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +47,9 @@ where
     let shown = || path.display().to_string();
     let io = |source| WriteError::Io { path: shown(), source };
     let dir = path.parent().unwrap_or(Path::new("."));
+    if std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
+        return Err(WriteError::ReadOnly(shown()));
+    }
     for attempt in 0..MAX_ATTEMPTS {
         let current = read_note_full(path)?;
         let new_text = edit(&current.text).map_err(WriteError::Edit)?;
@@ -70,6 +75,10 @@ where
             continue;
         }
         tmp.persist(path).map_err(|e| io(e.error))?;
+        // The rename is durable once the directory is.
+        if let Err(e) = std::fs::File::open(dir).and_then(|d| d.sync_all()) {
+            tracing::warn!("{}: could not sync the directory after writing: {e}", dir.display());
+        }
         return Ok(WriteOutcome::Written {
             text: new_text,
             retries: attempt,
@@ -142,6 +151,19 @@ mod tests {
         std::fs::write(&path, "\u{feff}x").unwrap();
         update_note(&path, |t| Ok::<_, SectionError>(format!("{t}y"))).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), "\u{feff}xy".as_bytes());
+    }
+
+    #[test]
+    fn read_only_notes_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("n.md");
+        std::fs::write(&path, "keep").unwrap();
+        let mut perms = std::fs::metadata(&path).unwrap().permissions();
+        perms.set_readonly(true);
+        std::fs::set_permissions(&path, perms).unwrap();
+        let err = update_note(&path, |t| Ok(format!("{t} changed"))).unwrap_err();
+        assert!(matches!(err, WriteError::ReadOnly(_)), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "keep");
     }
 
     #[cfg(unix)]

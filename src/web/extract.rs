@@ -8,6 +8,8 @@ use dom_smoothie::{Config, Readability, TextMode};
 pub enum Method {
     Readability,
     Html2text,
+    /// Tags stripped in one pass: the page was too deep or too large for a DOM.
+    Text,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -23,8 +25,24 @@ pub struct Extracted {
 /// whole page instead.
 const MIN_ARTICLE_CHARS: usize = 250;
 
+/// Pages nested deeper than this, or with more elements, are not parsed into a DOM (the
+/// readers recurse over it): their text is read in one pass instead.
+pub const MAX_DEPTH: usize = 256;
+pub const MAX_ELEMENTS: usize = 150_000;
+
 /// Extracts the main content of `html` as Markdown, at most `max_chars` characters.
 pub fn extract(html: &str, url: Option<&str>, max_chars: usize) -> Extracted {
+    let (elements, depth) = shape(html);
+    if elements > MAX_ELEMENTS || depth > MAX_DEPTH {
+        tracing::info!("page has {elements} elements nested {depth} deep: reading its text without a DOM");
+        let (markdown, truncated) = cut(tidy(&strip_tags(html)), max_chars);
+        return Extracted {
+            title: None,
+            markdown,
+            method: Method::Text,
+            truncated,
+        };
+    }
     let config = Config {
         text_mode: TextMode::Markdown,
         ..Config::default()
@@ -48,6 +66,127 @@ pub fn extract(html: &str, url: Option<&str>, max_chars: usize) -> Extracted {
         method,
         truncated,
     }
+}
+
+/// Elements whose end tag may be left out: they do not nest in practice.
+const OPTIONAL_END: &[&str] = &[
+    "p", "li", "td", "th", "tr", "dt", "dd", "option", "optgroup", "tbody", "thead", "tfoot", "colgroup", "rb", "rt",
+    "rp",
+];
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr",
+];
+/// Elements whose content is not text to read.
+const RAW: &[&str] = &["script", "style", "noscript", "template", "svg"];
+
+/// The tag name at the start of `s` (after `<` or `</`), lowercased.
+fn tag_name(s: &str) -> String {
+    s.chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .take(32)
+        .collect::<String>()
+        .to_ascii_lowercase()
+}
+
+/// Element count and nesting depth of `html`, estimated in one pass without building a DOM.
+fn shape(html: &str) -> (usize, usize) {
+    let (mut elements, mut depth, mut max_depth) = (0usize, 0usize, 0usize);
+    let mut rest = html;
+    while let Some(i) = rest.find('<') {
+        rest = &rest[i + 1..];
+        if let Some(after) = rest.strip_prefix("!--") {
+            rest = after.find("-->").map(|e| &after[e + 3..]).unwrap_or("");
+            continue;
+        }
+        if let Some(after) = rest.strip_prefix('/') {
+            if !OPTIONAL_END.contains(&tag_name(after).as_str()) {
+                depth = depth.saturating_sub(1);
+            }
+            continue;
+        }
+        if !rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            continue;
+        }
+        let name = tag_name(rest);
+        let end = rest.find('>').unwrap_or(rest.len());
+        let self_closing = rest[..end].ends_with('/');
+        elements += 1;
+        if RAW.contains(&name.as_str()) {
+            let close = format!("</{name}");
+            rest = find_ci(rest, &close).map(|e| &rest[e..]).unwrap_or("");
+            continue;
+        }
+        if !(self_closing || VOID.contains(&name.as_str()) || OPTIONAL_END.contains(&name.as_str())) {
+            depth += 1;
+            max_depth = max_depth.max(depth);
+        }
+        rest = &rest[end.min(rest.len())..];
+    }
+    (elements, max_depth)
+}
+
+fn find_ci(hay: &str, needle: &str) -> Option<usize> {
+    let hay = hay.as_bytes();
+    let needle = needle.as_bytes();
+    hay.windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// The text of `html` in one pass: tags dropped (block tags become line breaks), scripts and
+/// styles skipped, common entities decoded.
+fn strip_tags(html: &str) -> String {
+    const BLOCK: &[&str] = &[
+        "p",
+        "div",
+        "br",
+        "li",
+        "tr",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "section",
+        "article",
+        "blockquote",
+        "pre",
+        "table",
+        "ul",
+        "ol",
+    ];
+    let mut out = String::with_capacity(html.len() / 2);
+    let mut rest = html;
+    while let Some(i) = rest.find('<') {
+        out.push_str(&decode_entities(&rest[..i]));
+        rest = &rest[i + 1..];
+        if let Some(after) = rest.strip_prefix("!--") {
+            rest = after.find("-->").map(|e| &after[e + 3..]).unwrap_or("");
+            continue;
+        }
+        let name = tag_name(rest.trim_start_matches('/'));
+        if !rest.starts_with('/') && RAW.contains(&name.as_str()) {
+            let close = format!("</{name}");
+            rest = find_ci(rest, &close).map(|e| &rest[e..]).unwrap_or("");
+        }
+        if BLOCK.contains(&name.as_str()) {
+            out.push('\n');
+        }
+        rest = rest.find('>').map(|e| &rest[e + 1..]).unwrap_or("");
+    }
+    out.push_str(&decode_entities(rest));
+    out
+}
+
+fn decode_entities(text: &str) -> String {
+    if !text.contains('&') {
+        return text.to_string();
+    }
+    text.replace("&nbsp;", " ")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
 }
 
 /// html2text over the whole page, links without footnotes.
@@ -188,5 +327,38 @@ mod tests {
 
         let cut = extract(&html, None, 40);
         assert!(cut.truncated && cut.markdown.chars().count() == 40);
+    }
+
+    #[test]
+    fn hostile_pages_are_bounded() {
+        // Nested far deeper than any reader's recursion can take (this test's 2 MB stack).
+        let deep = format!(
+            "<html><body>{}secret text{}</body></html>",
+            "<div>".repeat(200_000),
+            "</div>".repeat(200_000)
+        );
+        let started = std::time::Instant::now();
+        let e = extract(&deep, None, 1000);
+        assert_eq!(e.method, Method::Text);
+        assert_eq!(e.markdown, "secret text");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        // Too many elements.
+        let wide = format!("<html><body>{}</body></html>", "<span>x</span>".repeat(200_000));
+        assert_eq!(extract(&wide, None, 100).method, Method::Text);
+        // Ordinary pages with unclosed paragraphs and list items are not mistaken for deep ones.
+        let normal = format!(
+            "<html><body><article>{}</article></body></html>",
+            "<p>Some words about bread and yeast here.".repeat(500)
+        );
+        assert_eq!(shape(&normal).1, 3);
+        assert_ne!(extract(&normal, None, 100).method, Method::Text);
+        assert_eq!(
+            strip_tags("a<script>x<y</script>b<br>c &amp; d<!-- hidden -->"),
+            "ab\nc & d"
+        );
     }
 }

@@ -41,38 +41,69 @@ pub enum FetchError {
     NotText { url: String, content_type: String },
     #[error("url `{url}`: {reason}")]
     Http { url: String, reason: String },
+    #[error("url `{url}`: reading the page took longer than {secs} s; skipped")]
+    TooSlow { url: String, secs: u64 },
 }
+
+/// Extracting one page may take this long (a hostile page must not hang a run).
+const EXTRACT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Cloud metadata services: refused even when private hosts are allowed (tests).
+const METADATA: &[IpAddr] = &[
+    IpAddr::V4(Ipv4Addr::new(169, 254, 169, 254)),
+    IpAddr::V4(Ipv4Addr::new(169, 254, 170, 2)),
+    IpAddr::V4(Ipv4Addr::new(100, 100, 100, 200)),
+    IpAddr::V4(Ipv4Addr::new(192, 0, 0, 192)),
+    IpAddr::V6(std::net::Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)),
+];
 
 /// Why an address is not public, if it is not.
 pub fn blocked_kind(ip: IpAddr) -> Option<&'static str> {
     match ip {
         IpAddr::V4(v4) => blocked_v4(v4),
         IpAddr::V6(v6) => {
+            let s = v6.segments();
+            let v4_at = |hi: u16, lo: u16| Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8);
+            // Forms that carry an IPv4 address: judged by that address.
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return blocked_v4(v4);
             }
-            let seg0 = v6.segments()[0];
+            if s[..4] == [0, 0, 0, 0] && s[4] == 0xffff && s[5] == 0 {
+                // IPv4-translated, ::ffff:0:a.b.c.d.
+                return Some(blocked_v4(v4_at(s[6], s[7])).unwrap_or("IPv4-translated"));
+            }
             if v6.is_loopback() {
-                Some("loopback")
-            } else if v6.is_unspecified() {
-                Some("unspecified")
-            } else if v6.is_multicast() {
-                Some("multicast")
-            } else if seg0 & 0xffc0 == 0xfe80 {
-                Some("link-local")
-            } else if seg0 & 0xfe00 == 0xfc00 {
-                Some("private")
-            } else if seg0 == 0x2001 && v6.segments()[1] == 0x0db8 {
-                Some("documentation")
-            } else if seg0 == 0x0064 && v6.segments()[1] == 0xff9b {
+                return Some("loopback");
+            }
+            if v6.is_unspecified() {
+                return Some("unspecified");
+            }
+            if s[..6] == [0, 0, 0, 0, 0, 0] {
+                // IPv4-compatible (deprecated), ::a.b.c.d.
+                return Some(blocked_v4(v4_at(s[6], s[7])).unwrap_or("IPv4-compatible"));
+            }
+            if s[0] == 0x2002 {
+                // 6to4 embeds an IPv4 address after the prefix.
+                return blocked_v4(v4_at(s[1], s[2]));
+            }
+            if s[0] == 0x2001 && s[1] == 0 {
+                // Teredo: the client's IPv4 address, inverted, in the last 32 bits.
+                return Some(blocked_v4(v4_at(!s[6], !s[7])).unwrap_or("Teredo"));
+            }
+            if s[0] == 0x0064 && s[1] == 0xff9b {
                 // NAT64 embeds an IPv4 address in the last 32 bits.
-                let s = v6.segments();
-                blocked_v4(Ipv4Addr::new(
-                    (s[6] >> 8) as u8,
-                    s[6] as u8,
-                    (s[7] >> 8) as u8,
-                    s[7] as u8,
-                ))
+                return blocked_v4(v4_at(s[6], s[7]));
+            }
+            if v6.is_multicast() {
+                Some("multicast")
+            } else if s[0] & 0xffc0 == 0xfe80 {
+                Some("link-local")
+            } else if s[0] & 0xffc0 == 0xfec0 {
+                Some("site-local")
+            } else if s[0] & 0xfe00 == 0xfc00 {
+                Some("private")
+            } else if s[0] == 0x2001 && s[1] == 0x0db8 {
+                Some("documentation")
             } else {
                 None
             }
@@ -106,7 +137,11 @@ fn blocked_v4(ip: Ipv4Addr) -> Option<&'static str> {
 fn refused(ip: IpAddr, allow_private: bool) -> Option<&'static str> {
     let kind = blocked_kind(ip)?;
     if allow_private && matches!(kind, "loopback" | "private" | "CGNAT") {
-        return None;
+        let mapped = match ip {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
+            v4 => v4,
+        };
+        return METADATA.contains(&mapped).then_some("cloud metadata");
     }
     Some(kind)
 }
@@ -185,6 +220,8 @@ impl Fetcher {
     /// `allow_private` (SCHOLIA_ALLOW_PRIVATE_HOSTS=1) exists for tests against loopback fakes.
     pub fn new(allow_private: bool) -> Fetcher {
         let client = reqwest::Client::builder()
+            // A proxy would resolve and connect on our behalf, past the address check.
+            .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .dns_resolver(Arc::new(GuardedResolver { allow_private }))
             .user_agent(USER_AGENT)
@@ -305,27 +342,39 @@ impl Fetcher {
     pub async fn fetch_page(&self, url: &str, timeout: Duration, max_chars: usize) -> Result<Page, FetchError> {
         let fetched = self.fetch(url, timeout).await?;
         let final_url = fetched.url.clone();
-        let content =
-            if fetched.content_type.starts_with("text/plain") || fetched.content_type.starts_with("text/markdown") {
-                let (markdown, truncated) = match fetched.body.char_indices().nth(max_chars) {
-                    Some((i, _)) => (fetched.body[..i].to_string(), true),
-                    None => (fetched.body, false),
-                };
-                Extracted {
-                    title: None,
-                    markdown,
-                    method: extract::Method::Html2text,
-                    truncated,
-                }
-            } else {
-                let url_for_extract = final_url.clone();
-                tokio::task::spawn_blocking(move || extract::extract(&fetched.body, Some(&url_for_extract), max_chars))
-                    .await
-                    .map_err(|e| FetchError::Http {
-                        url: final_url.clone(),
-                        reason: e.to_string(),
-                    })?
+        let content = if fetched.content_type.starts_with("text/plain")
+            || fetched.content_type.starts_with("text/markdown")
+        {
+            let (markdown, truncated) = match fetched.body.char_indices().nth(max_chars) {
+                Some((i, _)) => (fetched.body[..i].to_string(), true),
+                None => (fetched.body, false),
             };
+            Extracted {
+                title: None,
+                markdown,
+                method: extract::Method::Html2text,
+                truncated,
+            }
+        } else {
+            let url_for_extract = final_url.clone();
+            let work =
+                tokio::task::spawn_blocking(move || extract::extract(&fetched.body, Some(&url_for_extract), max_chars));
+            match tokio::time::timeout(EXTRACT_TIMEOUT, work).await {
+                Ok(Ok(extracted)) => extracted,
+                Ok(Err(e)) => {
+                    return Err(FetchError::Http {
+                        url: final_url.clone(),
+                        reason: format!("extraction failed: {e}"),
+                    });
+                }
+                Err(_) => {
+                    return Err(FetchError::TooSlow {
+                        url: final_url.clone(),
+                        secs: EXTRACT_TIMEOUT.as_secs(),
+                    });
+                }
+            }
+        };
         Ok(Page {
             url: final_url,
             content,
@@ -426,6 +475,20 @@ mod tests {
         check("ff02::1", Some("multicast"));
         check("64:ff9b::a9fe:a9fe", Some("link-local"));
         check("2606:4700::1111", None);
+        check("::7f00:1", Some("loopback"));
+        check("::a00:1", Some("private"));
+        check("::808:808", Some("IPv4-compatible"));
+        check("::ffff:0:7f00:1", Some("loopback"));
+        check("::ffff:0:808:808", Some("IPv4-translated"));
+        check("2002:7f00:1::", Some("loopback"));
+        check("2002:a9fe:a9fe::1", Some("link-local"));
+        check("2002:808:808::1", None);
+        check("2001:0:4136:e378:8000:63bf:80ff:fffe", Some("loopback"));
+        check("2001:0:4136:e378:8000:63bf:f7f7:f7f7", Some("Teredo"));
+        check("fec0::1", Some("site-local"));
+        check("100.100.100.200", Some("CGNAT"));
+        check("fd00:ec2::254", Some("private"));
+        check("::ffff:169.254.169.254", Some("link-local"));
     }
 
     #[test]
@@ -456,8 +519,11 @@ mod tests {
         assert!(err(f.fetch("http://169.254.169.254/latest/meta-data", t).await).contains("link-local"));
         assert!(err(f.fetch("http://localhost:9/", t).await).contains("loopback address"));
         assert!(err(f.fetch("not a url", t).await).contains("not a valid URL"));
-        // Test mode admits loopback fakes, never the metadata service.
+        // Test mode admits loopback fakes, never the metadata services.
         let lenient = Fetcher::new(true);
         assert!(err(lenient.fetch("http://169.254.169.254/latest/meta-data", t).await).contains("link-local"));
+        assert!(err(lenient.fetch("http://100.100.100.200/latest/meta-data", t).await).contains("metadata"));
+        assert!(err(lenient.fetch("http://[fd00:ec2::254]/latest/meta-data", t).await).contains("metadata"));
+        assert!(err(f.fetch("http://[::7f00:1]:9/", t).await).contains("loopback"));
     }
 }

@@ -73,7 +73,7 @@ pub async fn search(
                 provider: p,
             })) => {
                 let wait = retry_after.unwrap_or(delay);
-                if Instant::now() + wait >= deadline {
+                if crate::http::past_deadline(wait, deadline) {
                     return Err(SearchError::RateLimited {
                         provider: p,
                         retry_after,
@@ -99,10 +99,10 @@ fn client() -> reqwest::Client {
         .expect("HTTP client builds")
 }
 
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    v.trim().parse::<u64>().ok().map(Duration::from_secs)
-}
+use crate::http::retry_after_header as retry_after;
+
+/// A results page larger than this is refused.
+const MAX_RESPONSE_BYTES: usize = 4 << 20;
 
 /// DuckDuckGo's HTML results page (`POST /html/` with `q=`).
 pub struct DuckDuckGo {
@@ -153,7 +153,9 @@ impl WebSearch for DuckDuckGo {
                     hint: String::new(),
                 });
             }
-            let html = resp.text().await.map_err(|e| err(e.without_url().to_string()))?;
+            let html = crate::http::read_text(resp, MAX_RESPONSE_BYTES)
+                .await
+                .map_err(|e| err(e.to_string()))?;
             if html.contains("anomaly-modal") || html.contains("bots use DuckDuckGo too") {
                 return Err(SearchError::RateLimited {
                     provider: "DuckDuckGo",
@@ -288,10 +290,11 @@ impl WebSearch for Searxng {
                     hint: String::new(),
                 });
             }
-            let body: SearxResponse = resp
-                .json()
+            let bytes = crate::http::read_body(resp, MAX_RESPONSE_BYTES)
                 .await
-                .map_err(|e| err(format!("unexpected response: {e}")))?;
+                .map_err(|e| err(e.to_string()))?;
+            let body: SearxResponse =
+                serde_json::from_slice(&bytes).map_err(|e| err(format!("unexpected response: {e}")))?;
             let mut out: Vec<WebResult> = Vec::new();
             for r in body.results {
                 if out.len() >= limit {

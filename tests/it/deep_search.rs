@@ -145,14 +145,17 @@ fn rounds_run_until_verified_with_the_seed_format_and_logs() {
         ]
     );
 
-    // The spawns: prompt on stdin, -o json, no --model, private cwd with web-only tools.
+    // The spawns: prompt on stdin, -o json, no --model, a private cwd per run with web-only
+    // tools, removed afterwards.
     let mains = r.mains();
     assert_eq!(mains.len(), 2);
+    assert_ne!(mains[0]["cwd"], mains[1]["cwd"], "one directory per run");
     for c in &mains {
         let argv = strings(&c["argv"]);
         assert_eq!(argv, ["-o", "json"], "no --model unless configured");
-        let cwd = c["cwd"].as_str().unwrap();
-        assert_eq!(Path::new(cwd), v.home.join("config/gemini-cli/search"));
+        let cwd = Path::new(c["cwd"].as_str().unwrap());
+        assert!(cwd.starts_with(v.home.join("config/gemini-cli")), "{cwd:?}");
+        assert!(!cwd.exists(), "the run's directory is gone: {cwd:?}");
         let settings: Value = serde_json::from_str(c["settings"].as_str().unwrap()).unwrap();
         assert_eq!(strings(&settings["tools"]["core"]), ["google_web_search", "web_fetch"]);
         let policy = c["policy"].as_str().unwrap();
@@ -226,27 +229,22 @@ fn models_are_passed_only_when_configured() {
     assert!(r.out.status.success(), "{}", r.err());
     assert_eq!(r.json["metadata"]["model"], "main-model");
     for c in r.mains() {
-        assert_eq!(strings(&c["argv"]), ["-o", "json", "--model", "main-model"]);
+        assert_eq!(strings(&c["argv"]), ["-o", "json", "--model=main-model"]);
     }
     let corr = r.corrections();
     assert_eq!(corr.len(), 1);
-    let argv = strings(&corr[0]["argv"]);
-    assert_eq!(argv[..4], ["-o", "json", "--model", "fix-model"]);
-    assert_eq!(argv[4], "--include-directories");
+    assert_eq!(strings(&corr[0]["argv"]), ["-o", "json", "--model=fix-model"]);
 
     // Only the correction model.
     let r = deep(&v, "broken:1", &[("GEMINI_CORRECTION_MODEL", "fix-model")], &["kefir"]);
-    assert!(
-        r.mains()
-            .iter()
-            .all(|c| !strings(&c["argv"]).contains(&"--model".to_string()))
-    );
-    assert!(strings(&r.corrections()[0]["argv"]).contains(&"fix-model".to_string()));
+    let has_model = |c: &Value| strings(&c["argv"]).iter().any(|a| a.starts_with("--model"));
+    assert!(!r.mains().iter().any(|c| has_model(c)));
+    assert!(strings(&r.corrections()[0]["argv"]).contains(&"--model=fix-model".to_string()));
     assert_eq!(r.json["metadata"]["model"], "gemini-2.5-pro", "detected");
 
     // Only the main model.
     let r = deep(&v, "broken:1", &[("GEMINI_MODEL", "main-model")], &["kefir"]);
-    assert!(!strings(&r.corrections()[0]["argv"]).contains(&"--model".to_string()));
+    assert!(!has_model(r.corrections()[0]));
 }
 
 #[test]
@@ -305,11 +303,13 @@ fn invalid_json_is_corrected_through_a_temp_file() {
         );
         assert!(!Path::new(path).exists());
         assert_eq!(temp_files(&config), 0);
-        assert!(
-            strings(&corr[0]["argv"]).contains(&config.display().to_string()),
-            "the config dir is readable"
+        let cwd = Path::new(corr[0]["cwd"].as_str().unwrap());
+        assert_eq!(
+            Path::new(path).parent(),
+            Some(cwd),
+            "the temp file is in the run's own directory"
         );
-        assert!(corr[0]["cwd"].as_str().unwrap().ends_with("gemini-cli/correction"));
+        assert!(cwd.starts_with(config.join("gemini-cli")));
         let settings: Value = serde_json::from_str(corr[0]["settings"].as_str().unwrap()).unwrap();
         assert_eq!(strings(&settings["tools"]["core"]), ["read_file"]);
     }

@@ -213,3 +213,89 @@ fn index_inside_the_vault_is_refused() {
         .unwrap();
     assert!(err.to_string().contains("inside the vault"), "{err}");
 }
+
+/// A process that cannot read the index while another one holds the writer never deletes it:
+/// it retries, then says the index is busy; the writer's index is intact.
+#[test]
+fn an_unreadable_index_is_only_rebuilt_under_the_writer_lock() {
+    let v = TestVault::example();
+    let writer = open(&v);
+    writer.sync(&mut |_| {}).unwrap();
+    assert!(writer.is_writer());
+    // What a reader sees when it opens mid-commit: an index it cannot read.
+    let marker = writer.dir().join("scholia-index.json");
+    let saved = std::fs::read(&marker).unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    let files_before = std::fs::read_dir(writer.dir()).unwrap().count();
+    let vault = Vault::open(&v.root).unwrap();
+    let started = Instant::now();
+    let err = VaultIndex::open(vault, writer.dir(), WriterOptions::default())
+        .err()
+        .expect("a busy index is an error, not a rebuild");
+    assert!(
+        err.to_string().contains("another scholia process is writing it"),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(
+        std::fs::read_dir(writer.dir()).unwrap().count(),
+        files_before,
+        "nothing deleted"
+    );
+    assert_eq!(top_path(&writer, "kombucha").as_deref(), Some("Kombucha.md"));
+    // Once the writer is gone, the next process rebuilds it.
+    std::fs::write(&marker, saved).unwrap();
+    drop(writer);
+    let reopened = open(&v);
+    assert!(reopened.is_writer());
+}
+
+/// A symlink that leaves the vault is never indexed, whether the start-up walk or the watcher
+/// (or an editor's save) reports it.
+#[cfg(unix)]
+#[test]
+fn links_out_of_the_vault_are_never_indexed() {
+    let v = TestVault::example();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("secret.md"),
+        "# Secret\n\nzanzibarquokka password\n",
+    )
+    .unwrap();
+    let index = open(&v);
+    index.sync(&mut |_| {}).unwrap();
+    let updates = Updates::start(index.clone(), true).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.md"), v.path("leak.md")).unwrap();
+    // Whatever the watcher reports, and an explicit refresh of that path, index nothing.
+    updates.paths_changed(vec![v.path("leak.md")]);
+    updates.flush();
+    index.refresh(&v.path("leak.md")).unwrap();
+    index.flush().unwrap();
+    assert_eq!(top_path(&index, "zanzibarquokka"), None);
+    let vault = index.vault();
+    assert!(!vault.holds(&v.path("leak.md")));
+    assert!(vault.holds(&v.path("Kombucha.md")));
+    // A link inside the vault is fine.
+    std::os::unix::fs::symlink(v.path("Kombucha.md"), v.path("alias.md")).unwrap();
+    assert!(vault.holds(&v.path("alias.md")));
+}
+
+/// Temp files a crash left beside notes are removed at start-up; one being written now stays.
+#[test]
+fn stale_write_temp_files_are_removed_at_start() {
+    let v = TestVault::example();
+    v.write("Journal/.scholia-crashed.tmp", "half a note");
+    v.write(".scholia-live.tmp", "being written");
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(v.path("Journal/.scholia-crashed.tmp"))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let index = open(&v);
+    let summary = index.sync(&mut |_| {}).unwrap();
+    assert_eq!(summary.indexed, 7, "temp files are not notes");
+    assert!(!v.path("Journal/.scholia-crashed.tmp").exists());
+    assert!(v.path(".scholia-live.tmp").exists());
+}

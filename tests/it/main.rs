@@ -4,6 +4,7 @@ mod support;
 
 mod cli;
 mod deep_search;
+mod hardening;
 mod index;
 mod lsp;
 mod nvim;

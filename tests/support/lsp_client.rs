@@ -37,6 +37,8 @@ pub struct LspClient {
     pub edit_policy: EditPolicy,
     /// Called before answering an applyEdit: lets a test type into the buffer first.
     pub before_apply: Option<BeforeApply>,
+    /// The action chosen when the server shows a message request (none: dismissed).
+    pub message_action: Option<String>,
 }
 
 async fn read_message<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option<Value> {
@@ -83,6 +85,7 @@ impl LspClient {
             docs: HashMap::new(),
             edit_policy: EditPolicy::Apply,
             before_apply: None,
+            message_action: None,
         }
     }
 
@@ -177,6 +180,13 @@ impl LspClient {
                         json!({"applied": true})
                     }
                     Err(reason) => json!({"applied": false, "failureReason": reason}),
+                }
+            }
+            "window/showMessageRequest" => {
+                let offered = req["params"]["actions"].as_array().cloned().unwrap_or_default();
+                match &self.message_action {
+                    Some(title) if offered.iter().any(|a| a["title"] == *title) => json!({"title": title}),
+                    _ => Value::Null,
                 }
             }
             _ => Value::Null,

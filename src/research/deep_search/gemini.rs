@@ -87,26 +87,24 @@ impl Backend for GeminiBackend<'_> {
 }
 
 impl GeminiBackend<'_> {
-    /// Writes the invalid output to a temp file, asks the CLI to reformat it, deletes the file.
+    /// Writes the invalid output to a temp file in the correction run's own directory, asks the
+    /// CLI to reformat it, deletes the file.
     async fn correct(&self, invalid: &str, job: &Job, spend: &mut Spend) -> Result<RoundJson, CorrectionFailed> {
         let engine = self.engine;
         let cli = &engine.gemini;
-        let path = {
-            let (dir, invalid) = (cli.config_dir().to_path_buf(), invalid.to_string());
-            blocking(move || crate::gemini_cli::write_temp(&dir, &invalid))
-                .await
-                .map_err(CorrectionFailed::TempFile)?
-        };
+        let dir = cli.prepare(Purpose::Correction).await?;
+        let path = dir.write_temp(invalid).await.map_err(CorrectionFailed::TempFile)?;
         let result = async {
             let prompt = engine.library.render(
                 prompts::JSON_CORRECTION,
                 json!({"path": path.display().to_string(), "schema": schema_example()}),
             )?;
             let model = engine.settings.gemini_cli.correction_model.as_deref();
-            Ok::<CliOutput, CorrectionFailed>(cli.run(&prompt, model, Purpose::Correction, job.token()).await?)
+            Ok::<CliOutput, CorrectionFailed>(cli.run_in(&dir, &prompt, model, job.token()).await?)
         }
         .await;
         remove_temp(path).await;
+        dir.remove().await;
         let out = result?;
         spend.add_cli(&out);
         Ok(parse_round(&out.response)?)

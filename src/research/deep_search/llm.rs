@@ -2,7 +2,7 @@
 //! writes the round's JSON from that material, and every link is checked against it.
 
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures_util::future::join_all;
 use serde::Deserialize;
@@ -19,7 +19,6 @@ const QUERIES_PER_ROUND: usize = 5;
 const RESULTS_PER_QUERY: usize = 5;
 const PAGES_PER_ROUND: usize = 5;
 const PAGE_CHARS: usize = 12_000;
-const SEARCH_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub(super) struct LlmBackend<'a> {
     pub engine: &'a Engine,
@@ -102,7 +101,13 @@ impl LlmBackend<'_> {
 
         let searches = join_all(queries.iter().map(|q| async move {
             let _permit = engine.search_permits.acquire().await.expect("semaphore never closes");
-            websearch::search(&*engine.search, q, RESULTS_PER_QUERY, Instant::now() + SEARCH_TIMEOUT).await
+            websearch::search(
+                &*engine.search,
+                q,
+                RESULTS_PER_QUERY,
+                Instant::now() + engine.settings.search_timeout,
+            )
+            .await
         }))
         .await;
         let mut results = Vec::new();

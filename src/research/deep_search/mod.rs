@@ -553,13 +553,27 @@ pub fn heading_for(query: &str) -> String {
     if trimmed.chars().count() > 120 {
         h.push('…');
     }
-    h
+    // A heading is one line of text: links, embeds and HTML in a selection stay words.
+    h.chars()
+        .flat_map(|c| match c {
+            '[' | ']' | '<' | '>' | '`' | '\\' | '|' => vec!['\\', c],
+            '%' if h.contains("%%") => "&#37;".chars().collect(),
+            c => vec![c],
+        })
+        .collect()
 }
 
 /// The `### <query>` subsection body, from `templates/deep-search-section.md`.
 pub fn render_section(engine: &Engine, r: &DeepSearchResult) -> Result<String, crate::prompts::TemplateError> {
     let date = r.metadata.timestamp.get(..10).unwrap_or_default().to_string();
-    let report = crate::research::note::contain_below(&r.result, 4);
+    let report = crate::vault::contain::model_markdown(&r.result, 4);
+    // The CLI reports its own sources: only real web addresses are listed.
+    let sources: Vec<&String> = r
+        .metadata
+        .sources_visited
+        .iter()
+        .filter(|s| !crate::vault::contain::url(s).is_empty())
+        .collect();
     engine.library.render(
         prompts::DEEP_SEARCH_SECTION,
         json!({
@@ -570,7 +584,7 @@ pub fn render_section(engine: &Engine, r: &DeepSearchResult) -> Result<String, c
             "model": r.metadata.model,
             "note": r.note,
             "report": report.trim(),
-            "sources": r.metadata.sources_visited,
+            "sources": sources,
         }),
     )
 }

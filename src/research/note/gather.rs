@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures_util::future::join_all;
 use serde::Serialize;
@@ -17,8 +17,6 @@ use crate::prompts::{self, untrusted};
 use crate::research::citations::normalize_url;
 use crate::web::fetch::{FetchError, Page};
 use crate::web::search::{self as websearch, WebResult};
-
-const SEARCH_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Clone, Serialize)]
 pub(super) struct WebSource {
@@ -84,7 +82,7 @@ impl Gathering<'_> {
                 &*engine.search,
                 &topic.topic,
                 WEB_RESULTS,
-                Instant::now() + SEARCH_TIMEOUT,
+                Instant::now() + engine.settings.search_timeout,
             )
             .await
         };

@@ -93,7 +93,11 @@ fn expand_embeds(index: &VaultIndex, rel: &str, text: &str, links: &[Link]) -> S
         let Ok(Some(target)) = index.resolve_link(&link.target, Some(rel)) else {
             continue;
         };
-        let Ok(content) = crate::vault::read::read_note(&index.vault().abs(&target.path)) else {
+        let abs = index.vault().abs(&target.path);
+        if !index.vault().holds(&abs) {
+            continue;
+        }
+        let Ok(content) = crate::vault::read::read_note(&abs) else {
             continue;
         };
         let content = match &link.heading {

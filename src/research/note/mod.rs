@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::ResearchEvent;
 use super::citations::{self, normalize_url};
-use crate::engine::{Engine, Job, NotePath};
+use crate::engine::{Engine, Job, NotePath, SECTION_LEVEL};
 use crate::error::{Coded, ErrorKind};
 use crate::index::{IndexError, VaultIndex};
 use crate::llm::{ChatClient, ChatRequest, LlmError, Message, Usage};
@@ -28,7 +28,7 @@ use crate::vault::read::ReadError;
 use crate::vault::section::SectionError;
 
 pub(crate) use input::Input;
-pub(crate) use render::{Finished, contain_below, finish, provenance};
+pub(crate) use render::{Finished, finish, provenance};
 
 pub const MAX_TOPICS: usize = 10;
 pub const WEB_RESULTS: usize = 5;
@@ -89,10 +89,8 @@ pub enum ResearchError {
     NothingFound(String),
     #[error("synthesis failed: {0}; the note is unchanged")]
     Synthesis(LlmError),
-    #[error(
-        "the synthesis would break the note's structure (an unclosed code fence or a heading); the note is unchanged"
-    )]
-    Uncontained,
+    #[error(transparent)]
+    Uncontained(#[from] crate::vault::contain::Uncontained),
     #[error("index: {0}")]
     Index(#[from] IndexError),
     #[error("template: {0}")]
@@ -116,7 +114,7 @@ impl Coded for ResearchError {
             ResearchError::NoTopics(..) => "NO_TOPICS",
             ResearchError::NothingFound(_) => "NOTHING_FOUND",
             ResearchError::Topics(e) | ResearchError::Synthesis(e) => e.code(),
-            ResearchError::Uncontained => "UNCONTAINED",
+            ResearchError::Uncontained(_) => "UNCONTAINED",
             ResearchError::Cancelled => "CANCELLED",
         }
     }
@@ -133,7 +131,7 @@ impl Coded for ResearchError {
             | ResearchError::FocusLongerThanNote { .. }
             | ResearchError::EmptyNote(_) => ErrorKind::InvalidInput,
             ResearchError::Topics(e) | ResearchError::Synthesis(e) => e.kind(),
-            ResearchError::NoTopics(..) | ResearchError::NothingFound(_) | ResearchError::Uncontained => {
+            ResearchError::NoTopics(..) | ResearchError::NothingFound(_) | ResearchError::Uncontained(_) => {
                 ErrorKind::Upstream
             }
             ResearchError::Cancelled => ErrorKind::Cancelled,
@@ -323,12 +321,17 @@ async fn with_llm(
         .collect();
     let index = index.clone();
     let rel = input.rel.clone();
-    let findings = render::contain(&answer.content);
+    let content = answer.content.clone();
     let (findings, removed) = tokio::task::spawn_blocking(move || {
         let resolves = |t: &str| {
             vault_targets.contains(&t.to_lowercase()) || index.resolve_link(t, Some(&rel)).ok().flatten().is_some()
         };
-        citations::enforce(&findings, &allowed, &resolves)
+        let (cited, removed) = citations::enforce(&content, &allowed, &resolves);
+        // Then made safe to write: it goes below `## Research`.
+        (
+            crate::vault::contain::model_markdown(&cited, SECTION_LEVEL + 1),
+            removed,
+        )
     })
     .await
     .expect("citation check does not panic");

@@ -7,7 +7,6 @@ use super::{Depth, NoteResearch, ResearchError, Source, Topic};
 use crate::engine::{SECTION, SECTION_LEVEL};
 use crate::llm::Usage;
 use crate::research::citations::normalize_url;
-use crate::vault::section;
 
 /// Everything a finished run is made of.
 pub(crate) struct Finished {
@@ -26,9 +25,7 @@ pub(crate) struct Finished {
 /// The result, once the section is known to stay inside `## Research`.
 pub(crate) fn finish(f: Finished) -> Result<NoteResearch, ResearchError> {
     let section = f.section.trim().to_string();
-    if !section::body_is_contained(SECTION, SECTION_LEVEL, &section) {
-        return Err(ResearchError::Uncontained);
-    }
+    crate::vault::contain::check(SECTION, SECTION_LEVEL, &section)?;
     let preview: String = section.chars().take(500).collect();
     Ok(NoteResearch {
         path: f.path,
@@ -98,67 +95,4 @@ pub(super) fn cited_sources(findings: &str, materials: &[Material]) -> Vec<Sourc
         }
     }
     out
-}
-
-/// Keeps a model's Markdown inside the section: `#`/`##` headings become `###`, a lone `---` or
-/// `===` line gets a blank line above (no setext heading), an open code fence is closed.
-pub(crate) fn contain(markdown: &str) -> String {
-    contain_below(markdown, 3)
-}
-
-/// Makes model Markdown safe inside a section whose headings are above `min_level`: shallower
-/// headings become `min_level`, setext underlines cannot turn a line into a heading, and an
-/// unclosed code fence is closed.
-pub(crate) fn contain_below(markdown: &str, min_level: usize) -> String {
-    let mut out = Vec::new();
-    let mut fence: Option<String> = None;
-    for line in markdown.lines() {
-        let trimmed = line.trim_start();
-        if let Some(open) = &fence {
-            if trimmed.starts_with(open.as_str()) {
-                fence = None;
-            }
-            out.push(line.to_string());
-            continue;
-        }
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            fence = Some(trimmed.chars().take_while(|c| *c == '`' || *c == '~').collect());
-            out.push(line.to_string());
-            continue;
-        }
-        let hashes = trimmed.chars().take_while(|c| *c == '#').count();
-        if (1..min_level).contains(&hashes) && trimmed[hashes..].starts_with(' ') {
-            out.push(format!("{}{}", "#".repeat(min_level), &trimmed[hashes..]));
-            continue;
-        }
-        let underline = !trimmed.is_empty() && (trimmed.chars().all(|c| c == '-') || trimmed.chars().all(|c| c == '='));
-        if underline && out.last().is_some_and(|l: &String| !l.trim().is_empty()) {
-            out.push(String::new());
-        }
-        out.push(line.to_string());
-    }
-    if let Some(open) = fence {
-        out.push(open);
-    }
-    out.join("\n")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn containment_of_model_markdown() {
-        let check = |input: &str, expected: &str| {
-            let got = contain(input);
-            assert_eq!(got, expected, "{input:?}");
-            assert!(section::body_is_contained(SECTION, 2, &got), "{got:?}");
-        };
-        check("## Topic\ntext", "### Topic\ntext");
-        check("# Big\n### Fine", "### Big\n### Fine");
-        check("Line\n---\nafter", "Line\n\n---\nafter");
-        check("```rust\nfn x() {}\n", "```rust\nfn x() {}\n```");
-        check("```\n## not a heading\n```", "```\n## not a heading\n```");
-        check("#hashtag stays", "#hashtag stays");
-    }
 }
