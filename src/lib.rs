@@ -11,6 +11,7 @@ pub mod http;
 pub mod index;
 pub mod llm;
 pub mod lsp;
+pub mod mcp;
 pub mod prompts;
 pub mod research;
 pub mod vault;

@@ -234,7 +234,8 @@ fn deep_round(prompt: &str, b: &Behaviour) -> String {
 /// OpenRouter serving a Perplexity model: top-level `citations`, `message.annotations` of type
 /// `url_citation`, `usage.cost`. Misbehaviour comes from a `fake:<flags>` word in the question:
 /// `stall` · `latency=MS` · `status=CODE` (always) · `server-error-first=N` · `think` ·
-/// `reasoning` · `no-citations` · `annotations-only`. A missing key or `bad-key` gets 401.
+/// `reasoning` · `no-citations` · `annotations-only` · `long=N` (an answer of about N
+/// characters). A missing key or `bad-key` gets 401.
 async fn sonar(state: &FakeState, headers: &HeaderMap, model: &str, body: &Value) -> Response {
     let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
     if auth.is_empty() || auth == "Bearer bad-key" {
@@ -280,6 +281,11 @@ async fn sonar(state: &FakeState, headers: &HeaderMap, model: &str, body: &Value
             .into_response();
     }
     let mut content = format!("Fake {model} answer to: {question} [1][2]");
+    if let Some(n) = b.num("long") {
+        let sentence = "Koji grows on steamed rice at thirty degrees for two days. ";
+        content.push_str("\n\n");
+        content.push_str(&sentence.repeat(n as usize / sentence.len() + 1));
+    }
     if b.has("think") {
         content = format!("<think>private chain of thought</think>\n{content}");
     }

@@ -116,13 +116,25 @@ pub enum Command {
     },
     /// Language server on stdin/stdout
     Lsp,
+    /// MCP server for agents: stdio, or streamable HTTP with --http
+    Mcp {
+        /// The vault (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+        /// The environment variable holding the bearer token HTTP clients must send
+        #[arg(long, value_name = "VAR", requires = "http")]
+        token_env: Option<String>,
+    },
 }
 
 impl Command {
     /// The log level when SCHOLIA_LOG is not set: servers log more.
     pub fn default_log_level(&self) -> &'static str {
         match self {
-            Command::Lsp => "info",
+            Command::Lsp | Command::Mcp { .. } => "info",
             _ => "warn",
         }
     }

@@ -145,6 +145,9 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         }
         Command::Trust { dir, revoke, list } => trust(dir, revoke, list)?,
         Command::Lsp => scholia::lsp::serve_stdio()?,
+        Command::Mcp { vault, http, token_env } => {
+            scholia::mcp::serve(scholia::mcp::McpOptions { vault, http, token_env })?
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

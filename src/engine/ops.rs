@@ -218,6 +218,14 @@ impl Engine {
         }
     }
 
+    /// Answers `question` (deep search or a Sonar tier).
+    pub async fn answer(&self, question: &Question, job: &Job) -> Result<Answer, Error> {
+        match question {
+            Question::DeepSearch(req) => self.deep_search(req, job).await.map(Answer::DeepSearch),
+            Question::Ask(req) => self.ask(req, job).await.map(Answer::Ask),
+        }
+    }
+
     /// Answers `question` and writes it under `## Research` as `### <question>` (replaced
     /// when the same question runs again).
     pub async fn answer_into_note(
@@ -227,17 +235,11 @@ impl Engine {
         writer: &dyn NoteWriter,
         job: &Job,
     ) -> Result<QuestionOutcome, Error> {
-        let (answer, body) = match question {
-            Question::DeepSearch(req) => {
-                let r = self.deep_search(req, job).await?;
-                let body = deep_search::render_section(self, &r)?;
-                (Answer::DeepSearch(r), body)
-            }
-            Question::Ask(req) => {
-                let a = self.ask(req, job).await?;
-                let body = sonar::render_section(self, req, &a)?;
-                (Answer::Ask(a), body)
-            }
+        let answer = self.answer(question, job).await?;
+        let body = match (question, &answer) {
+            (Question::Ask(req), Answer::Ask(a)) => sonar::render_section(self, req, a)?,
+            (_, Answer::DeepSearch(r)) => deep_search::render_section(self, r)?,
+            (Question::DeepSearch(_), Answer::Ask(_)) => unreachable!("answers match their questions"),
         };
         if job.is_cancelled() {
             return Err(Error::cancelled());

@@ -4,6 +4,7 @@
 //! mtime+size, a file watcher, open editor buffers); any other process on the same vault opens
 //! it read-only, follows the writer's commits, and takes the lock over when it is released.
 
+mod notes;
 pub mod schema;
 mod search;
 mod session;
@@ -20,8 +21,9 @@ use tantivy::directory::error::LockError;
 use tantivy::directory::{Directory, MmapDirectory};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyError, Term};
 
+pub use notes::{NoteContent, NoteList, PAGE_CHARS};
 pub use schema::Outline;
-pub use search::{Hit, NoteRef, Symbol, SymbolKind};
+pub use search::{Hit, NoteInfo, NoteRef, Symbol, SymbolKind};
 pub use session::{INDEXING, IndexEvent, VaultSession, VaultSlot};
 pub use sync::{Progress, SyncSummary};
 pub use watch::Updates;

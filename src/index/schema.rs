@@ -12,7 +12,7 @@ use crate::vault::scan::Stamp;
 
 /// Bumped whenever the schema or what goes into it changes: an index of another format is
 /// rebuilt, not read.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 #[derive(Clone, Copy)]
 pub struct Fields {
@@ -79,6 +79,8 @@ pub struct Outline {
     /// `(level, zero-based line, text)`.
     #[serde(rename = "h", default, skip_serializing_if = "Vec::is_empty")]
     pub headings: Vec<(u8, u32, String)>,
+    #[serde(rename = "g", default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
 }
 
 pub fn document(fields: &Fields, rel: &str, stamp: Stamp, note: &ParsedNote) -> TantivyDocument {
@@ -92,6 +94,7 @@ pub fn document(fields: &Fields, rel: &str, stamp: Stamp, note: &ParsedNote) -> 
             .iter()
             .map(|h| (h.level, h.line, h.text.clone()))
             .collect(),
+        tags: note.tags.clone(),
     };
     let mut d = doc!(
         fields.path => rel,

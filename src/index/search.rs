@@ -22,6 +22,16 @@ pub struct Hit {
     pub snippet: String,
     /// Byte ranges of matched words within `snippet`.
     pub highlights: Vec<Range<usize>>,
+    /// The heading of the section where the first match is, if it is under one.
+    pub heading: Option<String>,
+}
+
+/// A note as a listing shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct NoteInfo {
+    pub path: String,
+    pub title: String,
+    pub tags: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -138,28 +148,44 @@ impl VaultIndex {
         let mut hits = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let (path, outline) = self.stored(&searcher, addr)?;
-            let (snippet, highlights) = generator.as_ref().map(|g| self.snippet(g, &path)).unwrap_or_default();
+            let (snippet, highlights, heading) = generator.as_ref().map(|g| self.snippet(g, &path)).unwrap_or_default();
             hits.push(Hit {
                 path,
                 title: outline.title,
                 score,
                 snippet,
                 highlights,
+                heading,
             });
         }
         Ok(hits)
     }
 
-    fn snippet(&self, generator: &SnippetGenerator, rel: &str) -> (String, Vec<Range<usize>>) {
-        let text = match self.overlays.lock().unwrap().get(rel) {
-            Some(t) => t.clone(),
-            None => match crate::vault::read::read_text(&self.vault.abs(rel), 512 * 1024, true) {
-                Ok(t) => t.text,
-                Err(_) => return Default::default(),
-            },
+    /// The passage around the matches, the matched ranges in it, and the heading over the first
+    /// match. Read from the open buffer or the file (never through a link out of the vault).
+    fn snippet(&self, generator: &SnippetGenerator, rel: &str) -> (String, Vec<Range<usize>>, Option<String>) {
+        let overlay = self
+            .overlays
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(rel)
+            .cloned();
+        let text = match overlay {
+            Some(t) => t,
+            None => {
+                let abs = self.vault.abs(rel);
+                if !self.vault.holds(&abs) {
+                    return Default::default();
+                }
+                match crate::vault::read::read_text(&abs, 512 * 1024, true) {
+                    Ok(t) => t.text,
+                    Err(_) => return Default::default(),
+                }
+            }
         };
-        let plain = crate::vault::parse::parse(&text, "").plain_text;
-        let snippet = generator.snippet(&plain);
+        let parsed = crate::vault::parse::parse(&text, "");
+        let plain = &parsed.plain_text;
+        let snippet = generator.snippet(plain);
         let fragment = snippet.fragment();
         if fragment.is_empty() {
             // No body match (a title or tag hit): show the start of the note instead.
@@ -169,8 +195,20 @@ impl VaultIndex {
                 .nth(SNIPPET_CHARS)
                 .map(|(i, _)| i)
                 .unwrap_or(start.len());
-            return (start[..cut].to_string(), Vec::new());
+            return (start[..cut].to_string(), Vec::new(), None);
         }
+        // The heading over the first matched word, found in the source.
+        let heading = snippet.highlighted().first().and_then(|r| {
+            // ASCII lowercasing keeps byte offsets aligned with the headings' ranges.
+            let word = fragment.get(r.clone())?.to_ascii_lowercase();
+            let at = text.to_ascii_lowercase().find(&word)?;
+            parsed
+                .headings
+                .iter()
+                .filter(|h| h.section.start <= at && at < h.section.end)
+                .max_by_key(|h| h.section.start)
+                .map(|h| h.text.clone())
+        });
         // Collapse the whitespace of the fragment, keeping highlight ranges aligned.
         let mut out = String::with_capacity(fragment.len());
         let mut map = vec![0usize; fragment.len() + 1];
@@ -189,7 +227,74 @@ impl VaultIndex {
         }
         map[fragment.len()] = out.len();
         let highlights = snippet.highlighted().iter().map(|r| map[r.start]..map[r.end]).collect();
-        (out, highlights)
+        (out, highlights, heading)
+    }
+
+    /// Notes in `folder` (vault-relative, any depth) carrying `tag` (or a nested tag under it),
+    /// by path: `(page, total)`.
+    pub fn list_notes(
+        &self,
+        folder: Option<&str>,
+        tag: Option<&str>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<NoteInfo>, usize), IndexError> {
+        let folder = folder.map(|f| f.trim_matches('/')).filter(|f| !f.is_empty());
+        let in_folder = |p: &str| folder.is_none_or(|f| p.starts_with(&format!("{f}/")));
+        let searcher = self.searcher();
+        let mut paths: Vec<String> = self.stamps()?.into_keys().filter(|p| in_folder(p)).collect();
+        paths.sort();
+        let tag = tag
+            .map(|t| t.trim().trim_start_matches('#').to_lowercase())
+            .filter(|t| !t.is_empty());
+        let Some(tag) = tag else {
+            let total = paths.len();
+            let page = paths.into_iter().skip(offset).take(limit);
+            let mut out = Vec::new();
+            for path in page {
+                let outline = self.outline(&path)?.unwrap_or_default();
+                out.push(NoteInfo {
+                    path,
+                    title: outline.title,
+                    tags: outline.tags,
+                });
+            }
+            return Ok((out, total));
+        };
+        // Notes whose tags field has the tag's words, then the exact tag (or a nested one).
+        let words = tokenizer::tokens(&tag);
+        let clauses: Vec<(Occur, Box<dyn Query>)> = words
+            .iter()
+            .map(|w| {
+                let term = Term::from_field_text(self.fields.tags, w);
+                (
+                    Occur::Must,
+                    Box::new(TermQuery::new(term, IndexRecordOption::Basic)) as Box<dyn Query>,
+                )
+            })
+            .collect();
+        let candidates = searcher.search(
+            &BooleanQuery::new(clauses),
+            &TopDocs::with_limit(searcher.num_docs().max(1) as usize).order_by_score(),
+        )?;
+        let mut matching = Vec::new();
+        for (_, addr) in candidates {
+            let (path, outline) = self.stored(&searcher, addr)?;
+            let has = outline.tags.iter().any(|t| {
+                let t = t.to_lowercase();
+                t == tag || t.starts_with(&format!("{tag}/"))
+            });
+            if has && in_folder(&path) {
+                matching.push(NoteInfo {
+                    path,
+                    title: outline.title,
+                    tags: outline.tags,
+                });
+            }
+        }
+        matching.sort_by(|a, b| a.path.cmp(&b.path));
+        let total = matching.len();
+        Ok((matching.into_iter().skip(offset).take(limit).collect(), total))
     }
 
     fn fuzzy_title_query(&self, query: &str) -> Option<Box<dyn Query>> {

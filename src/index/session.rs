@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
@@ -97,6 +97,8 @@ pub struct VaultSession {
     updates: Mutex<Option<Updates>>,
     /// Open editor buffers, replayed into the updater once it starts.
     buffers: Mutex<HashMap<String, String>>,
+    /// Whether the start-up sync is over (or another process keeps the index current).
+    synced: tokio::sync::watch::Sender<bool>,
 }
 
 impl VaultSession {
@@ -110,6 +112,7 @@ impl VaultSession {
             index: Arc::new(index),
             updates: Mutex::new(None),
             buffers: Mutex::new(HashMap::new()),
+            synced: tokio::sync::watch::channel(false).0,
         })
     }
 
@@ -126,11 +129,20 @@ impl VaultSession {
         } else {
             None
         };
+        session.synced.send_replace(true);
         Ok((session, summary))
     }
 
     pub fn index(&self) -> &Arc<VaultIndex> {
         &self.index
+    }
+
+    /// Waits until the start-up sync is over, at most `timeout`: a query right after start
+    /// sees the vault, not the first batch of it. (The editor does not wait: it answers from
+    /// what is indexed so far.)
+    pub async fn wait_synced(&self, timeout: Duration) {
+        let mut rx = self.synced.subscribe();
+        let _ = tokio::time::timeout(timeout, rx.wait_for(|s| *s)).await;
     }
 
     pub fn vault(&self) -> &Vault {
@@ -188,6 +200,8 @@ impl VaultSession {
     pub async fn maintain(self: Arc<Self>, start_job: &(dyn Fn() -> Job + Send + Sync), shutdown: CancellationToken) {
         let mut job = start_job();
         if !self.index.is_writer() {
+            // Another process keeps the index current: what it committed is the vault.
+            self.synced.send_replace(true);
             job.end(&format!(
                 "read-only: another scholia process keeps this index ({} notes)",
                 self.index.num_notes()
@@ -206,7 +220,9 @@ impl VaultSession {
                 }
             }
         }
-        match self.sync(&job).await {
+        let synced = self.sync(&job).await;
+        self.synced.send_replace(true);
+        match synced {
             Ok(summary) => {
                 let message = summary.message();
                 tracing::info!("{message}");
@@ -272,14 +288,20 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Where a long-running surface (the language server, the MCP server) keeps its vault: not
 /// configured, opening, open, or failed (with why, reported once).
-#[derive(Default)]
 pub struct VaultSlot {
-    state: RwLock<SlotState>,
+    state: tokio::sync::watch::Sender<SlotState>,
 }
 
-#[derive(Default)]
+impl Default for VaultSlot {
+    fn default() -> VaultSlot {
+        VaultSlot {
+            state: tokio::sync::watch::channel(SlotState::None).0,
+        }
+    }
+}
+
+#[derive(Clone)]
 enum SlotState {
-    #[default]
     None,
     Opening(PathBuf),
     Ready(Arc<VaultSession>),
@@ -289,7 +311,7 @@ enum SlotState {
 impl VaultSlot {
     /// The open vault, or why there is none.
     pub fn get(&self) -> Result<Arc<VaultSession>, Error> {
-        match &*self.state.read().unwrap_or_else(|e| e.into_inner()) {
+        match &*self.state.borrow() {
             SlotState::Ready(s) => Ok(s.clone()),
             SlotState::Failed(e) => Err(e.clone()),
             SlotState::Opening(root) => Err(Error::new(
@@ -313,8 +335,25 @@ impl VaultSlot {
         self.get().ok()
     }
 
+    /// The vault once it is open and synced, waiting at most `timeout` for either; then
+    /// whatever [`VaultSlot::get`] says.
+    pub async fn wait(&self, timeout: Duration) -> Result<Arc<VaultSession>, Error> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut rx = self.state.subscribe();
+        let _ = tokio::time::timeout_at(deadline, rx.wait_for(|s| !matches!(s, SlotState::Opening(_)))).await;
+        let session = self.get()?;
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        session.wait_synced(left).await;
+        Ok(session)
+    }
+
     fn set(&self, state: SlotState) {
-        *self.state.write().unwrap_or_else(|e| e.into_inner()) = state;
+        self.state.send_replace(state);
+    }
+
+    /// Says the vault at `root` is being opened (before the task that opens it runs).
+    pub fn mark_opening(&self, root: &std::path::Path) {
+        self.set(SlotState::Opening(root.to_path_buf()));
     }
 
     /// Opens the vault at `root` and keeps it current until `shutdown`; `on_open` runs once

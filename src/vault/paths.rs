@@ -24,8 +24,8 @@ pub enum PathError {
     NotFound(String),
     #[error("path `{0}`: not a regular file")]
     NotAFile(String),
-    #[error("path `{path}`: `.{ext}` files are not notes; valid extensions: .md, .markdown, .txt")]
-    BadExtension { path: String, ext: String },
+    #[error("path `{path}`: {files} are not notes; valid extensions: .md, .markdown, .txt")]
+    BadExtension { path: String, files: String },
 }
 
 /// Resolves `input` (absolute, relative to the vault root, or relative to `cwd` when that is
@@ -77,12 +77,13 @@ fn check_extension(path: &Path, input: &str) -> Result<(), PathError> {
     if has_note_extension(path) {
         return Ok(());
     }
+    let files = match path.extension() {
+        Some(e) => format!("`.{}` files", e.to_string_lossy()),
+        None => "files without an extension".to_string(),
+    };
     Err(PathError::BadExtension {
         path: input.to_string(),
-        ext: path
-            .extension()
-            .map(|e| e.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        files,
     })
 }
 
@@ -116,6 +117,10 @@ mod tests {
         assert!(matches!(ok("../x.md"), Err(PathError::ParentComponent(_))));
         assert!(matches!(ok("sub/../sub/a.md"), Err(PathError::ParentComponent(_))));
         assert!(matches!(ok("b.pdf"), Err(PathError::BadExtension { .. })));
+        assert_eq!(
+            ok("/etc/passwd").unwrap_err().to_string(),
+            "path `/etc/passwd`: files without an extension are not notes; valid extensions: .md, .markdown, .txt"
+        );
         assert!(matches!(ok("missing.md"), Err(PathError::NotFound(_))));
         assert!(matches!(ok("sub.md"), Err(PathError::NotFound(_))));
         #[cfg(unix)]

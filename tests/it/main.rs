@@ -1,4 +1,5 @@
-//! The one integration-test binary: CLI, index, language server and editor end-to-end tests.
+//! The one integration-test binary: CLI, index, language server, MCP server and editor
+//! end-to-end tests.
 
 mod support;
 
@@ -7,6 +8,7 @@ mod deep_search;
 mod hardening;
 mod index;
 mod lsp;
+mod mcp;
 mod nvim;
 mod research;
 mod sonar;

@@ -1,0 +1,137 @@
+//! MCP server benchmark on obsidian-help (6,246 notes): prints figures, asserts nothing.
+//!
+//!     cargo bench --bench mcp
+//!
+//! Spawns the real `scholia mcp --vault <obsidian-help>` with a private index directory and
+//! talks to it over stdio with rmcp's client, as an agent would:
+//! - time from spawning to the first answered `tools/list` (initialize handshake included), with
+//!   no index yet (cold) and with the index built by the previous run (warm);
+//! - `find_notes` latency p50/p99 over stdio (400 queries from the vault's titles and headings);
+//! - resident memory of the idle server after those queries, and its peak.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_scholia");
+
+fn main() {
+    let vault = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vaults/obsidian-help");
+    if !vault.is_dir() {
+        println!("skipping: {} not found", vault.display());
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let queries = queries(&vault);
+    let home = tempfile::tempdir().unwrap();
+    println!("scholia MCP benchmark on obsidian-help ({} queries)", queries.len());
+    rt.block_on(async {
+        for run in ["cold", "warm", "warm"] {
+            let (client, child, spawned) = spawn(&vault, home.path()).await;
+            let listed = spawned.elapsed();
+            println!("\n{run}: spawn to first tools/list answered: {:.1} ms", ms(listed));
+            let pid = child.id().unwrap();
+            // The first find_notes waits for the index (built or opened) and its start-up sync.
+            let started = Instant::now();
+            call(&client, "find_notes", &queries[0]).await;
+            println!("  spawn to first find_notes answered: {:.1} ms", ms(spawned.elapsed()));
+            println!("  first find_notes: {:.1} ms", ms(started.elapsed()));
+            let mut times = Vec::with_capacity(queries.len());
+            for q in &queries {
+                let t = Instant::now();
+                call(&client, "find_notes", q).await;
+                times.push(t.elapsed());
+            }
+            times.sort();
+            let pct = |p: f64| ms(times[((times.len() as f64 - 1.0) * p).round() as usize]);
+            println!(
+                "  find_notes over stdio: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+                pct(0.5),
+                pct(0.99),
+                pct(1.0)
+            );
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            let (rss, peak) = memory(pid);
+            println!("  idle RSS {:.1} MB (peak {:.1} MB)", rss, peak);
+            client.cancel().await.unwrap();
+            let _ = child.wait_with_output().await;
+        }
+    });
+}
+
+type Client = RunningService<RoleClient, ()>;
+
+/// `scholia mcp` on `vault`, connected and past its first `tools/list`.
+async fn spawn(vault: &Path, home: &Path) -> (Client, tokio::process::Child, Instant) {
+    let started = Instant::now();
+    let mut child = tokio::process::Command::new(BIN)
+        .args(["mcp", "--vault"])
+        .arg(vault)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("SCHOLIA_CONFIG_DIR", home.join("config"))
+        .env("SCHOLIA_DATA_DIR", home.join("data"))
+        .env("SCHOLIA_CACHE_DIR", home.join("cache"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let (out, input) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let client = ().serve((out, input)).await.unwrap();
+    let tools = client.list_tools(None).await.unwrap();
+    assert_eq!(tools.tools.len(), 7);
+    (client, child, started)
+}
+
+async fn call(c: &Client, tool: &str, query: &str) {
+    let args = json!({"query": query, "limit": 10}).as_object().cloned().unwrap();
+    let r = c
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{query}: {:?}", r.content);
+}
+
+/// Queries from a deterministic sample of the vault: a title or a heading's first words.
+fn queries(vault: &Path) -> Vec<String> {
+    let scan = scholia::vault::scan::scan(&vault.canonicalize().unwrap());
+    let step = (scan.notes.len() / 200).max(1);
+    let mut out = Vec::new();
+    for note in scan.notes.iter().step_by(step) {
+        let text = std::fs::read_to_string(&note.abs).unwrap_or_default();
+        let parsed = scholia::vault::parse::parse(&text, scholia::vault::stem(&note.rel));
+        out.push(parsed.title.clone());
+        if let Some(h) = parsed.headings.iter().find(|h| !h.text.trim().is_empty()) {
+            out.push(h.text.split_whitespace().take(2).collect::<Vec<_>>().join(" "));
+        }
+    }
+    out.retain(|q| !q.trim().is_empty());
+    out.truncate(400);
+    out
+}
+
+/// Resident and peak resident memory of `pid`, in MB.
+fn memory(pid: u32) -> (f64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map_or(f64::NAN, |kb| kb / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}

@@ -1,0 +1,120 @@
+//! Streamable HTTP: loopback by default, a bearer token from an environment variable when one
+//! is named (requests without it get 401), and `Origin` checked against DNS rebinding (a
+//! browser page on another origin gets 403).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use super::Scholia;
+
+/// The path the server answers on.
+pub const PATH: &str = "/mcp";
+
+/// The bearer token from the variable `name`, when one is named.
+pub fn token(name: Option<&str>) -> anyhow::Result<Option<Arc<String>>> {
+    let Some(name) = name else { return Ok(None) };
+    match std::env::var(name) {
+        Ok(t) if t.trim().len() >= 16 => Ok(Some(Arc::new(t.trim().to_string()))),
+        Ok(_) => {
+            anyhow::bail!("--token-env: the variable `{name}` holds fewer than 16 characters; use a long random token")
+        }
+        Err(_) => anyhow::bail!(
+            "--token-env: the variable `{name}` is not set; valid: the name of a set variable holding the token"
+        ),
+    }
+}
+
+pub async fn serve(
+    server: Scholia,
+    addr: SocketAddr,
+    token: Option<Arc<String>>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    if !addr.ip().is_loopback() && token.is_none() {
+        anyhow::bail!(
+            "--http: {addr} is not a loopback address; serving a vault beyond this machine needs a token (--token-env VAR)"
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let addr = listener.local_addr()?;
+    let hosts = vec![
+        "localhost".to_string(),
+        "127.0.0.1".to_string(),
+        "::1".to_string(),
+        addr.ip().to_string(),
+        format!("localhost:{}", addr.port()),
+        addr.to_string(),
+    ];
+    // Browsers send Origin; only pages served from this very server may talk to it.
+    let origins = [
+        format!("http://localhost:{}", addr.port()),
+        format!("http://127.0.0.1:{}", addr.port()),
+        format!("http://[::1]:{}", addr.port()),
+        format!("http://{addr}"),
+    ];
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .enforce_origin_validation()
+        .with_cancellation_token(shutdown.child_token());
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let app = axum::Router::new()
+        .nest_service(PATH, service)
+        .layer(middleware::from_fn(ended_session))
+        .layer(middleware::from_fn(move |req, next| bearer(token.clone(), req, next)));
+    eprintln!("scholia: MCP over streamable HTTP at http://{addr}{PATH}");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            tokio::select! {
+                _ = shutdown.cancelled() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        })
+        .await?;
+    Ok(())
+}
+
+/// A `DELETE` that ends a session gets `204 No Content`: rmcp answers `202`, which the MCP
+/// Python SDK reports as a failed termination.
+async fn ended_session(req: Request, next: Next) -> Response {
+    let delete = req.method() == axum::http::Method::DELETE;
+    let mut r = next.run(req).await;
+    if delete && r.status() == StatusCode::ACCEPTED {
+        *r.status_mut() = StatusCode::NO_CONTENT;
+    }
+    r
+}
+
+/// Refuses a request without the bearer token (when there is one), in constant time.
+async fn bearer(token: Option<Arc<String>>, req: Request, next: Next) -> Response {
+    let Some(token) = token else {
+        return next.run(req).await;
+    };
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    let matches =
+        given.len() == token.len() && given.bytes().zip(token.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
+    if matches {
+        return next.run(req).await;
+    }
+    let mut r = (StatusCode::UNAUTHORIZED, "a bearer token is required").into_response();
+    r.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    r
+}

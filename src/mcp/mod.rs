@@ -1,0 +1,306 @@
+//! The MCP server: a thin adapter from MCP (rmcp) to the engine API. The vault and every
+//! pipeline as tools (`tools.rs`), notes as `note:///` resources, progress and cancellation
+//! through engine jobs (`progress.rs`); over stdio or streamable HTTP (`http.rs`).
+
+mod args;
+mod http;
+mod progress;
+mod tools;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use tokio_util::sync::CancellationToken;
+
+pub use tools::{MAX_FIELD, MAX_TEXT};
+
+use crate::config::{Dirs, ProcessEnv};
+use crate::engine::{Engine, JobStart, ProgressSink};
+use crate::error::Error;
+use crate::index::{INDEXING, VaultSlot};
+
+/// How `scholia mcp` runs.
+#[derive(Debug, Clone)]
+pub struct McpOptions {
+    /// The vault (default: the current directory).
+    pub vault: Option<PathBuf>,
+    /// Streamable HTTP on this address instead of stdio.
+    pub http: Option<SocketAddr>,
+    /// The environment variable holding the bearer token HTTP requests must carry.
+    pub token_env: Option<String>,
+}
+
+const INSTRUCTIONS: &str = "scholia gives you the user's Markdown vault and research tools.\n\
+- Vault first: find_notes (full-text search, instant and free), read_note (a note or one section, in pages), \
+list_notes (by folder or tag). Notes are also resources at note:///<path>.\n\
+- research_note writes cited findings into a note's `## Research` section (web + vault; offline without an LLM); \
+read the result with read_note(path, heading=\"Research\").\n\
+- For questions beyond the vault: `search` asks Perplexity Sonar — sonar (fast, cheap), sonar-pro (multi-step), \
+sonar-reasoning-pro (reasoning), sonar-deep-research (exhaustive, minutes, most expensive); deep_search runs \
+multi-round research with verification (minutes). Both can write their answer into a note with `note`.\n\
+- fetch_page reads one web page as Markdown.\n\
+Prefer the vault when the user's own notes may answer; use the web tools for what they do not hold. Long tools \
+report progress and stop when the request is cancelled; a cancelled run changes no note.";
+
+/// The server's state: one engine and the vault it serves.
+#[derive(Clone)]
+pub struct Scholia {
+    engine: Arc<Engine>,
+    vault: Arc<VaultSlot>,
+}
+
+impl Scholia {
+    pub fn new(engine: Arc<Engine>, vault: Arc<VaultSlot>) -> Scholia {
+        Scholia { engine, vault }
+    }
+
+    /// Opens the vault at `root` in the background and keeps it current until `shutdown`
+    /// (indexing progress goes to the log).
+    pub fn open_vault(&self, root: PathBuf, dirs: Dirs, shutdown: CancellationToken) {
+        let (slot, jobs) = (self.vault.clone(), self.engine.jobs().clone());
+        slot.mark_opening(&root);
+        tokio::spawn(async move {
+            let start = move || {
+                jobs.start(INDEXING, false, |_: &JobStart| {
+                    Arc::new(Logged) as Arc<dyn ProgressSink>
+                })
+            };
+            if let Err(e) = slot.serve(root, dirs, &start, &|_| {}, shutdown).await {
+                tracing::error!("{e}");
+            }
+        });
+    }
+}
+
+/// Indexing progress, in the log (stdout belongs to the protocol).
+struct Logged;
+
+impl ProgressSink for Logged {
+    fn update(&self, u: &crate::engine::Update) {
+        tracing::debug!("indexing: {}", u.message);
+    }
+    fn end(&self, message: &str) {
+        tracing::info!("indexing: {message}");
+    }
+}
+
+/// Runs the server until the client goes away (stdio) or the process is stopped (HTTP).
+pub fn serve(options: McpOptions) -> anyhow::Result<()> {
+    let root = match &options.vault {
+        Some(v) => v.clone(),
+        None => std::env::current_dir()?,
+    };
+    let engine = Arc::new(Engine::load(&ProcessEnv, Some(&root), None)?);
+    if let Some(u) = engine.untrusted() {
+        tracing::warn!("{u}");
+    }
+    let dirs = Dirs::from_env(&ProcessEnv).map_err(Error::from)?;
+    let token = http::token(options.token_env.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let shutdown = CancellationToken::new();
+        let server = Scholia::new(engine, Arc::new(VaultSlot::default()));
+        server.open_vault(root, dirs, shutdown.clone());
+        let served = match options.http {
+            None => serve_stdio(server).await,
+            Some(addr) => http::serve(server, addr, token, shutdown.clone()).await,
+        };
+        shutdown.cancel();
+        served
+    })?;
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    Ok(())
+}
+
+async fn serve_stdio(server: Scholia) -> anyhow::Result<()> {
+    let vault = server.vault.clone();
+    let running = server.serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    // The watcher's thread is joined off the runtime.
+    let _ = tokio::task::spawn_blocking(move || vault.stop()).await;
+    Ok(())
+}
+
+/// Runs the server over any byte streams (in-process tests).
+pub async fn serve_streams<R, W>(server: Scholia, read: R, write: W) -> anyhow::Result<()>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let running = server.serve((read, write)).await?;
+    running.waiting().await?;
+    Ok(())
+}
+
+/// `note:///<vault-relative path>`, percent-encoded.
+fn note_uri(rel: &str) -> String {
+    let encoded: Vec<String> = rel
+        .split('/')
+        .map(|seg| {
+            url::form_urlencoded::byte_serialize(seg.as_bytes())
+                .collect::<String>()
+                .replace('+', "%20")
+        })
+        .collect();
+    format!("note:///{}", encoded.join("/"))
+}
+
+/// The vault-relative path of a `note:///` URI.
+fn note_path(uri: &str) -> Result<String, Error> {
+    let invalid = || {
+        Error::invalid(format!(
+            "uri: `{uri}` is not valid; valid: note:///<path of a note in the vault>"
+        ))
+    };
+    let rest = uri.strip_prefix("note:///").ok_or_else(invalid)?;
+    let decoded = url::Url::parse(&format!("file:///{rest}"))
+        .ok()
+        .and_then(|u| u.to_file_path().ok())
+        .ok_or_else(invalid)?;
+    Ok(decoded.to_string_lossy().trim_start_matches('/').to_string())
+}
+
+const RESOURCES_PER_PAGE: usize = 200;
+/// How long a request waits for the vault to open and finish its start-up sync.
+pub(crate) const VAULT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl ServerHandler for Scholia {
+    fn get_info(&self) -> InitializeResult {
+        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_instructions(INSTRUCTIONS);
+        info.server_info = Implementation::new("scholia", env!("CARGO_PKG_VERSION")).with_title("scholia");
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::list()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        tools::list().into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let run = progress::RunContext::new(&context);
+        match tools::call(self, &request.name, request.arguments, run).await {
+            Some(result) => Ok(CallToolResponse::Complete(result)),
+            None => Err(ErrorData::invalid_params(
+                format!(
+                    "tool `{}` does not exist; tools: {}",
+                    request.name,
+                    tools::list()
+                        .iter()
+                        .map(|t| t.name.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None,
+            )),
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let offset = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(c) => c
+                .parse::<usize>()
+                .map_err(|_| ErrorData::invalid_params(format!("cursor `{c}` is not one this server gave"), None))?,
+        };
+        let vault = self
+            .vault
+            .wait(VAULT_WAIT)
+            .await
+            .map_err(|e| ErrorData::internal_error(e.message, None))?;
+        let list = vault
+            .list_notes(None, None, offset, RESOURCES_PER_PAGE)
+            .await
+            .map_err(|e| ErrorData::internal_error(e.message, None))?;
+        let resources = list
+            .notes
+            .into_iter()
+            .map(|n| {
+                Resource::new(note_uri(&n.path), n.path.clone())
+                    .with_title(n.title)
+                    .with_mime_type("text/markdown")
+            })
+            .collect();
+        let mut result = ListResourcesResult::with_all_items(resources);
+        result.next_cursor = list.next_offset.map(|n| n.to_string());
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new("note:///{path}", "note")
+                .with_title("A note of the vault")
+                .with_description("A Markdown note by its path relative to the vault, e.g. note:///Projects/Koji.md")
+                .with_mime_type("text/markdown"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let fail = |e: Error| ErrorData::invalid_params(e.message, None);
+        let path = note_path(&request.uri).map_err(fail)?;
+        let vault = self.vault.wait(VAULT_WAIT).await.map_err(fail)?;
+        let mut note = vault
+            .read_note(&path, None, 0, crate::index::PAGE_CHARS)
+            .await
+            .map_err(fail)?;
+        if let Some(next) = note.next_offset {
+            note.content.push_str(&format!(
+                "\n\n[… {next} of {} characters; read the rest with read_note(path=\"{}\", offset={next})]",
+                note.total_chars, note.path
+            ));
+        }
+        Ok(ReadResourceResponse::Complete(ReadResourceResult::new(vec![
+            ResourceContents::text(note.content, request.uri).with_mime_type("text/markdown"),
+        ])))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn note_uris_round_trip() {
+        for rel in [
+            "Koji.md",
+            "Journal/Bread log.md",
+            "Notes/100% rye & spelt.md",
+            "日本語/メモ.md",
+        ] {
+            assert_eq!(note_path(&note_uri(rel)).unwrap(), rel, "{}", note_uri(rel));
+        }
+        assert_eq!(note_uri("Journal/Bread log.md"), "note:///Journal/Bread%20log.md");
+        assert!(note_path("file:///etc/passwd").is_err());
+    }
+}

@@ -1,0 +1,329 @@
+"""End to end with a real MCP client (the MCP Python SDK) against `scholia mcp`.
+
+Over stdio: lists the tools and checks their schemas, calls every tool against the loopback
+fakes, receives progress, cancels a long deep_search (the fake Gemini CLI process is gone, the
+note unchanged), reads resources, and checks error results. Over streamable HTTP: a bearer
+token is required, a foreign Origin is refused, and the same tools work.
+
+Env: SCHOLIA_BIN, VAULT (a writable copy of the example vault), FAKES (base URL of the fakes),
+GEMINI_CLI (the fake), WORK (a scratch directory). Exits non-zero on the first failure.
+"""
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import anyio
+import httpx2
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+BIN = os.environ["SCHOLIA_BIN"]
+VAULT = os.environ["VAULT"]
+FAKES = os.environ["FAKES"]
+WORK = os.environ["WORK"]
+GEMINI_LOG = os.path.join(WORK, "gemini.jsonl")
+
+TOOLS = {"find_notes", "read_note", "list_notes", "research_note", "deep_search", "search", "fetch_page"}
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def server_env():
+    env = dict(os.environ)
+    env.update({
+        "SCHOLIA_LLM_BASE_URL": f"{FAKES}/v1",
+        "SCHOLIA_LLM_MODEL": "fake",
+        "SCHOLIA_DUCKDUCKGO_URL": FAKES,
+        "SCHOLIA_ALLOW_PRIVATE_HOSTS": "1",
+        "OPENROUTER_API_KEY": "test-key",
+        "OPENROUTER_BASE_URL": f"{FAKES}/v1",
+        "GEMINI_FAKE_SCENARIO": "valid",
+        "GEMINI_FAKE_LOG": GEMINI_LOG,
+        "DEEP_SEARCH_MAX_ITERATIONS": "3",
+    })
+    return env
+
+
+def read(rel):
+    with open(os.path.join(VAULT, rel), encoding="utf-8") as f:
+        return f.read()
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def text(result):
+    return "\n".join(c.text for c in result.content if getattr(c, "text", None))
+
+
+async def check_tools(s):
+    listed = (await s.list_tools()).tools
+    names = {t.name for t in listed}
+    assert names == TOOLS, names
+    by = {t.name: t for t in listed}
+    for t in listed:
+        assert t.description and len(t.description) > 60, t.name
+        assert t.input_schema["type"] == "object", t.name
+        assert t.output_schema and t.output_schema["type"] == "object", t.name
+        for field, spec in t.input_schema.get("properties", {}).items():
+            assert spec.get("description") or spec.get("enum"), f"{t.name}.{field} has no description"
+    for name in ("find_notes", "read_note", "list_notes"):
+        assert by[name].annotations.read_only_hint is True, name
+        assert by[name].annotations.open_world_hint is False, name
+    assert by["research_note"].annotations.read_only_hint is False
+    assert by["research_note"].annotations.destructive_hint is False
+    for name in ("research_note", "deep_search", "search", "fetch_page"):
+        assert by[name].annotations.open_world_hint is True, name
+    assert by["find_notes"].input_schema["properties"]["limit"]["maximum"] == 50
+    assert by["research_note"].input_schema["properties"]["depth"]["enum"] == ["shallow", "deep"]
+    assert by["search"].input_schema["properties"]["model"]["enum"] == [
+        "sonar", "sonar-pro", "sonar-reasoning-pro", "sonar-deep-research"]
+    assert by["research_note"].input_schema["required"] == ["path"]
+    log(f"tools: {sorted(names)}")
+
+
+async def check_vault_tools(s):
+    r = await s.call_tool("find_notes", {"query": "wild yeast", "limit": 3})
+    assert not r.is_error, text(r)
+    hits = r.structured_content["results"]
+    assert hits and hits[0]["path"] == "Microbes/Wild yeast.md", hits
+    r = await s.call_tool("read_note", {"path": "Microbes/Wild yeast.md", "heading": "Carbon dioxide"})
+    assert not r.is_error, text(r)
+    assert r.structured_content["heading"] == "Carbon dioxide"
+    assert r.structured_content["content"].startswith("## Carbon dioxide"), r.structured_content
+    r = await s.call_tool("list_notes", {"folder": "Microbes"})
+    paths = [n["path"] for n in r.structured_content["notes"]]
+    assert paths == ["Microbes/Lactic acid bacteria.md", "Microbes/Wild yeast.md"], paths
+    r = await s.call_tool("list_notes", {"limit": 2})
+    assert r.structured_content["next_offset"] == 2 and r.structured_content["total"] == 7, r.structured_content
+    r = await s.call_tool("fetch_page", {"url": f"{FAKES}/pages/wikipedia/", "max_chars": 500})
+    assert not r.is_error, text(r)
+    assert r.structured_content["title"] == "Mozilla - Wikipedia", r.structured_content["title"]
+    assert r.structured_content["truncated"] is True
+    log("vault tools and fetch_page answered")
+
+
+async def check_resources(s):
+    listed = await s.list_resources()
+    uris = [r.uri for r in listed.resources]
+    assert "note:///Kombucha.md" in [str(u) for u in uris], uris
+    assert any(str(u) == "note:///Journal/Bread%20log.md" for u in uris), uris
+    got = await s.read_resource("note:///Journal/Bread%20log.md")
+    assert got.contents[0].text.startswith("# Bread log"), got.contents[0].text[:80]
+    templates = await s.list_resource_templates()
+    assert templates.resource_templates[0].uri_template == "note:///{path}"
+    log("resources listed and read")
+
+
+async def check_research(s):
+    before = read("Kombucha.md")
+    progress = []
+
+    async def on_progress(p, total, message):
+        progress.append((p, total, message))
+
+    r = await s.call_tool("research_note", {"path": "Kombucha.md"}, progress_callback=on_progress)
+    assert not r.is_error, text(r)
+    sc = r.structured_content
+    assert sc["written"] is True and sc["topics_researched"] >= 1, sc
+    assert sc["path"] == "Kombucha.md" and len(sc["preview"]) <= 500
+    assert "section" not in sc, "the section stays in the note"
+    assert len(progress) >= 3, progress
+    assert all(b[0] > a[0] for a, b in zip(progress, progress[1:])), "progress rises"
+    assert all(t == 100 for _, t, _ in progress)
+    after = read("Kombucha.md")
+    assert after.startswith(before.rstrip("\n")), "the note's text is kept"
+    assert "\n## Research\n" in after
+    r = await s.call_tool("read_note", {"path": "Kombucha.md", "heading": "Research"})
+    assert r.structured_content["content"].startswith("## Research"), r.structured_content["content"][:80]
+    log(f"research_note wrote the note with {len(progress)} progress notifications")
+
+
+async def check_questions(s):
+    r = await s.call_tool("deep_search", {"query": "what is koji?"})
+    assert not r.is_error, text(r)
+    sc = r.structured_content
+    assert sc["success"] is True and sc["verified"] is True, sc
+    assert sc["metadata"]["iterations"] == 2 and sc["metadata"]["sources_visited"], sc["metadata"]
+    r = await s.call_tool("deep_search", {"query": "how long does koji grow?", "note": "Kombucha.md"})
+    assert not r.is_error, text(r)
+    assert r.structured_content["written_to"]["path"] == "Kombucha.md"
+    assert "### how long does koji grow?" in read("Kombucha.md")
+    r = await s.call_tool("search", {"query": "what is kefir?", "model": "sonar-pro"})
+    assert not r.is_error, text(r)
+    meta = r.structured_content["metadata"]
+    assert meta["model"] == "sonar-pro" and meta["costTier"] == "premium" and meta["timeout"] == 60000, meta
+    assert r.structured_content["sources"], r.structured_content
+    log("deep_search and search answered")
+
+
+async def check_errors(s):
+    async def error_of(tool, args):
+        r = await s.call_tool(tool, args)
+        assert r.is_error, f"{tool} {args}: {text(r)}"
+        return text(r)
+
+    assert "limit: `99` is not valid; valid: an integer from 1 to 50" in await error_of("find_notes", {"query": "x", "limit": 99})
+    assert "query: missing" in await error_of("find_notes", {})
+    assert "depth: `medium` is not valid; valid: shallow, deep" in await error_of(
+        "research_note", {"path": "Kombucha.md", "depth": "medium"})
+    assert "Invalid model 'gpt'. Valid options: sonar, sonar-pro, sonar-reasoning-pro, sonar-deep-research" in await error_of(
+        "search", {"query": "x", "model": "gpt"})
+    assert "timeout: `1000` is not valid" in await error_of("search", {"query": "x", "timeout": 1000})
+    assert "`..` is not allowed" in await error_of("read_note", {"path": "../secret.md"})
+    assert "no such note" in await error_of("read_note", {"path": "Missing.md"})
+    assert "lmit: not an argument of find_notes" in await error_of("find_notes", {"query": "x", "lmit": 1})
+    r = await s.call_tool("deep_search", {"query": "  "})
+    assert r.is_error and r.structured_content == {
+        "success": False, "error": {"code": "INVALID_INPUT", "message": "query: empty; give the question to research"}}, r
+    assert "refused" in await error_of("fetch_page", {"url": "http://169.254.169.254/latest/meta-data"})
+    try:
+        await s.call_tool("frobnicate", {})
+        raise AssertionError("an unknown tool is a protocol error")
+    except MCPError as e:
+        assert "does not exist" in str(e), e
+    log("errors are tool results naming the field")
+
+
+async def check_cancel(s):
+    before = read("Sourdough starter.md")
+    started = []
+
+    async def on_progress(p, total, message):
+        started.append(message)
+
+    async def run():
+        await s.call_tool(
+            "deep_search",
+            {"query": "koji fake-scenario:hang", "note": "Sourdough starter.md"},
+            progress_callback=on_progress,
+        )
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        deadline = time.time() + 20
+        pid = None
+        while time.time() < deadline and pid is None:
+            await anyio.sleep(0.05)
+            if os.path.exists(GEMINI_LOG):
+                for line in open(GEMINI_LOG):
+                    call = json.loads(line)
+                    if "fake-scenario:hang" in call["stdin"]:
+                        pid = call["pid"]
+        assert pid, "the fake Gemini CLI never started"
+        assert alive(pid)
+        assert any("round 1" in m for m in started), started
+        tg.cancel_scope.cancel()
+    deadline = time.time() + 10
+    while alive(pid) and time.time() < deadline:
+        await anyio.sleep(0.05)
+    assert not alive(pid), "the Gemini CLI outlived the cancelled request"
+    await anyio.sleep(0.3)
+    assert read("Sourdough starter.md") == before, "the cancelled run changed the note"
+    log("a cancelled deep_search stopped the Gemini CLI and left the note alone")
+
+
+async def stdio_suite():
+    params = StdioServerParameters(command=BIN, args=["mcp", "--vault", VAULT], env=server_env())
+    async with stdio_client(params) as (r, w):
+        async with ClientSession(r, w) as s:
+            init = await s.initialize()
+            assert init.server_info.name == "scholia", init.server_info
+            assert init.server_info.version, init.server_info
+            assert "find_notes" in init.instructions and "sonar-deep-research" in init.instructions
+            await check_tools(s)
+            await check_vault_tools(s)
+            await check_resources(s)
+            await check_errors(s)
+            await check_research(s)
+            await check_questions(s)
+            await check_cancel(s)
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def http_suite():
+    port = free_port()
+    token = "t0ken-for-the-end-to-end-test"
+    env = server_env()
+    env["SCHOLIA_MCP_TOKEN"] = token
+    proc = subprocess.Popen(
+        [BIN, "mcp", "--vault", VAULT, "--http", f"127.0.0.1:{port}", "--token-env", "SCHOLIA_MCP_TOKEN"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = ""
+        deadline = time.time() + 20
+        while "streamable HTTP at" not in line and time.time() < deadline:
+            line = proc.stderr.readline()
+        assert "streamable HTTP at" in line, "the HTTP server never started"
+        url = f"http://127.0.0.1:{port}/mcp"
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        async with httpx2.AsyncClient() as raw:
+            r = await raw.post(url, json=init, headers=headers)
+            assert r.status_code == 401, f"no token: {r.status_code}"
+            assert r.headers.get("www-authenticate") == "Bearer"
+            r = await raw.post(url, json=init, headers={**headers, "Authorization": "Bearer wrong-token-of-the-same-size"})
+            assert r.status_code == 401, f"wrong token: {r.status_code}"
+            r = await raw.post(url, json=init, headers={**headers, "Authorization": f"Bearer {token}", "Origin": "http://evil.example"})
+            assert r.status_code == 403, f"foreign origin: {r.status_code}"
+        client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+        async with client:
+            async with streamable_http_client(url, http_client=client) as (r, w, *_):
+                async with ClientSession(r, w) as s:
+                    init = await s.initialize()
+                    assert init.server_info.name == "scholia"
+                    await check_tools(s)
+                    await check_vault_tools(s)
+                    await check_resources(s)
+                    progress = []
+
+                    async def on_progress(p, total, message):
+                        progress.append(p)
+
+                    res = await s.call_tool("research_note", {"path": "Fermentation temperature.md"}, progress_callback=on_progress)
+                    assert not res.is_error, text(res)
+                    assert progress, "progress over HTTP"
+        log("streamable HTTP: token and Origin enforced, tools and progress work")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+async def main():
+    await stdio_suite()
+    await http_suite()
+    log("OK")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

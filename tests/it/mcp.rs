@@ -1,0 +1,473 @@
+//! The MCP server: every error case in process over duplex pipes (rmcp's own client), the MCP
+//! server beside the language server on one vault, and the real MCP Python SDK end to end
+//! (`tests/e2e/mcp/client.py`; skipped without `pip install mcp` unless `SCHOLIA_REQUIRE_E2E=1`).
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ReadResourceRequestParams};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{EnvVars, TestVault, env, fakes, repo, stderr};
+
+type Client = RunningService<RoleClient, ()>;
+
+/// An MCP server in this process on `v` (with `extra` environment), and a client connected to
+/// it over pipes. The server stops when the returned token is dropped.
+async fn connect(v: &TestVault, extra: &EnvVars) -> (Client, tokio_util::sync::DropGuard) {
+    let map = v.env(extra);
+    let engine = scholia::engine::Engine::load(&map, Some(&v.root), None).unwrap();
+    let dirs = scholia::config::Dirs::from_env(&map).unwrap();
+    let server = scholia::mcp::Scholia::new(Arc::new(engine), Arc::new(scholia::index::VaultSlot::default()));
+    let shutdown = CancellationToken::new();
+    server.open_vault(v.root.clone(), dirs, shutdown.clone());
+    let (client_side, server_side) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    tokio::spawn(scholia::mcp::serve_streams(server, server_read, server_write));
+    let (client_read, client_write) = tokio::io::split(client_side);
+    let client = ().serve((client_read, client_write)).await.unwrap();
+    (client, shutdown.drop_guard())
+}
+
+async fn call(c: &Client, tool: &str, args: Value) -> CallToolResult {
+    let args = args.as_object().cloned().expect("arguments are an object");
+    c.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"))
+}
+
+fn text(r: &CallToolResult) -> String {
+    let v = serde_json::to_value(r).unwrap();
+    v["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Calls `tool` with `args`: `None` when the result is a tool error whose code is `code` and
+/// whose message contains `message`, else what is wrong.
+async fn error_mismatch(c: &Client, tool: &str, args: Value, code: &str, message: &str) -> Option<String> {
+    let r = call(c, tool, args.clone()).await;
+    let shown = text(&r);
+    if r.is_error != Some(true) {
+        return Some(format!("{tool} {args}: not an error: {shown}"));
+    }
+    let sc = r.structured_content.clone().unwrap_or_default();
+    let (got_code, got_message) = if tool == "deep_search" {
+        // The seed's shape: {success: false, error: {code, message}}.
+        if sc["success"] != false {
+            return Some(format!("{tool} {args}: no `success: false`: {sc}"));
+        }
+        (sc["error"]["code"].as_str(), sc["error"]["message"].as_str())
+    } else {
+        (sc["code"].as_str(), sc["message"].as_str())
+    };
+    let got_message = got_message.unwrap_or_default();
+    if got_code != Some(code) || !got_message.contains(message) {
+        return Some(format!(
+            "{tool} {args}:\n  got  [{}] {got_message}\n  want [{code}] …{message}…",
+            got_code.unwrap_or("-")
+        ));
+    }
+    if !shown.contains(got_message) {
+        return Some(format!(
+            "{tool} {args}: the text does not say what the structured content says: {shown}"
+        ));
+    }
+    if got_message.ends_with('.') {
+        return Some(format!("{tool} {args}: a trailing period: {got_message}"));
+    }
+    None
+}
+
+async fn check_errors(c: &Client, cases: &[(&str, Value, &str, &str)]) {
+    let mut wrong = Vec::new();
+    for (tool, args, code, message) in cases {
+        wrong.extend(error_mismatch(c, tool, args.clone(), code, message).await);
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} cases:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
+    );
+}
+
+const INVALID: &str = "INVALID_INPUT";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_invalid_argument_is_a_tool_error_naming_the_field() {
+    let v = TestVault::example();
+    let before = std::fs::read_to_string(v.path("Kombucha.md")).unwrap();
+    let gemini = crate::support::fake_gemini().display().to_string();
+    let (c, _stop) = connect(&v, &env(&[("OPENROUTER_API_KEY", "k"), ("GEMINI_CLI", &gemini)])).await;
+    #[rustfmt::skip]
+    let cases: &[(&str, Value, &str, &str)] = &[
+        ("find_notes", json!({}), INVALID, "query: missing; give words to search for"),
+        ("find_notes", json!({"query": "  "}), INVALID, "query: empty; give words to search for"),
+        ("find_notes", json!({"query": 3}), INVALID, "query: `3` is not valid; valid: words to search for"),
+        ("find_notes", json!({"query": "x", "limit": 0}), INVALID, "limit: `0` is not valid; valid: an integer from 1 to 50"),
+        ("find_notes", json!({"query": "x", "limit": 51}), INVALID, "limit: `51` is not valid; valid: an integer from 1 to 50"),
+        ("find_notes", json!({"query": "x", "limit": -1}), INVALID, "limit: `-1` is not valid"),
+        ("find_notes", json!({"query": "x", "limit": 2.5}), INVALID, "limit: `2.5` is not valid"),
+        ("find_notes", json!({"query": "x", "limit": "ten"}), INVALID, "limit: `ten` is not valid"),
+        ("find_notes", json!({"query": "x", "lmit": 1}), INVALID, "lmit: not an argument of find_notes; valid: query, limit"),
+        ("read_note", json!({}), INVALID, "path: missing; give a note path relative to the vault"),
+        ("read_note", json!({"path": "../secret.md"}), "INVALID_PATH", "`..` is not allowed"),
+        ("read_note", json!({"path": "/etc/passwd"}), "INVALID_PATH", "path `/etc/passwd`: files without an extension are not notes; valid extensions: .md, .markdown, .txt"),
+        ("read_note", json!({"path": "/etc/hosts.md"}), "INVALID_PATH", "path `/etc/hosts.md`: outside the vault"),
+        ("read_note", json!({"path": "Missing.md"}), "NOTE_NOT_FOUND", "no such note"),
+        ("read_note", json!({"path": "Kombucha.md", "heading": "Nope"}), INVALID, "heading: `Nope` is not valid; valid: `Kombucha`"),
+        ("read_note", json!({"path": "Kombucha.md", "offset": 1000000}), INVALID, "offset: `1000000` is not valid; valid: a number of characters from 0 to"),
+        ("read_note", json!({"path": "Kombucha.md", "offset": -3}), INVALID, "offset: `-3` is not valid"),
+        ("read_note", json!({"path": "Kombucha.md", "heading": 1}), INVALID, "heading: `1` is not valid"),
+        ("list_notes", json!({"limit": 0}), INVALID, "limit: `0` is not valid; valid: an integer from 1 to 200"),
+        ("list_notes", json!({"limit": 201}), INVALID, "limit: `201` is not valid"),
+        ("list_notes", json!({"folder": "../etc"}), INVALID, "folder"),
+        ("list_notes", json!({"tag": ["a"]}), INVALID, "tag: `[\"a\"]` is not valid"),
+        ("list_notes", json!({"page": 2}), INVALID, "page: not an argument of list_notes; valid: folder, tag, offset, limit"),
+        ("research_note", json!({}), INVALID, "path: missing"),
+        ("research_note", json!({"path": "Kombucha.md", "depth": "medium"}), INVALID, "depth: `medium` is not valid; valid: shallow, deep"),
+        ("research_note", json!({"path": "Kombucha.md", "depth": 2}), INVALID, "depth: `2` is not valid; valid: shallow, deep"),
+        ("research_note", json!({"path": "../outside.md"}), "INVALID_PATH", "`..` is not allowed"),
+        ("research_note", json!({"path": "Missing.md"}), "NOTE_NOT_FOUND", "no such note"),
+        ("research_note", json!({"path": "Kombucha.md", "focus": 7}), INVALID, "focus: `7` is not valid"),
+        ("deep_search", json!({}), INVALID, "query: missing; give the question to research"),
+        ("deep_search", json!({"query": "  "}), INVALID, "query: empty; give the question to research"),
+        ("deep_search", json!({"query": "q", "max_iterations": 0}), INVALID, "max_iterations: `0` is not valid"),
+        ("deep_search", json!({"query": "q", "max_iterations": 51}), INVALID, "max_iterations: `51` is not valid"),
+        ("deep_search", json!({"query": "q", "backend": "bard"}), INVALID, "backend: `bard` is not valid; valid: gemini-cli, llm"),
+        ("deep_search", json!({"query": "q", "depth": 3}), INVALID, "depth: not an argument of deep_search"),
+        ("deep_search", json!({"query": "q", "backend": "llm"}), INVALID, "backend: llm needs a research LLM; set SCHOLIA_LLM_BASE_URL and SCHOLIA_LLM_MODEL"),
+        ("deep_search", json!({"query": "q", "note": "../x.md", "backend": "gemini-cli"}), "INVALID_PATH", "`..` is not allowed"),
+        ("search", json!({}), "INVALID_QUERY", "query: empty; give the question to ask"),
+        ("search", json!({"query": "x", "model": "gpt"}), "INVALID_MODEL", "Invalid model 'gpt'. Valid options: sonar, sonar-pro, sonar-reasoning-pro, sonar-deep-research"),
+        ("search", json!({"query": "x", "timeout": 1000}), "INVALID_TIMEOUT", "timeout: `1000` is not valid; valid: an integer number of milliseconds from 5000 to 600000"),
+        ("search", json!({"query": "x", "timeout": "soon"}), "INVALID_TIMEOUT", "timeout: `soon` is not valid"),
+        ("search", json!({"query": "x", "note": "Missing.md"}), "NOTE_NOT_FOUND", "no such note"),
+        ("search", json!({"query": "x", "note": "../x.md"}), "INVALID_PATH", "`..` is not allowed"),
+        ("fetch_page", json!({}), INVALID, "url: missing; give an http(s) URL"),
+        ("fetch_page", json!({"url": "ftp://example.com/x"}), "INVALID_URL", "url `ftp://example.com/x`: only http and https URLs are fetched"),
+        ("fetch_page", json!({"url": "not a url"}), "INVALID_URL", "url `not a url`: not a valid URL"),
+        ("fetch_page", json!({"url": "http://169.254.169.254/latest/meta-data"}), "BLOCKED_ADDRESS", "refused"),
+        ("fetch_page", json!({"url": "http://example.com", "max_chars": 0}), INVALID, "max_chars: `0` is not valid; valid: an integer from 1 to 24000"),
+    ];
+    check_errors(&c, cases).await;
+    assert_eq!(
+        std::fs::read_to_string(v.path("Kombucha.md")).unwrap(),
+        before,
+        "no error touched a note"
+    );
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_that_need_a_provider_say_which_setting_is_missing() {
+    let v = TestVault::example();
+    let (c, _stop) = connect(&v, &env(&[("GEMINI_CLI", "/nonexistent/gemini")])).await;
+    check_errors(
+        &c,
+        &[
+            (
+                "search",
+                json!({"query": "what is koji?"}),
+                "NOT_CONFIGURED",
+                "OPENROUTER_API_KEY",
+            ),
+            (
+                "deep_search",
+                json!({"query": "what is koji?", "backend": "gemini-cli"}),
+                "CLI_NOT_FOUND",
+                "/nonexistent/gemini",
+            ),
+        ],
+    )
+    .await;
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn protocol_faults_are_protocol_errors() {
+    let v = TestVault::example();
+    let (c, _stop) = connect(&v, &Vec::new()).await;
+    let e = c
+        .call_tool(CallToolRequestParams::new("frobnicate"))
+        .await
+        .expect_err("an unknown tool is a protocol error");
+    assert!(
+        e.to_string()
+            .contains("tool `frobnicate` does not exist; tools: find_notes"),
+        "{e}"
+    );
+    for uri in ["file:///etc/passwd", "note:///../outside.md", "note:///Missing.md"] {
+        let e = c
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await
+            .expect_err("a bad resource is a protocol error");
+        assert!(!e.to_string().is_empty(), "{uri}");
+    }
+    let e = c
+        .list_resources(Some(
+            rmcp::model::PaginatedRequestParams::default().with_cursor(Some("abc".into())),
+        ))
+        .await
+        .expect_err("a cursor the server never gave");
+    assert!(e.to_string().contains("cursor `abc`"), "{e}");
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn results_are_bounded_and_long_notes_come_in_pages() {
+    let v = TestVault::example();
+    let long: String = (0..3000).map(|i| format!("Line {i} about koji and rice.\n")).collect();
+    v.write("Long.md", &format!("# Long\n\n{long}"));
+    let (c, _stop) = connect(&v, &Vec::new()).await;
+    let mut offset = 0;
+    let mut whole = String::new();
+    let mut pages = 0;
+    loop {
+        let r = call(&c, "read_note", json!({"path": "Long.md", "offset": offset})).await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        let sc = r.structured_content.clone().unwrap();
+        let content = sc["content"].as_str().unwrap();
+        assert!(content.chars().count() <= scholia::index::PAGE_CHARS);
+        assert!(text(&r).chars().count() <= scholia::mcp::MAX_TEXT + 500);
+        whole.push_str(content);
+        pages += 1;
+        match sc["next_offset"].as_u64() {
+            Some(next) => offset = next,
+            None => break,
+        }
+    }
+    assert_eq!(whole, v.read("Long.md"), "the pages are the note");
+    assert_eq!(pages, 5);
+    // A resource read of a long note says how to read the rest.
+    let r = c
+        .read_resource(ReadResourceRequestParams::new("note:///Long.md"))
+        .await
+        .unwrap();
+    let got = serde_json::to_value(&r).unwrap();
+    let body = got["contents"][0]["text"].as_str().unwrap();
+    assert!(
+        body.contains("read the rest with read_note(path=\"Long.md\", offset=20000)"),
+        "{}",
+        &body[body.len() - 200..]
+    );
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_answer_is_cut_with_how_to_read_all_of_it() {
+    let v = TestVault::example();
+    let fake = fakes().await;
+    let (c, _stop) = connect(&v, &crate::support::openrouter_env(&fake, "k")).await;
+    let r = call(&c, "search", json!({"query": "how does koji grow? fake:long=60000"})).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let sc = r.structured_content.clone().unwrap();
+    assert_eq!(sc["answer"].as_str().unwrap().chars().count(), scholia::mcp::MAX_FIELD);
+    assert_eq!(sc["answer_truncated"], true);
+    let shown = text(&r);
+    let end = |s: &str| {
+        s.chars()
+            .rev()
+            .take(400)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<String>()
+    };
+    assert!(
+        shown.contains("[… cut at 18000 of 60")
+            && shown.contains("call again with `note` to write the whole text into a note"),
+        "…{}",
+        end(&shown)
+    );
+    assert!(
+        shown.contains("Sources:\n1. https://sonar.example/one"),
+        "…{}",
+        end(&shown)
+    );
+    assert!(shown.chars().count() <= scholia::mcp::MAX_TEXT);
+
+    let r = call(
+        &c,
+        "search",
+        json!({"query": "how does koji grow? fake:long=60000", "note": "Kombucha.md"}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert!(
+        text(&r).contains("read the whole text with read_note(path, heading)"),
+        "…{}",
+        end(&text(&r))
+    );
+    let written = &r.structured_content.as_ref().unwrap()["written_to"];
+    assert_eq!(written["path"], "Kombucha.md");
+    assert!(v.read("Kombucha.md").len() > 60_000, "the note holds the whole answer");
+    let r = call(
+        &c,
+        "read_note",
+        json!({"path": "Kombucha.md", "heading": written["heading"]}),
+    )
+    .await;
+    assert_eq!(r.structured_content.unwrap()["next_offset"], 20_000, "read in pages");
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resources_are_paged() {
+    let v = TestVault::empty();
+    for i in 0..450 {
+        v.write(&format!("n/{i:03}.md"), &format!("# Note {i}\n"));
+    }
+    let (c, _stop) = connect(&v, &Vec::new()).await;
+    let mut cursor = None;
+    let mut seen = Vec::new();
+    loop {
+        let page = c
+            .list_resources(Some(rmcp::model::PaginatedRequestParams::default().with_cursor(cursor)))
+            .await
+            .unwrap();
+        assert!(page.resources.len() <= 200);
+        seen.extend(page.resources.iter().map(|r| r.uri.clone()));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 450);
+    assert_eq!(seen[0], "note:///n/000.md");
+    c.cancel().await.unwrap();
+}
+
+/// The editor's language server holds the index writer; `scholia mcp` (a real process) follows
+/// its commits, writes research the editor then sees, and takes the writer over when the editor
+/// goes away.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_mcp_server_runs_beside_the_language_server() {
+    let v = TestVault::example();
+    let mut lsp = v.lsp_ready(&Vec::new()).await;
+
+    let mut child = tokio::process::Command::from(v.cmd());
+    child
+        .args(["mcp", "--vault"])
+        .arg(&v.root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = child.spawn().unwrap();
+    let (out, input) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let mcp = ().serve((out, input)).await.unwrap();
+
+    // The follower answers from the editor's index.
+    let r = call(&mcp, "find_notes", json!({"query": "scoby"})).await;
+    assert_eq!(
+        r.structured_content.as_ref().unwrap()["results"][0]["path"],
+        "Kombucha.md",
+        "{}",
+        text(&r)
+    );
+
+    // Research written by the MCP server is indexed by the editor's server.
+    let before = v.read("Kombucha.md");
+    let r = call(&mcp, "research_note", json!({"path": "Kombucha.md"})).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let after = v.read("Kombucha.md");
+    assert!(
+        after.starts_with(before.trim_end()) && after.contains("\n## Research\n"),
+        "{after}"
+    );
+    let mut seen = false;
+    for _ in 0..100 {
+        let symbols = lsp.request("workspace/symbol", json!({"query": "research"})).await;
+        seen = symbols
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|s| s["name"] == "Research" && s["containerName"] == "Kombucha");
+        if seen {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        seen,
+        "the language server never indexed the section the MCP server wrote"
+    );
+
+    // A note the editor's server indexes is found by the MCP server.
+    v.write("Shared.md", "# Shared\n\nWritten while both run: quark.\n");
+    assert!(
+        eventually(&mcp, "quark", "Shared.md", Duration::from_secs(10)).await,
+        "the MCP server never saw the editor's commit"
+    );
+
+    // The editor goes away: the MCP server takes the writer over and indexes changes itself.
+    lsp.shutdown().await;
+    v.write("After.md", "# After\n\nzymurgy\n");
+    assert!(
+        eventually(&mcp, "zymurgy", "After.md", Duration::from_secs(15)).await,
+        "the MCP server never took over the index writer"
+    );
+    mcp.cancel().await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    assert!(
+        status.is_ok_and(|s| s.unwrap().success()),
+        "scholia mcp exits when its client goes away"
+    );
+}
+
+async fn eventually(c: &Client, query: &str, path: &str, within: Duration) -> bool {
+    let end = tokio::time::Instant::now() + within;
+    while tokio::time::Instant::now() < end {
+        let r = call(c, "find_notes", json!({"query": query})).await;
+        if r.structured_content.as_ref().unwrap()["results"][0]["path"] == path {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+/// The MCP Python SDK, over stdio and streamable HTTP, against the real binary and the fakes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_real_mcp_client_over_stdio_and_http() {
+    let python = std::env::var("SCHOLIA_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has_sdk = std::process::Command::new(&python)
+        .args(["-c", "import mcp"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_sdk {
+        if std::env::var("SCHOLIA_REQUIRE_E2E").is_ok_and(|v| v == "1") {
+            panic!("the MCP Python SDK is missing (pip install mcp)");
+        }
+        eprintln!("skipping the MCP Python SDK test: pip install mcp");
+        return;
+    }
+    let v = TestVault::example();
+    let fake = fakes().await;
+    let work = v.home.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut cmd = v.command(&python);
+    cmd.arg(repo().join("tests/e2e/mcp/client.py"))
+        .env("SCHOLIA_BIN", env!("CARGO_BIN_EXE_scholia"))
+        .env("VAULT", &v.root)
+        .env("FAKES", fake.base())
+        .env("WORK", &work)
+        .env("GEMINI_CLI", crate::support::fake_gemini());
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    eprintln!("{}", stderr(&out));
+    assert!(out.status.success(), "the MCP client failed:\n{}", stderr(&out));
+    assert!(stderr(&out).trim_end().ends_with("OK"));
+}
