@@ -12,6 +12,7 @@ pub const SYSTEM: &str = "prompts/system.md";
 pub const TOPIC_EXTRACTION: &str = "prompts/topic-extraction.md";
 pub const PAGE_EXTRACT: &str = "prompts/page-extract.md";
 pub const SYNTHESIS: &str = "prompts/synthesis.md";
+pub const SYNTHESIS_RETRY: &str = "prompts/synthesis-retry.md";
 pub const DEEP_SEARCH_PROMPT: &str = "prompts/deep-search-prompt.md";
 pub const VERIFY_PROMPT: &str = "prompts/verify-prompt.md";
 pub const JSON_CORRECTION: &str = "prompts/json-correction.md";
@@ -21,6 +22,7 @@ pub const DEEP_SEARCH_QUERIES: &str = "prompts/deep-search-queries.md";
 pub const SONAR_SYSTEM: &str = "prompts/sonar-system.md";
 pub const RESEARCH_SECTION: &str = "templates/research-section.md";
 pub const RESEARCH_OFFLINE: &str = "templates/research-offline.md";
+pub const RESEARCH_SOURCES_ONLY: &str = "templates/research-sources-only.md";
 pub const DEEP_SEARCH_SECTION: &str = "templates/deep-search-section.md";
 pub const ASK_SECTION: &str = "templates/ask-section.md";
 
@@ -29,6 +31,7 @@ const BUILTIN: &[(&str, &str)] = &[
     (TOPIC_EXTRACTION, include_str!("../prompts/topic-extraction.md")),
     (PAGE_EXTRACT, include_str!("../prompts/page-extract.md")),
     (SYNTHESIS, include_str!("../prompts/synthesis.md")),
+    (SYNTHESIS_RETRY, include_str!("../prompts/synthesis-retry.md")),
     (DEEP_SEARCH_PROMPT, include_str!("../prompts/deep-search-prompt.md")),
     (VERIFY_PROMPT, include_str!("../prompts/verify-prompt.md")),
     (JSON_CORRECTION, include_str!("../prompts/json-correction.md")),
@@ -38,6 +41,10 @@ const BUILTIN: &[(&str, &str)] = &[
     (SONAR_SYSTEM, include_str!("../prompts/sonar-system.md")),
     (RESEARCH_SECTION, include_str!("../templates/research-section.md")),
     (RESEARCH_OFFLINE, include_str!("../templates/research-offline.md")),
+    (
+        RESEARCH_SOURCES_ONLY,
+        include_str!("../templates/research-sources-only.md"),
+    ),
     (DEEP_SEARCH_SECTION, include_str!("../templates/deep-search-section.md")),
     (ASK_SECTION, include_str!("../templates/ask-section.md")),
 ];
@@ -110,6 +117,24 @@ impl Library {
 }
 
 /// Text placed between `<untrusted-data>` tags cannot close them. Linear: one lowercased copy.
+/// A rendered prompt without its `<untrusted-data>` blocks: the instructions alone (what an
+/// answer must not echo).
+pub fn without_data(prompt: &str) -> String {
+    const OPEN: &str = "<untrusted-data";
+    const CLOSE: &str = "</untrusted-data>";
+    let mut out = String::with_capacity(prompt.len());
+    let mut rest = prompt;
+    while let Some(i) = rest.find(OPEN) {
+        out.push_str(&rest[..i]);
+        match rest[i..].find(CLOSE) {
+            Some(j) => rest = &rest[i + j + CLOSE.len()..],
+            None => return out,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 pub fn untrusted(text: &str) -> String {
     const CLOSE: &str = "</untrusted-data";
     let lower = text.to_ascii_lowercase();
@@ -159,6 +184,15 @@ mod tests {
                 .to_string()
                 .starts_with("prompts/system.md: ")
         );
+    }
+
+    #[test]
+    fn instructions_without_their_data() {
+        assert_eq!(
+            without_data("Do this.\n<untrusted-data source=\"note\">the note</untrusted-data>\nThen that."),
+            "Do this.\n\nThen that."
+        );
+        assert_eq!(without_data("A <untrusted-data x>never closed"), "A ");
     }
 
     #[test]

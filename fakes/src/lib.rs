@@ -3,9 +3,11 @@
 //! formats; the client code paths are the real ones, only base URLs differ.
 //!
 //! One server hosts them all:
-//! - `POST /v1/chat/completions` — OpenAI-compatible chat (and OpenRouter's shape for
-//!   `perplexity/*` models). The model name selects misbehaviour, e.g.
-//!   `fake:no-json-schema,latency=300` (see [`llm::Behaviour`]).
+//! - `POST /v1/chat/completions` — OpenAI-compatible chat, streamed as server-sent events when
+//!   asked (and OpenRouter's shape for `perplexity/*` models). The model name selects
+//!   misbehaviour, e.g. `fake:reject-schema=llama-cpp-python,latency=300` (see
+//!   [`llm::Behaviour`]); `GET /props` and `POST /api/show` report a context window when one
+//!   is set ([`FakeServer::report_window`]).
 //! - `GET|POST /html/` — DuckDuckGo's HTML results page; `GET /search?format=json` — SearXNG.
 //! - `GET /pages/<name>/` — the readability test pages; `/redirect`, `/status/<code>`, … for
 //!   fetch edge cases.
@@ -50,6 +52,10 @@ pub struct FakeState {
     pub search_faults: Mutex<std::collections::HashMap<u32, String>>,
     pub page_faults: Mutex<std::collections::HashMap<u32, String>>,
     pub pages: web::PageIndex,
+    /// The context window `/props` (llama.cpp) or `/api/show` (Ollama) reports, when set.
+    pub window: Mutex<Option<llm::Window>>,
+    /// Streamed answers started, for `interrupt`.
+    pub streams: std::sync::atomic::AtomicU64,
 }
 
 impl FakeState {
@@ -94,9 +100,13 @@ impl FakeServer {
             counters: Mutex::new(Default::default()),
             search_faults: Mutex::new(Default::default()),
             page_faults: Mutex::new(Default::default()),
+            window: Mutex::new(None),
+            streams: std::sync::atomic::AtomicU64::new(0),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(llm::chat))
+            .route("/props", get(llm::props))
+            .route("/api/show", post(llm::ollama_show))
             .route("/html/", get(search::duckduckgo_get).post(search::duckduckgo_post))
             .route("/html", get(search::duckduckgo_get).post(search::duckduckgo_post))
             .route("/search", get(search::searxng))
@@ -128,6 +138,12 @@ impl FakeServer {
     /// The `nth` page request fails with `fault`.
     pub fn fail_page(&self, nth: u32, fault: &str) {
         self.state.page_faults.lock().unwrap().insert(nth, fault.to_string());
+    }
+
+    /// The server reports its context window as llama.cpp (`/props`) or Ollama (`/api/show`)
+    /// does; `None`: neither endpoint exists (llama-cpp-python, OpenAI).
+    pub fn report_window(&self, window: Option<llm::Window>) {
+        *self.state.window.lock().unwrap() = window;
     }
 
     /// No faults; search and page requests are counted from one again.

@@ -3,11 +3,25 @@
 //! `fake:<flag>,<flag>=<n>,…`, flags:
 //!
 //! `latency=MS` · `no-json-schema` (400 on json_schema) · `no-response-format` (400 on any) ·
+//! `reject-schema=SHAPE` / `reject-format=SHAPE` (json_schema / any response format refused the
+//! way SHAPE does: `llama.cpp` 400, `llama-cpp-python` 500, `ollama` 400, `vllm` 422) ·
 //! `rate-limit-first=N` (429 + Retry-After: 1) · `server-error-first=N` (500) · `stall` ·
 //! `malformed-first` · `malformed-always` · `empty-choices` · `null-content` · `think` ·
 //! `fail-call=K,fault=F` (the K-th request fails with fault F, see `faults`; `;` for `:`) ·
 //! `hallucinate` (invented citations) · `hostile` (a synthesis that tries to escape its section)
 //! · `no-topics` · `too-many-topics` · `fail-synthesis`.
+//!
+//! What a small local model does: `echo-topics` (the schema's description and numbers as
+//! topics) · `echo-prompt` (a synthesis that is its prompt, repeated) · `echo-prompt-once` (the
+//! first synthesis only) · `loop` (a synthesis repeating one sentence) · `copy-note` (a
+//! synthesis copying the note) · `echo-page` (page extraction echoing its instructions).
+//!
+//! Streaming (`"stream": true`): `no-stream` (answers plain JSON anyway) ·
+//! `reject-stream-options` (400 naming `stream_options`) · `stall-stream` (a few chunks, then
+//! nothing) · `chunk-ms=MS` (delay between chunks) · `interrupt` (a stream is broken off when
+//! another streamed request arrives, as llama-cpp-python's `interrupt_requests` does). Context: `ctx=N` (a prompt plus
+//! `max_tokens` over N tokens is refused as llama-cpp-python does: an empty event stream when
+//! streamed, an OpenAI-style 400 otherwise).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -124,6 +138,51 @@ pub async fn chat(State(state): State<Arc<FakeState>>, headers: HeaderMap, Json(
         .pointer("/response_format/type")
         .and_then(Value::as_str)
         .map(str::to_string);
+    if let Some(f) = format.as_deref() {
+        let shape = if f == "json_schema" {
+            b.value("reject-schema")
+        } else {
+            None
+        }
+        .or(b.value("reject-format"));
+        if let Some(shape) = shape {
+            return format_refusal(shape, f);
+        }
+    }
+    let streaming = body["stream"] == json!(true) && !b.has("no-stream");
+    if streaming && b.has("reject-stream-options") && body.get("stream_options").is_some() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "Unrecognized request argument supplied: stream_options",
+        );
+    }
+    if let Some(ctx) = b.num("ctx") {
+        let prompt: usize = body["messages"]
+            .as_array()
+            .map(|m| m.iter().filter_map(|m| m["content"].as_str()).map(str::len).sum())
+            .unwrap_or(0);
+        let wanted = (prompt / 4) as u64 + body["max_tokens"].as_u64().unwrap_or(0);
+        if wanted > ctx {
+            // llama-cpp-python: a streamed request over the window gets an empty 200 event
+            // stream (the error is raised inside the generator); a plain one an OpenAI-style 400.
+            if streaming {
+                let mut r = axum::response::Response::new(axum::body::Body::empty());
+                r.headers_mut().insert(
+                    "content-type",
+                    HeaderValue::from_static("text/event-stream; charset=utf-8"),
+                );
+                return r;
+            }
+            return error(
+                StatusCode::BAD_REQUEST,
+                &format!(
+                    "This model's maximum context length is {ctx} tokens. However, you requested {wanted} tokens ({} in the messages, {} in the completion). Please reduce the length of the messages or completion.",
+                    wanted - body["max_tokens"].as_u64().unwrap_or(0),
+                    body["max_tokens"].as_u64().unwrap_or(0)
+                ),
+            );
+        }
+    }
     if b.has("no-response-format") && format.is_some() {
         return error(
             StatusCode::BAD_REQUEST,
@@ -155,7 +214,15 @@ pub async fn chat(State(state): State<Arc<FakeState>>, headers: HeaderMap, Json(
         .and_then(|m| m["content"].as_str())
         .unwrap_or("");
     let is_repair = last_user.starts_with("That answer could not be used");
+    let is_retry = last_user.starts_with("Your previous answer could not be used");
     let task = task_of(&all_text);
+    // The task's own prompt (a retry adds a message after it).
+    let task_prompt = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .find(|c| c.contains("# Task: "))
+        .unwrap_or(last_user);
     let answer = match task {
         Task::Topics => {
             let key = format!("{model}#topics");
@@ -164,7 +231,16 @@ pub async fn chat(State(state): State<Arc<FakeState>>, headers: HeaderMap, Json(
             if broken {
                 "Sure! Here are the topics: {\"topics\": [{\"topic\": \"unterminated".to_string()
             } else {
-                let json = topics_json(&all_text, &b).to_string();
+                let json = if b.has("echo-topics") {
+                    json!({"topics": [
+                        {"topic": "a short label that works as a web search query", "context": "what the note says about it, in one sentence", "type": "claim"},
+                        {"topic": "1.0", "context": "1.0", "type": "claim"},
+                        {"topic": "1.0", "context": "2.0", "type": "concept"}
+                    ]})
+                    .to_string()
+                } else {
+                    topics_json(&all_text, &b).to_string()
+                };
                 if format.is_some() {
                     json
                 } else {
@@ -172,12 +248,27 @@ pub async fn chat(State(state): State<Arc<FakeState>>, headers: HeaderMap, Json(
                 }
             }
         }
-        Task::Page => page_extract(last_user),
+        Task::Page if b.has("echo-page") => format!("{}\n\n{task_prompt}", system_of(&messages)),
+        Task::Page => page_extract(task_prompt),
         Task::Synthesis => {
             if b.has("fail-synthesis") {
                 return error(StatusCode::INTERNAL_SERVER_ERROR, "synthesis crashed");
             }
-            synthesis(last_user, &b)
+            let echo = b.has("echo-prompt") || (b.has("echo-prompt-once") && !is_retry);
+            if echo {
+                // What a 270M model wrote after 4,000 tokens: its prompt, over and over.
+                format!("{}\n\n{task_prompt}", system_of(&messages)).repeat(3)
+            } else if b.has("loop") {
+                let first = synthesis(task_prompt, &Behaviour::default());
+                let mut out = first.lines().take(3).collect::<Vec<_>>().join("\n");
+                out.push_str(&"\nThe starter is alive and the bread will rise when the starter is alive.".repeat(12));
+                out
+            } else if b.has("copy-note") {
+                let note = data_block(task_prompt, "note").unwrap_or("");
+                format!("### The note\n\n{note}\n\n{}", synthesis(task_prompt, &b))
+            } else {
+                synthesis(task_prompt, &b)
+            }
         }
         Task::PlanSearches => {
             let query = data_block(last_user, "user query").unwrap_or("?");
@@ -196,7 +287,168 @@ pub async fn chat(State(state): State<Arc<FakeState>>, headers: HeaderMap, Json(
         answer
     };
     let prompt_tokens = (all_text.len() / 4) as u64;
+    if streaming {
+        let usage = body.pointer("/stream_options/include_usage") == Some(&json!(true));
+        let interrupt = b.has("interrupt").then(|| {
+            (
+                state.clone(),
+                state.streams.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1,
+            )
+        });
+        return stream(&model, answer, prompt_tokens, usage, &b, interrupt);
+    }
     Json(completion(&model, Value::String(answer), prompt_tokens)).into_response()
+}
+
+fn system_of(messages: &[Value]) -> String {
+    messages
+        .iter()
+        .filter(|m| m["role"] == "system")
+        .filter_map(|m| m["content"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A structured-output refusal as `shape`'s server words it.
+fn format_refusal(shape: &str, format: &str) -> Response {
+    let (status, body) = match shape {
+        "llama-cpp-python" => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            json!({"error": {"message": format!("1 validation error:\n  {{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': '{format}', 'ctx': {{'expected': \"'text' or 'json_object'\"}}}}\n\n  File \"/venv/lib/python3.11/site-packages/llama_cpp/server/app.py\", line 376, in create_chat_completion\n    POST /v1/chat/completions"), "type": "internal_server_error", "param": null, "code": null}}),
+        ),
+        "ollama" => (
+            StatusCode::BAD_REQUEST,
+            json!({"error": {"message": format!("invalid response_format type: {format}"), "type": "invalid_request_error", "param": null, "code": null}}),
+        ),
+        "vllm" => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            json!({"detail": [{"type": "literal_error", "loc": ["body", "response_format", "type"], "msg": "Input should be 'text'", "input": format}]}),
+        ),
+        _ => (
+            StatusCode::BAD_REQUEST,
+            json!({"error": {"code": 400, "message": format!("\"response_format\" type {format} is not supported"), "type": "invalid_request_error"}}),
+        ),
+    };
+    (status, Json(body)).into_response()
+}
+
+/// The answer as server-sent events, a few characters per chunk, as OpenAI streams it.
+fn stream(
+    model: &str,
+    answer: String,
+    prompt_tokens: u64,
+    usage: bool,
+    b: &Behaviour,
+    interrupt: Option<(Arc<FakeState>, u64)>,
+) -> Response {
+    let chunk_ms = b.num("chunk-ms").unwrap_or(0);
+    let stall = b.has("stall-stream");
+    let model = model.to_string();
+    let pieces: Vec<String> = {
+        let chars: Vec<char> = answer.chars().collect();
+        chars.chunks(16).map(|c| c.iter().collect()).collect()
+    };
+    let body = async_stream(move |tx| async move {
+        let chunk = |delta: Value, finish: Value| {
+            let v = json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model,
+                           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+            format!("data: {v}\n\n")
+        };
+        if tx.send(chunk(json!({"role": "assistant"}), Value::Null)).await.is_err() {
+            return;
+        }
+        let n = pieces.len();
+        for (i, p) in pieces.iter().enumerate() {
+            if stall && i == 3.min(n.saturating_sub(1)) {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+            }
+            if chunk_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(chunk_ms)).await;
+            }
+            if let Some((state, mine)) = &interrupt
+                && state.streams.load(std::sync::atomic::Ordering::SeqCst) != *mine
+            {
+                let _ = tx.send(ABORT.to_string()).await;
+                return;
+            }
+            if tx.send(chunk(json!({"content": p}), Value::Null)).await.is_err() {
+                return;
+            }
+        }
+        let _ = tx.send(chunk(json!({}), json!("stop"))).await;
+        if usage {
+            let v = json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model, "choices": [],
+                           "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": n, "total_tokens": prompt_tokens + n as u64}});
+            let _ = tx.send(format!("data: {v}\n\n")).await;
+        }
+        let _ = tx.send("data: [DONE]\n\n".to_string()).await;
+    });
+    (
+        [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+        axum::body::Body::from_stream(body),
+    )
+        .into_response()
+}
+
+/// Sent through the channel to break the body off with an error, as a server that drops a
+/// connection does.
+const ABORT: &str = "\u{0}abort";
+
+/// A body fed by `produce` through a channel.
+fn async_stream<F, Fut>(produce: F) -> impl futures_core::Stream<Item = Result<String, std::io::Error>>
+where
+    F: FnOnce(tokio::sync::mpsc::Sender<String>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    tokio::spawn(produce(tx));
+    Receiver(rx)
+}
+
+struct Receiver(tokio::sync::mpsc::Receiver<String>);
+
+impl futures_core::Stream for Receiver {
+    type Item = Result<String, std::io::Error>;
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        self.0.poll_recv(cx).map(|o| {
+            o.map(|s| match s == ABORT {
+                true => Err(std::io::Error::other("interrupted by a newer request")),
+                false => Ok(s),
+            })
+        })
+    }
+}
+
+/// How a fake server reports its context window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    /// llama.cpp's `GET /props`.
+    LlamaCpp(u32),
+    /// Ollama's `POST /api/show` with `num_ctx` among the parameters.
+    Ollama(u32),
+}
+
+pub async fn props(State(state): State<Arc<FakeState>>) -> Response {
+    match *state.window.lock().unwrap() {
+        Some(Window::LlamaCpp(n)) => {
+            Json(json!({"default_generation_settings": {"n_ctx": n}, "total_slots": 1})).into_response()
+        }
+        _ => (StatusCode::NOT_FOUND, Json(json!({"detail": "Not Found"}))).into_response(),
+    }
+}
+
+pub async fn ollama_show(State(state): State<Arc<FakeState>>) -> Response {
+    match *state.window.lock().unwrap() {
+        Some(Window::Ollama(n)) => Json(json!({
+            "parameters": format!("stop \"<end_of_turn>\"\nnum_ctx {n}"),
+            "model_info": {"gemma3.context_length": 131072}
+        }))
+        .into_response(),
+        _ => (StatusCode::NOT_FOUND, Json(json!({"detail": "Not Found"}))).into_response(),
+    }
 }
 
 /// A deep_search round from the material in the prompt: cites the pages it was given, verifies

@@ -114,6 +114,8 @@ struct FileLlm {
     api_key_env: Option<String>,
     max_concurrency: Option<usize>,
     timeout_secs: Option<u64>,
+    /// The model's context window in tokens, when the server does not say.
+    context_tokens: Option<u32>,
     price: Option<Price>,
 }
 
@@ -478,12 +480,30 @@ fn research_llm(env: &dyn Env, over: &FileLlm, file: &FileLlm) -> Result<Option<
             valid: "an integer from 5 to 3600".into(),
         });
     }
+    let context_tokens = match env.var("SCHOLIA_LLM_CONTEXT_TOKENS") {
+        Some(v) => Some(v.trim().parse::<u32>().map_err(|_| ConfigError::Invalid {
+            field: "SCHOLIA_LLM_CONTEXT_TOKENS".into(),
+            value: v.clone(),
+            valid: "an integer from 1024 to 10000000".into(),
+        })?),
+        None => over.context_tokens.or(file.context_tokens),
+    };
+    if let Some(n) = context_tokens
+        && !(1024..=10_000_000).contains(&n)
+    {
+        return Err(ConfigError::Invalid {
+            field: "llm.context_tokens".into(),
+            value: n.to_string(),
+            valid: "an integer from 1024 to 10000000".into(),
+        });
+    }
     Ok(Some(LlmConfig {
         base_url,
         api_key,
         model,
         max_concurrency,
         timeout: Duration::from_secs(timeout_secs),
+        context_tokens,
         price: over.price.or(file.price),
         key_source,
     }))
@@ -539,6 +559,7 @@ fn openrouter(env: &dyn Env) -> Result<Option<LlmConfig>, ConfigError> {
         model: "perplexity/sonar".into(),
         max_concurrency: 4,
         timeout: Duration::from_secs(30),
+        context_tokens: None,
         price: None,
         key_source: "OPENROUTER_API_KEY",
     }))
@@ -555,6 +576,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "research LLM: API key (optional for local servers)",
     ),
     ("SCHOLIA_LLM_MODEL", "research LLM: model name"),
+    (
+        "SCHOLIA_LLM_CONTEXT_TOKENS",
+        "research LLM: context window in tokens, when the server does not say",
+    ),
     (
         "FIREWORKS_BASE_URL",
         "research LLM via Fireworks (base URL; defaults to Fireworks' API)",

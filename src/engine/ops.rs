@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{Engine, Event, Job, NotePath, NoteWriter, SectionEdit};
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::index::{Hit, VaultSession};
 use crate::research::deep_search::{self, DeepSearchRequest, DeepSearchResult};
 use crate::research::note::{self, Depth, NoteResearch, Source};
@@ -170,6 +170,18 @@ impl Engine {
         job.report(Event::Writing);
         let edit = SectionEdit::research(research.section.clone())?;
         let written = writer.write(note, &edit).await?;
+        if let Some(why) = &research.synthesis_failed {
+            // The sources are in the note; the run still failed, and says why.
+            return Err(Error::new(
+                "SYNTHESIS_FAILED",
+                ErrorKind::Upstream,
+                format!(
+                    "synthesis failed: {why}; the {} gathered sources were written to `{}` as a sources-only section",
+                    research.sources.len(),
+                    note.rel
+                ),
+            ));
+        }
         Ok(ResearchOutcome { research, written })
     }
 

@@ -5,6 +5,7 @@
 //! it read-only, follows the writer's commits, and takes the lock over when it is released.
 
 mod notes;
+mod related;
 pub mod schema;
 mod search;
 mod session;
@@ -22,6 +23,7 @@ use tantivy::directory::{Directory, MmapDirectory};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyError, Term};
 
 pub use notes::{NoteContent, NoteList, PAGE_CHARS};
+pub use related::{Likeness, Related, Terms};
 pub use schema::Outline;
 pub use search::{Hit, NoteInfo, NoteRef, Symbol, SymbolKind};
 pub use session::{INDEXING, IndexEvent, VaultSession, VaultSlot};
@@ -89,6 +91,8 @@ pub struct VaultIndex {
     overlays: Mutex<HashMap<String, String>>,
     /// Bytes of note bodies the indexing threads have tokenized (see `tokenizer::BODY`).
     body_consumed: Arc<AtomicU64>,
+    /// Every note name, for finding names in a text (see `related`).
+    names: Mutex<Option<Arc<related::Names>>>,
 }
 
 impl VaultIndex {
@@ -125,6 +129,7 @@ impl VaultIndex {
             writer: Mutex::new(writer),
             overlays: Mutex::new(HashMap::new()),
             body_consumed,
+            names: Mutex::new(None),
         })
     }
 

@@ -66,11 +66,11 @@ const SNIPPET_CHARS: usize = 220;
 const SYMBOL_CANDIDATES: usize = 256;
 
 impl VaultIndex {
-    fn searcher(&self) -> Searcher {
+    pub(super) fn searcher(&self) -> Searcher {
         self.reader.searcher()
     }
 
-    fn stored(&self, searcher: &Searcher, addr: DocAddress) -> Result<(String, Outline), IndexError> {
+    pub(super) fn stored(&self, searcher: &Searcher, addr: DocAddress) -> Result<(String, Outline), IndexError> {
         let doc: TantivyDocument = searcher.doc(addr)?;
         let path = doc
             .get_first(self.fields.path)
@@ -164,24 +164,8 @@ impl VaultIndex {
     /// The passage around the matches, the matched ranges in it, and the heading over the first
     /// match. Read from the open buffer or the file (never through a link out of the vault).
     fn snippet(&self, generator: &SnippetGenerator, rel: &str) -> (String, Vec<Range<usize>>, Option<String>) {
-        let overlay = self
-            .overlays
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(rel)
-            .cloned();
-        let text = match overlay {
-            Some(t) => t,
-            None => {
-                let abs = self.vault.abs(rel);
-                if !self.vault.holds(&abs) {
-                    return Default::default();
-                }
-                match crate::vault::read::read_text(&abs, 512 * 1024, true) {
-                    Ok(t) => t.text,
-                    Err(_) => return Default::default(),
-                }
-            }
+        let Some(text) = self.note_text(rel) else {
+            return Default::default();
         };
         let parsed = crate::vault::parse::parse(&text, "");
         let plain = &parsed.plain_text;
@@ -228,6 +212,27 @@ impl VaultIndex {
         map[fragment.len()] = out.len();
         let highlights = snippet.highlighted().iter().map(|r| map[r.start]..map[r.end]).collect();
         (out, highlights, heading)
+    }
+
+    /// A note's text for quoting: the open buffer, else the file (its first 512 KiB, never
+    /// through a link out of the vault).
+    pub fn note_text(&self, rel: &str) -> Option<String> {
+        let overlay = self
+            .overlays
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(rel)
+            .cloned();
+        if overlay.is_some() {
+            return overlay;
+        }
+        let abs = self.vault.abs(rel);
+        if !self.vault.holds(&abs) {
+            return None;
+        }
+        crate::vault::read::read_text(&abs, 512 * 1024, true)
+            .ok()
+            .map(|t| t.text)
     }
 
     /// Notes in `folder` (vault-relative, any depth) carrying `tag` (or a nested tag under it),

@@ -63,6 +63,68 @@ pub fn tokens(text: &str) -> Vec<String> {
     out
 }
 
+/// The words of `text` that can carry meaning, for weighing and comparing notes: its tokens,
+/// except that in scripts written without spaces (where each character is a token) adjacent
+/// characters are paired, since a single Thai letter or Han character says little and a pair
+/// usually makes a word or most of one. A pair is searched as a two-token phrase (see
+/// [`phrase`]).
+pub fn terms(text: &str) -> Vec<String> {
+    let mut analyzer = words();
+    let mut stream = analyzer.token_stream(text);
+    let mut out = Vec::new();
+    // The previous single-character token of an unspaced script and where it ended.
+    let mut prev: Option<(String, usize)> = None;
+    let mut run = 0;
+    while let Some(t) = stream.next() {
+        let mut chars = t.text.chars();
+        let unspaced = matches!((chars.next(), chars.next()), (Some(c), None) if is_unspaced_script(c));
+        if !unspaced {
+            if run == 1
+                && let Some((p, _)) = prev.take()
+            {
+                out.push(p);
+            }
+            prev = None;
+            run = 0;
+            out.push(t.text.clone());
+            continue;
+        }
+        let joined = prev
+            .as_ref()
+            .is_some_and(|(_, end)| text[*end..t.offset_from].chars().all(is_unspaced_script));
+        if joined {
+            let (p, _) = prev.as_ref().expect("joined");
+            out.push(format!("{p}{}", t.text));
+            run += 1;
+        } else {
+            if run == 1
+                && let Some((p, _)) = prev.take()
+            {
+                out.push(p);
+            }
+            run = 1;
+        }
+        prev = Some((t.text.clone(), t.offset_to));
+    }
+    if run == 1
+        && let Some((p, _)) = prev
+    {
+        out.push(p);
+    }
+    out
+}
+
+/// The tokens of a paired term from [`terms`], to search as a phrase; `None` for a word.
+pub fn phrase(term: &str) -> Option<Vec<String>> {
+    let mut chars = term.chars();
+    match (chars.next(), chars.next(), chars.next()) {
+        (Some(a), Some(b), None) if is_unspaced_script(a) && is_unspaced_script(b) => {
+            Some(vec![a.to_string(), b.to_string()])
+        }
+        _ => None,
+    }
+}
+
 /// Common English function words, and words every note uses ("see also"), which say nothing
 /// about what a note is about. Only used to pick key terms, never to index.
 const STOPWORDS: &[&str] = &[
@@ -214,6 +276,18 @@ const STOPWORDS: &[&str] = &[
 
 pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.binary_search(&word).is_ok()
+}
+
+/// Whether a word can say what a note is about: three letters or more (in a script written
+/// without spaces, a character or a pair), not a number, not a stopword.
+pub fn is_term(word: &str) -> bool {
+    if word.is_empty() {
+        return false;
+    }
+    if word.chars().all(is_unspaced_script) {
+        return true;
+    }
+    word.chars().count() >= 3 && !word.chars().all(|c| c.is_ascii_digit()) && !is_stopword(word)
 }
 
 fn is_unspaced_script(c: char) -> bool {
@@ -377,6 +451,18 @@ impl<S: TokenStream> TokenStream for EdgePrefixStream<S> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn terms_pair_characters_of_unspaced_scripts() {
+        let check = |text: &str, expected: &[&str]| assert_eq!(terms(text), expected, "{text}");
+        check("Sourdough starter", &["sourdough", "starter"]);
+        check("知识库 notes", &["知识", "识库", "notes"]);
+        check("知。识", &["知", "识"]);
+        check("的 vault", &["的", "vault"]);
+        assert_eq!(phrase("知识"), Some(vec!["知".to_string(), "识".to_string()]));
+        assert_eq!(phrase("vault"), None);
+        assert!(is_term("知识") && is_term("知") && !is_term("of") && !is_term("2026"));
+    }
+
     use super::*;
 
     fn analyze(mut a: TextAnalyzer, text: &str) -> Vec<(String, usize)> {

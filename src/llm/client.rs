@@ -1,11 +1,15 @@
-//! One OpenAI-compatible chat client (OpenRouter, Fireworks, OpenAI, Ollama, llama.cpp, vLLM).
+//! One OpenAI-compatible chat client (OpenRouter, Fireworks, OpenAI, Ollama, llama.cpp,
+//! llama-cpp-python, vLLM).
 //!
 //! Every call has one deadline shared by its retries; 429, 5xx, timeouts and connection errors
 //! are retried with exponential backoff and jitter, honouring `Retry-After`; concurrency per
-//! provider is bounded by a semaphore.
+//! provider is bounded by a semaphore. Research calls are streamed: a stream that stops
+//! producing is abandoned after [`STALL`]. What an endpoint turned out to support (structured
+//! output mode, streaming, its context window) is remembered per endpoint for the process.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -46,6 +50,8 @@ pub struct LlmConfig {
     pub max_concurrency: usize,
     /// Default deadline of one call, retries included.
     pub timeout: Duration,
+    /// The model's context window, when configured (else asked of the server).
+    pub context_tokens: Option<u32>,
     pub price: Option<Price>,
     /// Where the settings came from, for error messages ("SCHOLIA_LLM_API_KEY", …).
     pub key_source: &'static str,
@@ -59,6 +65,7 @@ impl std::fmt::Debug for LlmConfig {
             .field("model", &self.model)
             .field("max_concurrency", &self.max_concurrency)
             .field("timeout", &self.timeout)
+            .field("context_tokens", &self.context_tokens)
             .field("price", &self.price)
             .field("key_source", &self.key_source)
             .finish()
@@ -100,6 +107,8 @@ pub struct ChatRequest {
     /// Overrides the configured model (Sonar tiers use one client for several models).
     pub model: Option<String>,
     pub response_format: Option<Value>,
+    /// Stream the answer (when the endpoint supports it): progress and stall detection.
+    pub stream: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -128,8 +137,26 @@ pub enum LlmError {
     ModelNotFound { base_url: String, model: String },
     #[error("LLM at {base_url}: rate limited (HTTP 429) until the deadline; try again later")]
     RateLimited { base_url: String },
-    #[error("LLM at {base_url}: server error (HTTP {status})")]
-    Server { base_url: String, status: u16 },
+    #[error("LLM at {base_url}: server error (HTTP {status}){}", if message.is_empty() { String::new() } else { format!(": {message}") })]
+    Server {
+        base_url: String,
+        status: u16,
+        message: String,
+    },
+    #[error("LLM at {base_url} does not support this structured-output mode (HTTP {status}): {message}")]
+    FormatUnsupported {
+        base_url: String,
+        status: u16,
+        message: String,
+    },
+    #[error("LLM at {base_url}: the prompt does not fit the model's context{}: {message}", limit.map(|n| format!(" of {n} tokens")).unwrap_or_default())]
+    ContextExceeded {
+        base_url: String,
+        limit: Option<u32>,
+        message: String,
+    },
+    #[error("LLM stream stalled: no output for {0:?}")]
+    Stalled(Duration),
     #[error("LLM at {base_url}: request rejected (HTTP {status}): {message}")]
     Rejected {
         base_url: String,
@@ -154,7 +181,11 @@ impl Coded for LlmError {
             LlmError::Auth { .. } => "AUTH_FAILED",
             LlmError::ModelNotFound { .. } => "MODEL_NOT_FOUND",
             LlmError::RateLimited { .. } => "RATE_LIMITED",
-            LlmError::Server { .. } | LlmError::Rejected { .. } => "UPSTREAM_ERROR",
+            LlmError::Server { .. } | LlmError::Rejected { .. } | LlmError::FormatUnsupported { .. } => {
+                "UPSTREAM_ERROR"
+            }
+            LlmError::ContextExceeded { .. } => "CONTEXT_EXCEEDED",
+            LlmError::Stalled(_) => "TIMEOUT",
             LlmError::Empty(_) | LlmError::BadJson { .. } | LlmError::Protocol(_) => "BAD_ANSWER",
             LlmError::Cancelled => "CANCELLED",
         }
@@ -176,24 +207,84 @@ impl LlmError {
                 | LlmError::RateLimited { .. }
                 | LlmError::Server { .. }
                 | LlmError::Timeout(_)
+                | LlmError::Stalled(_)
         )
     }
 }
 
-/// How JSON is asked for; servers that reject a mode with 400 are asked the next way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How JSON is asked for. A server that refuses a mode (any 4xx or 5xx whose message names the
+/// response format) is asked the next way, and the endpoint remembers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 #[repr(u8)]
 pub enum StructuredMode {
+    /// `response_format: json_schema`.
     JsonSchema = 0,
+    /// `response_format: json_object`, with the schema (llama-cpp-python and llama.cpp
+    /// constrain generation to it; others ignore it).
     JsonObject = 1,
+    /// The schema in the prompt only.
     PromptOnly = 2,
 }
+
+impl StructuredMode {
+    fn from_u8(v: u8) -> StructuredMode {
+        match v {
+            0 => StructuredMode::JsonSchema,
+            1 => StructuredMode::JsonObject,
+            _ => StructuredMode::PromptOnly,
+        }
+    }
+
+    fn next(self) -> Option<StructuredMode> {
+        match self {
+            StructuredMode::JsonSchema => Some(StructuredMode::JsonObject),
+            StructuredMode::JsonObject => Some(StructuredMode::PromptOnly),
+            StructuredMode::PromptOnly => None,
+        }
+    }
+}
+
+/// What an endpoint (base URL and model) turned out to support.
+#[derive(Debug, Clone, Copy)]
+struct Negotiated {
+    mode: StructuredMode,
+    /// Streams at all.
+    stream: bool,
+    /// Accepts `stream_options` (usage in the last chunk).
+    stream_usage: bool,
+    /// Context window learnt from an overflow error.
+    context: Option<u32>,
+    /// One call at a time: the server cut a stream when another call arrived (llama-cpp-python
+    /// interrupts a running request for a new one).
+    serial: bool,
+}
+
+impl Default for Negotiated {
+    fn default() -> Negotiated {
+        Negotiated {
+            mode: StructuredMode::JsonSchema,
+            stream: true,
+            stream_usage: true,
+            context: None,
+            serial: false,
+        }
+    }
+}
+
+/// Per endpoint, for the whole process: an engine rebuilt for new settings keeps what the
+/// endpoint taught the previous one.
+static NEGOTIATED: Mutex<Option<HashMap<String, Negotiated>>> = Mutex::new(None);
 
 pub struct ChatClient {
     http: reqwest::Client,
     config: LlmConfig,
     permits: Arc<Semaphore>,
+    /// Held around each request once the endpoint is known to take one call at a time.
+    serial: tokio::sync::Mutex<()>,
     mode: AtomicU8,
+    /// The context window the server reports, asked once.
+    probed: tokio::sync::OnceCell<Option<u32>>,
 }
 
 impl std::fmt::Debug for ChatClient {
@@ -208,6 +299,10 @@ const MIN_BACKOFF: Duration = Duration::from_millis(400);
 /// A chat answer larger than this is refused (a deep-research report is a few hundred KB).
 const MAX_RESPONSE_BYTES: usize = 16 << 20;
 const MAX_BACKOFF: Duration = Duration::from_secs(8);
+/// A stream that has started and then sends nothing for this long (or a third of the call's
+/// timeout, when shorter) is abandoned. The first chunk may take longer: a local model reads
+/// the whole prompt first.
+pub const STALL: Duration = Duration::from_secs(45);
 
 impl ChatClient {
     pub fn new(config: LlmConfig) -> ChatClient {
@@ -215,12 +310,60 @@ impl ChatClient {
             .connect_timeout(Duration::from_secs(10))
             .build()
             .expect("HTTP client builds");
+        let known = Self::negotiated_for(&config, None);
         ChatClient {
             http,
             permits: Arc::new(Semaphore::new(config.max_concurrency.max(1))),
+            serial: tokio::sync::Mutex::new(()),
+            mode: AtomicU8::new(known.mode as u8),
             config,
-            mode: AtomicU8::new(StructuredMode::JsonSchema as u8),
+            probed: tokio::sync::OnceCell::new(),
         }
+    }
+
+    fn endpoint_key(config: &LlmConfig, model: Option<&str>) -> String {
+        format!(
+            "{}|{}",
+            config.base_url.trim_end_matches('/'),
+            model.unwrap_or(&config.model)
+        )
+    }
+
+    fn negotiated_for(config: &LlmConfig, model: Option<&str>) -> Negotiated {
+        let key = Self::endpoint_key(config, model);
+        let map = NEGOTIATED.lock().unwrap_or_else(|e| e.into_inner());
+        map.as_ref().and_then(|m| m.get(&key)).copied().unwrap_or_default()
+    }
+
+    fn negotiated(&self, model: Option<&str>) -> Negotiated {
+        Self::negotiated_for(&self.config, model)
+    }
+
+    fn learn(&self, model: Option<&str>, change: impl FnOnce(&mut Negotiated)) {
+        let key = Self::endpoint_key(&self.config, model);
+        let mut map = NEGOTIATED.lock().unwrap_or_else(|e| e.into_inner());
+        change(map.get_or_insert_with(HashMap::new).entry(key).or_default());
+    }
+
+    /// The model's context window in tokens: configured, learnt from an overflow, or as the
+    /// server reports it; `None` when nothing says (hosted APIs with large windows).
+    pub async fn context_tokens(&self) -> Option<u32> {
+        if let Some(n) = self.config.context_tokens {
+            return Some(n);
+        }
+        if let Some(n) = self.negotiated(None).context {
+            return Some(n);
+        }
+        *self
+            .probed
+            .get_or_init(|| async {
+                let n = super::window::probe(&self.http, &self.config.base_url, &self.config.model).await;
+                if let Some(n) = n {
+                    tracing::info!("LLM context window: {n} tokens (reported by the server)");
+                }
+                n
+            })
+            .await
     }
 
     pub fn config(&self) -> &LlmConfig {
@@ -232,11 +375,22 @@ impl ChatClient {
     }
 
     pub fn structured_mode(&self) -> StructuredMode {
-        match self.mode.load(Ordering::Relaxed) {
-            0 => StructuredMode::JsonSchema,
-            1 => StructuredMode::JsonObject,
-            _ => StructuredMode::PromptOnly,
+        StructuredMode::from_u8(self.mode.load(Ordering::Relaxed))
+    }
+
+    fn step_down(&self, from: StructuredMode, why: &str) -> Option<StructuredMode> {
+        let next = from.next()?;
+        // Only the first of several parallel callers logs and records it.
+        if self
+            .mode
+            .compare_exchange(from as u8, next as u8, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            tracing::warn!("the LLM refused {from:?} output ({why}); asking with {next:?} from now on");
+            self.learn(None, |n| n.mode = next);
         }
+        let now = self.structured_mode();
+        Some(if (now as u8) > (next as u8) { now } else { next })
     }
 
     /// The default deadline for a call starting now.
@@ -246,48 +400,136 @@ impl ChatClient {
 
     /// One chat completion, retried until `deadline` on transient failures.
     pub async fn chat(&self, req: &ChatRequest, deadline: Instant) -> Result<ChatAnswer, LlmError> {
+        self.chat_with(req, deadline, None).await
+    }
+
+    /// Like [`ChatClient::chat`]; a streamed answer reports its generated tokens to `progress`.
+    pub async fn chat_with(
+        &self,
+        req: &ChatRequest,
+        deadline: Instant,
+        progress: Option<&(dyn Fn(u64) + Send + Sync)>,
+    ) -> Result<ChatAnswer, LlmError> {
         let wait = deadline.saturating_duration_since(Instant::now());
         let _permit = tokio::time::timeout(wait, self.permits.acquire())
             .await
             .map_err(|_| LlmError::Timeout(self.config.timeout))?
             .expect("semaphore never closes");
+        let started = Instant::now();
+        let model = req.model.as_deref();
         let mut backoff = MIN_BACKOFF;
         let (mut refused, mut server_errors) = (0, 0);
+        let mut plain = false;
         loop {
-            let (result, retry_after) = self.attempt(req, deadline).await;
-            let err = match result {
-                Ok(answer) => return Ok(answer),
-                // Nothing listening is rarely fixed by waiting: give up after three tries.
-                Err(e @ LlmError::Unreachable { .. }) if refused >= 2 => return Err(e),
-                // A server failing four times in a row is down, not hiccuping.
-                Err(e @ LlmError::Server { .. }) if server_errors >= 3 => return Err(e),
-                Err(e) if e.retryable() => e,
-                Err(e) => return Err(e),
+            let mut known = self.negotiated(model);
+            known.stream &= !plain;
+            let in_flight = self.config.max_concurrency.max(1) - self.permits.available_permits();
+            let serial = match known.serial {
+                true => Some(self.serial.lock().await),
+                false => None,
             };
-            match err {
-                LlmError::Unreachable { .. } => refused += 1,
-                LlmError::Server { .. } => server_errors += 1,
-                _ => {}
+            let (result, retry_after) = self.attempt(req, deadline, known, progress).await;
+            drop(serial);
+            let err = match result {
+                Ok(answer) => {
+                    tracing::info!(
+                        model = %answer.model,
+                        ms = started.elapsed().as_millis() as u64,
+                        prompt_tokens = answer.usage.prompt_tokens,
+                        completion_tokens = answer.usage.completion_tokens,
+                        streamed = req.stream && known.stream,
+                        "LLM call"
+                    );
+                    return Ok(answer);
+                }
+                Err(Refusal::Stream(why)) => {
+                    tracing::warn!("the LLM refused streaming options ({why}); asking without them from now on");
+                    self.learn(model, |n| {
+                        if n.stream_usage {
+                            n.stream_usage = false;
+                        } else {
+                            n.stream = false;
+                        }
+                    });
+                    continue;
+                }
+                Err(Refusal::EmptyStream) if !plain => {
+                    tracing::warn!("the LLM's streamed answer ended before any output; asking once without streaming");
+                    plain = true;
+                    continue;
+                }
+                Err(Refusal::EmptyStream) => LlmError::Empty("the stream ended before any output"),
+                Err(Refusal::Cut(reason)) if in_flight > 1 && !known.serial => {
+                    tracing::warn!(
+                        "the LLM server cut a streamed answer while another call was running ({reason}); sending one call at a time from now on"
+                    );
+                    self.learn(model, |n| n.serial = true);
+                    continue;
+                }
+                // llama-cpp-python ends an interrupted stream cleanly, with nothing in it.
+                Err(Refusal::Error(LlmError::Empty(why)))
+                    if in_flight > 1 && !known.serial && req.stream && known.stream =>
+                {
+                    tracing::warn!(
+                        "the LLM sent an empty streamed answer while another call was running ({why}); sending one call at a time from now on"
+                    );
+                    self.learn(model, |n| n.serial = true);
+                    continue;
+                }
+                Err(Refusal::Cut(reason)) => LlmError::Unreachable {
+                    base_url: crate::http::redact(&self.config.base_url),
+                    reason,
+                },
+                Err(Refusal::Error(e)) => e,
+            };
+            if let LlmError::ContextExceeded { limit: Some(n), .. } = &err {
+                let n = *n;
+                self.learn(None, |k| k.context = Some(n));
             }
-            let wait = retry_after.unwrap_or_else(|| jitter(backoff));
-            if crate::http::past_deadline(wait, deadline) {
-                tracing::debug!("not retrying {err}: the deadline is nearer than {wait:?}");
-                return Err(match err {
-                    LlmError::Timeout(_) => LlmError::Timeout(self.config.timeout),
-                    other => other,
-                });
-            }
-            tracing::info!("LLM call failed ({err}); retrying in {wait:?}");
-            tokio::time::sleep(wait).await;
-            backoff = (backoff * 2).min(MAX_BACKOFF);
+            let err = match err {
+                // Nothing listening is rarely fixed by waiting: give up after three tries.
+                e @ LlmError::Unreachable { .. } if refused >= 2 => e,
+                // A server failing four times in a row is down, not hiccuping.
+                e @ LlmError::Server { .. } if server_errors >= 3 => e,
+                e if e.retryable() => {
+                    match e {
+                        LlmError::Unreachable { .. } => refused += 1,
+                        LlmError::Server { .. } => server_errors += 1,
+                        _ => {}
+                    }
+                    let wait = retry_after.unwrap_or_else(|| jitter(backoff));
+                    if crate::http::past_deadline(wait, deadline) {
+                        tracing::warn!("LLM call failed ({e}); not retrying: the deadline is nearer than {wait:?}");
+                        return Err(match e {
+                            LlmError::Timeout(_) => LlmError::Timeout(self.config.timeout),
+                            other => other,
+                        });
+                    }
+                    tracing::warn!("LLM call failed ({e}); retrying in {wait:?}");
+                    tokio::time::sleep(wait).await;
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    continue;
+                }
+                e => e,
+            };
+            tracing::warn!(ms = started.elapsed().as_millis() as u64, "LLM call failed: {err}");
+            return Err(err);
         }
     }
 
-    async fn attempt(&self, req: &ChatRequest, deadline: Instant) -> (Result<ChatAnswer, LlmError>, Option<Duration>) {
+    async fn attempt(
+        &self,
+        req: &ChatRequest,
+        deadline: Instant,
+        known: Negotiated,
+        progress: Option<&(dyn Fn(u64) + Send + Sync)>,
+    ) -> (Result<ChatAnswer, Refusal>, Option<Duration>) {
+        let fail = |e: LlmError| (Err(Refusal::Error(e)), None);
         let endpoint = format!("{}/chat/completions", self.config.base_url.trim_end_matches('/'));
         // What messages show: never the `user:password@` a base URL may carry.
         let base_url = crate::http::redact(self.config.base_url.trim_end_matches('/'));
         let model = req.model.clone().unwrap_or_else(|| self.config.model.clone());
+        let stream = req.stream && known.stream;
         let mut body = json!({"model": model, "messages": req.messages});
         if let Some(t) = req.temperature {
             body["temperature"] = json!(t);
@@ -298,67 +540,202 @@ impl ChatClient {
         if let Some(rf) = &req.response_format {
             body["response_format"] = rf.clone();
         }
+        if stream {
+            body["stream"] = json!(true);
+            if known.stream_usage {
+                body["stream_options"] = json!({"include_usage": true});
+            }
+        }
         let mut builder = self.http.post(endpoint).json(&body);
         if let Some(key) = &self.config.api_key {
             builder = builder.bearer_auth(key.expose());
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return (Err(LlmError::Timeout(self.config.timeout)), None);
+            return fail(LlmError::Timeout(self.config.timeout));
         }
         let response = match tokio::time::timeout(left, builder.send()).await {
-            Err(_) => return (Err(LlmError::Timeout(self.config.timeout)), None),
-            Ok(Err(e)) if e.is_timeout() => return (Err(LlmError::Timeout(self.config.timeout)), None),
+            Err(_) => return fail(LlmError::Timeout(self.config.timeout)),
+            Ok(Err(e)) if e.is_timeout() => return fail(LlmError::Timeout(self.config.timeout)),
             Ok(Err(e)) => {
                 let reason = e.without_url().to_string();
-                return (Err(LlmError::Unreachable { base_url, reason }), None);
+                return fail(LlmError::Unreachable { base_url, reason });
             }
             Ok(Ok(r)) => r,
         };
         let status = response.status().as_u16();
         let retry_after = crate::http::retry_after_header(response.headers());
+        let is_sse = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if (200..300).contains(&status) && is_sse {
+            let prompt_chars: usize = req.messages.iter().map(|m| m.content.len()).sum();
+            let result = match self
+                .read_stream(response, deadline, prompt_chars, &model, progress)
+                .await
+            {
+                Err(LlmError::Empty(EMPTY_STREAM)) => Err(Refusal::EmptyStream),
+                Err(LlmError::Unreachable { reason, .. }) if reason.starts_with(CUT) => Err(Refusal::Cut(reason)),
+                other => other.map_err(Refusal::Error),
+            };
+            return (result, retry_after);
+        }
         let left = deadline.saturating_duration_since(Instant::now());
         let text = match tokio::time::timeout(left, crate::http::read_text(response, MAX_RESPONSE_BYTES)).await {
-            Err(_) => return (Err(LlmError::Timeout(self.config.timeout)), None),
+            Err(_) => return fail(LlmError::Timeout(self.config.timeout)),
             Ok(Err(crate::http::BodyError::TooLarge(cap))) => {
-                return (
-                    Err(LlmError::Protocol(format!("the response is larger than {cap} bytes"))),
-                    None,
-                );
+                return fail(LlmError::Protocol(format!("the response is larger than {cap} bytes")));
             }
             Ok(Err(crate::http::BodyError::Read(reason))) => {
-                return (Err(LlmError::Unreachable { base_url, reason }), None);
+                return fail(LlmError::Unreachable { base_url, reason });
             }
             Ok(Ok(t)) => t,
         };
-        let result = match status {
-            200..=299 => parse_answer(&text, &model, self.config.price),
-            401 | 403 => Err(LlmError::Auth {
+        if (200..300).contains(&status) {
+            return (
+                parse_answer(&text, &model, self.config.price).map_err(Refusal::Error),
+                retry_after,
+            );
+        }
+        let message = error_message(&text);
+        if matches!(status, 401 | 403 | 404 | 429) {
+            let e = match status {
+                401 | 403 => LlmError::Auth {
+                    base_url,
+                    status,
+                    key_source: self.config.key_source,
+                },
+                404 => LlmError::ModelNotFound { base_url, model },
+                _ => LlmError::RateLimited { base_url },
+            };
+            return (Err(Refusal::Error(e)), retry_after);
+        }
+        // What a refusal is about, whatever its status: llama-cpp-python answers 500 to a
+        // response format it does not know, vLLM 422, llama.cpp and Ollama 400.
+        let lower = text.to_lowercase();
+        if req.response_format.is_some()
+            && ["response_format", "json_schema", "json_object", "grammar"]
+                .iter()
+                .any(|w| lower.contains(w))
+        {
+            return fail(LlmError::FormatUnsupported {
                 base_url,
                 status,
-                key_source: self.config.key_source,
-            }),
-            404 => Err(LlmError::ModelNotFound { base_url, model }),
-            429 => Err(LlmError::RateLimited { base_url }),
-            500..=599 => Err(LlmError::Server { base_url, status }),
-            _ => Err(LlmError::Rejected {
+                message,
+            });
+        }
+        if let Some(limit) = super::window::overflow(&message) {
+            return fail(LlmError::ContextExceeded {
+                base_url,
+                limit,
+                message,
+            });
+        }
+        if stream && (lower.contains("stream_options") || (status < 500 && lower.contains("stream"))) {
+            return (Err(Refusal::Stream(message)), None);
+        }
+        let e = if status >= 500 {
+            LlmError::Server {
                 base_url,
                 status,
-                message: error_message(&text),
-            }),
+                message,
+            }
+        } else {
+            LlmError::Rejected {
+                base_url,
+                status,
+                message,
+            }
         };
-        (result, retry_after)
+        (Err(Refusal::Error(e)), retry_after)
     }
 
-    /// Asks for JSON shaped like `schema` and deserializes it into `T`, negotiating how
-    /// structured output is requested and repairing one malformed answer.
+    /// Reads a streamed answer: chunks until `[DONE]` or the end, each within [`STALL`] of the
+    /// last once output has started, all before `deadline`.
+    async fn read_stream(
+        &self,
+        mut response: reqwest::Response,
+        deadline: Instant,
+        prompt_chars: usize,
+        model: &str,
+        progress: Option<&(dyn Fn(u64) + Send + Sync)>,
+    ) -> Result<ChatAnswer, LlmError> {
+        let mut events = super::stream::Events::default();
+        let mut answer = super::stream::Assembled::default();
+        let mut bytes = 0usize;
+        let stall = STALL.min(self.config.timeout / 3);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let wait = if answer.chunks > 0 { left.min(stall) } else { left };
+            let chunk = match tokio::time::timeout(wait, response.chunk()).await {
+                Err(_) if answer.chunks > 0 && wait == stall => return Err(LlmError::Stalled(stall)),
+                Err(_) => return Err(LlmError::Timeout(self.config.timeout)),
+                Ok(Err(e)) => {
+                    let e = e.without_url();
+                    return Err(LlmError::Unreachable {
+                        base_url: crate::http::redact(&self.config.base_url),
+                        reason: if bytes > 0 {
+                            format!("{CUT}: {e}")
+                        } else {
+                            e.to_string()
+                        },
+                    });
+                }
+                Ok(Ok(c)) => c,
+            };
+            let datas = match &chunk {
+                Some(c) => {
+                    bytes += c.len();
+                    if bytes > MAX_RESPONSE_BYTES {
+                        return Err(LlmError::Protocol(format!(
+                            "the response is larger than {MAX_RESPONSE_BYTES} bytes"
+                        )));
+                    }
+                    events.push(c)
+                }
+                None => events.finish(),
+            };
+            let before = answer.chunks;
+            for data in datas {
+                answer.add(&data).map_err(|m| match super::window::overflow(&m) {
+                    Some(limit) => LlmError::ContextExceeded {
+                        base_url: crate::http::redact(&self.config.base_url),
+                        limit,
+                        message: m,
+                    },
+                    None => LlmError::Protocol(format!("provider error in the stream: {m}")),
+                })?;
+            }
+            if let Some(p) = progress
+                && answer.chunks > before
+            {
+                p(answer.chunks);
+            }
+            if chunk.is_none() && bytes == 0 {
+                return Err(LlmError::Empty(EMPTY_STREAM));
+            }
+            if answer.done || chunk.is_none() {
+                break;
+            }
+        }
+        let raw = std::mem::take(&mut answer).into_response(prompt_chars);
+        parse_answer(&raw.to_string(), model, self.config.price)
+    }
+
+    /// Asks for JSON shaped like `schema` (at most `max_tokens` of it) and deserializes it into
+    /// `T`, negotiating how structured output is requested and repairing one malformed answer.
+    #[allow(clippy::too_many_arguments)]
     pub async fn json<T: serde::de::DeserializeOwned>(
         &self,
         messages: Vec<Message>,
         schema_name: &str,
         schema: &Value,
+        max_tokens: u32,
         prompts: &Library,
         deadline: Instant,
+        progress: Option<&(dyn Fn(u64) + Send + Sync)>,
     ) -> Result<(T, Usage), LlmError> {
         let mut usage = Usage::default();
         let mut messages = messages;
@@ -370,27 +747,21 @@ impl ChatClient {
                     "type": "json_schema",
                     "json_schema": {"name": schema_name, "schema": schema, "strict": false}
                 })),
-                StructuredMode::JsonObject => Some(json!({"type": "json_object"})),
+                StructuredMode::JsonObject => Some(json!({"type": "json_object", "schema": schema})),
                 StructuredMode::PromptOnly => None,
             };
             let req = ChatRequest {
                 messages: messages.clone(),
                 temperature: Some(0.2),
+                max_tokens: Some(max_tokens),
                 response_format,
+                stream: true,
                 ..Default::default()
             };
-            let answer = match self.chat(&req, deadline).await {
+            let answer = match self.chat_with(&req, deadline, progress).await {
                 Ok(a) => a,
-                Err(LlmError::Rejected {
-                    status: 400, message, ..
-                }) if mode != StructuredMode::PromptOnly => {
-                    let next = if mode == StructuredMode::JsonSchema {
-                        StructuredMode::JsonObject
-                    } else {
-                        StructuredMode::PromptOnly
-                    };
-                    tracing::info!("the LLM rejected {mode:?} ({message}); asking with {next:?} from now on");
-                    self.mode.store(next as u8, Ordering::Relaxed);
+                Err(LlmError::FormatUnsupported { message, .. }) if mode != StructuredMode::PromptOnly => {
+                    self.step_down(mode, &message);
                     continue;
                 }
                 Err(LlmError::Empty(why)) if !repaired => {
@@ -411,10 +782,13 @@ impl ChatClient {
                 .ok_or_else(|| "no JSON found in the answer".to_string())
                 .and_then(|v| serde_json::from_value::<T>(v).map_err(|e| e.to_string()));
             match parsed {
-                Ok(v) => return Ok((v, usage)),
+                Ok(v) => {
+                    tracing::info!(mode = ?mode, "LLM answered usable JSON ({schema_name})");
+                    return Ok((v, usage));
+                }
                 Err(error) if !repaired => {
                     repaired = true;
-                    tracing::info!("LLM answer was not valid JSON ({error}); asking for a repair");
+                    tracing::warn!("LLM answer was not valid {schema_name} JSON ({error}); asking for a repair");
                     let repair = prompts
                         .render(
                             crate::prompts::JSON_REPAIR,
@@ -428,6 +802,7 @@ impl ChatClient {
                     messages.push(Message::user(repair));
                 }
                 Err(error) => {
+                    tracing::warn!("LLM answer was not valid {schema_name} JSON after a repair: {error}");
                     let excerpt: String = answer.content.chars().take(200).collect();
                     return Err(LlmError::BadJson { error, excerpt });
                 }
@@ -435,6 +810,21 @@ impl ChatClient {
         }
     }
 }
+
+/// Why an attempt did not answer: an error, or the endpoint refusing streaming (asked again
+/// without it at once).
+enum Refusal {
+    Error(LlmError),
+    Stream(String),
+    /// A streamed answer that ended before any output: llama-cpp-python reports a prompt over
+    /// its window that way, so the call is asked once more without streaming to learn why.
+    EmptyStream,
+    /// A streamed answer broken off after it had started.
+    Cut(String),
+}
+
+const EMPTY_STREAM: &str = "the stream ended before any output";
+const CUT: &str = "the stream was cut off";
 
 fn jitter(d: Duration) -> Duration {
     // ±25 % so parallel callers do not retry in lockstep.
@@ -452,8 +842,14 @@ fn error_message(body: &str) -> String {
                 .or_else(|| v.get("message"))
         })
         .and_then(|m| m.as_str().map(str::to_string))
-        .unwrap_or_else(|| body.chars().take(300).collect());
-    msg.trim().to_string()
+        .or_else(|| v.as_ref().and_then(|v| v.get("detail")).map(|d| d.to_string()))
+        .unwrap_or_else(|| body.to_string());
+    // One line, short: servers put tracebacks in their messages.
+    let line = msg.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(300) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line,
+    }
 }
 
 fn parse_answer(text: &str, model: &str, price: Option<Price>) -> Result<ChatAnswer, LlmError> {

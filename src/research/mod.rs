@@ -4,8 +4,9 @@
 
 pub mod citations;
 pub mod deep_search;
+pub mod gate;
 pub mod note;
-mod offline;
+pub mod offline;
 pub mod sonar;
 
 pub use note::{Depth, NoteResearch, ResearchError, Source};
@@ -33,6 +34,11 @@ pub enum ResearchEvent {
         failed: usize,
     },
     Synthesizing,
+    /// A model writing (streamed): tokens so far.
+    Generating {
+        step: &'static str,
+        tokens: u64,
+    },
     Checked {
         citations_removed: usize,
     },
@@ -64,6 +70,7 @@ impl ResearchEvent {
                 m
             }
             ResearchEvent::Synthesizing => "writing the synthesis".into(),
+            ResearchEvent::Generating { step, tokens } => format!("{step}: {tokens} tokens generated"),
             ResearchEvent::Checked { citations_removed: 0 } => "citations checked".into(),
             ResearchEvent::Checked { citations_removed } => format!("citations checked: {citations_removed} removed"),
         }
@@ -76,6 +83,8 @@ impl ResearchEvent {
             ResearchEvent::TopicGathered { done, total, .. } => 15 + (60 * done / (*total).max(1)) as u32,
             ResearchEvent::SourcesGathered { .. } => 75,
             ResearchEvent::Synthesizing => 80,
+            ResearchEvent::Generating { step: "topics", .. } => 10,
+            ResearchEvent::Generating { .. } => 85,
             ResearchEvent::Checked { .. } => 95,
         })
     }

@@ -2,7 +2,7 @@
 //! index) stand in for topics, gathering is vault-only, and the section lists the related notes
 //! with their matching passages. The default a new user sees.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::json;
@@ -10,21 +10,99 @@ use serde_json::json;
 use super::ResearchEvent;
 use super::note::{self, Depth, Input, NoteResearch, ResearchError, Source, Topic};
 use crate::engine::{Engine, Job};
-use crate::index::{IndexError, VaultIndex};
+use crate::index::{IndexError, Terms, VaultIndex, tokenizer};
 use crate::llm::Usage;
 use crate::prompts;
+use crate::vault::passage;
 
 const KEY_TERMS: usize = 8;
 const RELATED_NOTES: usize = 10;
 const PASSAGES_PER_NOTE: usize = 2;
+/// Shared words shown beside a related note.
+const SHARED_TERMS: usize = 4;
+/// Words whose weights choose the passages.
+const PASSAGE_TERMS: usize = 40;
 
-struct Related {
-    path: String,
-    title: String,
-    target: String,
-    terms: Vec<String>,
-    score: f32,
-    passages: Vec<String>,
+/// A note related to the researched one, as offline research cites it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RelatedNote {
+    pub path: String,
+    pub title: String,
+    /// The wikilink target naming it.
+    pub target: String,
+    /// Key terms of the researched note that it shares.
+    pub terms: Vec<String>,
+    /// Its sentences that carry most of the researched note's words.
+    pub passages: Vec<String>,
+    /// How related: content similarity normalised to at most 1, plus the vault's signals.
+    pub score: f32,
+}
+
+/// The note's key terms and the notes related to it, with passages: what offline research
+/// cites (and what `benches/related.rs` measures).
+pub(crate) fn select(
+    index: &VaultIndex,
+    input: &Input,
+    limit: usize,
+) -> Result<(Vec<String>, Vec<RelatedNote>), IndexError> {
+    let (related, terms) = index.related(&input.likeness, limit)?;
+    let key = display_terms(&own_terms(&terms, &input.likeness), KEY_TERMS);
+    let weights: HashMap<String, f32> = terms.0.iter().take(PASSAGE_TERMS).cloned().collect();
+    let mut out = Vec::with_capacity(related.len());
+    for r in related {
+        let text = index.note_text(&r.path).unwrap_or_default();
+        let words: HashSet<String> = tokenizer::terms(&text).into_iter().collect();
+        let shared: Vec<(String, f32)> = terms
+            .0
+            .iter()
+            .filter(|(t, _)| words.contains(t))
+            .take(SHARED_TERMS)
+            .cloned()
+            .collect();
+        out.push(RelatedNote {
+            target: index.link_target(&r.path)?,
+            terms: display_terms(&Terms(shared), SHARED_TERMS),
+            passages: passage::best(&text, &weights, PASSAGES_PER_NOTE, tokenizer::terms),
+            path: r.path,
+            title: r.title,
+            score: r.score,
+        });
+    }
+    Ok((key, out))
+}
+
+/// The notes offline research would cite for the note at `rel` whose text is `text`, best
+/// first. Blocking.
+pub fn related_notes(index: &VaultIndex, rel: &str, text: String) -> Result<Vec<RelatedNote>, ResearchError> {
+    let input = super::note::input::prepare_blocking(index, rel.to_string(), text, None)?;
+    Ok(select(index, &input, RELATED_NOTES)?.1)
+}
+
+/// The terms of the note's own text (what it embeds weighs in finding related notes, but the
+/// note is not about its embedded licence block).
+fn own_terms(terms: &Terms, likeness: &crate::index::Likeness) -> Terms {
+    let own: HashSet<String> = tokenizer::terms(&likeness.text)
+        .into_iter()
+        .chain(tokenizer::terms(&likeness.title))
+        .collect();
+    Terms(terms.0.iter().filter(|(t, _)| own.contains(t)).cloned().collect())
+}
+
+/// The first `n` terms, by weight.
+fn display_terms(terms: &Terms, n: usize) -> Vec<String> {
+    terms.0.iter().take(n).map(|(t, _)| t.clone()).collect()
+}
+
+/// The note's key terms (what a topic-less LLM run searches for).
+pub(crate) async fn key_terms(index: &Arc<VaultIndex>, input: &Input, n: usize) -> Result<Vec<String>, ResearchError> {
+    let (index, likeness) = (index.clone(), input.likeness.clone());
+    let terms = tokio::task::spawn_blocking(move || -> Result<Vec<String>, IndexError> {
+        let terms = index.weigh(&likeness)?;
+        Ok(display_terms(&own_terms(&terms, &likeness), n))
+    })
+    .await
+    .expect("key terms do not panic")?;
+    Ok(terms)
 }
 
 pub(crate) async fn research(
@@ -37,50 +115,12 @@ pub(crate) async fn research(
         mode: "offline",
         depth: Depth::Shallow,
     });
-    let index = index.clone();
-    let (text, rel) = (input.for_llm.clone(), input.rel.clone());
-    let (terms, related) = tokio::task::spawn_blocking(move || -> Result<_, IndexError> {
-        let terms: Vec<String> = index
-            .key_terms(&text, KEY_TERMS, Some(&rel))?
-            .into_iter()
-            .map(|(t, _)| t)
-            .collect();
-        let mut by_note: HashMap<String, Related> = HashMap::new();
-        for term in &terms {
-            for hit in index.search(term, 5, Some(&rel))? {
-                let entry = match by_note.entry(hit.path.clone()) {
-                    std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                    std::collections::hash_map::Entry::Vacant(v) => v.insert(Related {
-                        target: index.link_target(&hit.path)?,
-                        path: hit.path.clone(),
-                        title: hit.title.clone(),
-                        terms: Vec::new(),
-                        score: 0.0,
-                        passages: Vec::new(),
-                    }),
-                };
-                entry.terms.push(term.clone());
-                entry.score += hit.score;
-                let passage = hit.snippet.trim().to_string();
-                if !passage.is_empty() && entry.passages.len() < PASSAGES_PER_NOTE && !entry.passages.contains(&passage)
-                {
-                    entry.passages.push(passage);
-                }
-            }
-        }
-        let mut related: Vec<Related> = by_note.into_values().collect();
-        related.sort_by(|a, b| {
-            b.terms
-                .len()
-                .cmp(&a.terms.len())
-                .then(b.score.total_cmp(&a.score))
-                .then(a.path.cmp(&b.path))
-        });
-        related.truncate(RELATED_NOTES);
-        Ok((terms, related))
-    })
-    .await
-    .expect("offline research does not panic")?;
+    let (terms, related) = {
+        let (index, input) = (index.clone(), input.clone());
+        tokio::task::spawn_blocking(move || select(&index, &input, RELATED_NOTES))
+            .await
+            .expect("offline research does not panic")?
+    };
     if terms.is_empty() {
         return Err(ResearchError::NoTopics(
             input.rel,
@@ -135,5 +175,6 @@ pub(crate) async fn research(
         section,
         usage: Usage::default(),
         warnings: input.warnings,
+        synthesis_failed: None,
     })
 }

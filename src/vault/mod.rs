@@ -4,6 +4,7 @@ pub mod contain;
 pub mod frontmatter;
 pub mod lines;
 pub mod parse;
+pub mod passage;
 pub mod paths;
 pub mod read;
 pub mod scan;

@@ -93,6 +93,11 @@ pub fn parse(text: &str, stem: &str) -> ParsedNote {
             }
             Event::Start(Tag::BlockQuote(_) | Tag::List(_) | Tag::Item | Tag::FootnoteDefinition(_)) => {
                 container_depth += 1;
+                // A tight list item's text is not a paragraph: end the text before it (the
+                // parent item's) here, or the two read as one.
+                if !note.plain_text.is_empty() && !note.plain_text.ends_with('\n') {
+                    note.plain_text.push('\n');
+                }
             }
             Event::End(TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::Item | TagEnd::FootnoteDefinition) => {
                 container_depth = container_depth.saturating_sub(1);
@@ -147,7 +152,12 @@ pub fn parse(text: &str, stem: &str) -> ParsedNote {
                     collect_inline_tags(text, range.clone(), &mut note.tags);
                 }
             }
-            Event::SoftBreak => note.plain_text.push(' '),
+            Event::SoftBreak => {
+                // A callout's `[!type] Title` line is a label of its own.
+                let line = note.plain_text.rfind('\n').map_or(0, |i| i + 1);
+                let title = container_depth > 0 && note.plain_text[line..].starts_with("[!");
+                note.plain_text.push(if title { '\n' } else { ' ' });
+            }
             Event::HardBreak => note.plain_text.push('\n'),
             Event::End(TagEnd::Paragraph | TagEnd::TableRow | TagEnd::TableCell) => note.plain_text.push('\n'),
             _ => {}

@@ -53,6 +53,22 @@ pub async fn search(
     limit: usize,
     deadline: Instant,
 ) -> Result<Vec<WebResult>, SearchError> {
+    let started = Instant::now();
+    let result = search_retrying(provider, query, limit, deadline).await;
+    let ms = started.elapsed().as_millis() as u64;
+    match &result {
+        Ok(r) => tracing::info!(provider = provider.name(), ms, results = r.len(), "web search"),
+        Err(e) => tracing::warn!(provider = provider.name(), ms, "web search failed: {e}"),
+    }
+    result
+}
+
+async fn search_retrying(
+    provider: &dyn WebSearch,
+    query: &str,
+    limit: usize,
+    deadline: Instant,
+) -> Result<Vec<WebResult>, SearchError> {
     let mut delay = Duration::from_millis(800);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -79,7 +95,7 @@ pub async fn search(
                         retry_after,
                     });
                 }
-                tracing::info!("{p} rate-limited; retrying in {wait:?}");
+                tracing::warn!("{p} rate-limited; retrying in {wait:?}");
                 tokio::time::sleep(wait).await;
                 delay = (delay * 2).min(Duration::from_secs(8));
             }

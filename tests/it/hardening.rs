@@ -656,7 +656,14 @@ async fn every_remote_call_failing_in_turn() {
                     !e.message.is_empty() && !e.message.contains("panicked"),
                     "{what}: {e:?}"
                 );
-                assert_eq!(after, before, "{what}: a failed run changed the note ({e})");
+                if e.message.contains("as a sources-only section") {
+                    // Synthesis failed after gathering: the sources, clearly labelled, and the
+                    // note above the section untouched.
+                    assert!(after.starts_with(before.trim_end()), "{what}: the note changed");
+                    assert!(after.contains("> [!warning] Sources only"), "{what}");
+                } else {
+                    assert_eq!(after, before, "{what}: a failed run changed the note ({e})");
+                }
             }
         }
     };

@@ -1,10 +1,6 @@
 //! research_note end to end: the real binary against loopback fakes of the LLM, DuckDuckGo and
 //! the web, and the LLM layer's negotiation, retries and deadlines against the fake API.
 
-use std::time::{Duration, Instant};
-
-use scholia::llm::{ChatClient, ChatRequest, LlmConfig, LlmError, Message, StructuredMode};
-use scholia::prompts::Library;
 use scholia_fakes::FakeServer;
 use serde_json::{Value, json};
 
@@ -279,19 +275,8 @@ async fn failures_leave_the_note_untouched() {
         &run(&v, &env, &["research", "Kombucha.md", "--focus", &long_focus]).await,
         "longer than the note itself",
     );
-    check(
-        &run(&v, &fake_env(&server, "fake:no-topics"), &["research", "Kombucha.md"]).await,
-        "no topics to research were found in `Kombucha.md`",
-    );
-    check(
-        &run(
-            &v,
-            &fake_env(&server, "fake:fail-synthesis"),
-            &["research", "Kombucha.md"],
-        )
-        .await,
-        "synthesis failed: LLM at",
-    );
+    // (A model with no usable topics: the note's key terms are researched, see local_models.rs.)
+    // (A synthesis failing after gathering writes the sources: see local_models.rs.)
     check(
         &run(
             &v,
@@ -417,138 +402,6 @@ async fn fetch_prints_markdown_and_refuses_private_hosts() {
         stderr(&out).contains("`application/octet-stream` is not a web page"),
         "{}",
         stderr(&out)
-    );
-}
-
-fn client(server: &FakeServer, model: &str, timeout: Duration) -> ChatClient {
-    ChatClient::new(LlmConfig {
-        base_url: format!("{}/v1", server.base()),
-        api_key: None,
-        model: model.into(),
-        max_concurrency: 4,
-        timeout,
-        price: None,
-        key_source: "SCHOLIA_LLM_API_KEY",
-    })
-}
-
-#[derive(serde::Deserialize, Debug)]
-struct Topics {
-    topics: Vec<Value>,
-}
-
-fn topic_messages() -> Vec<Message> {
-    vec![Message::user(
-        "# Task: topic extraction\n<untrusted-data source=\"note\" path=\"n.md\">\n- Yeast rises.\n</untrusted-data>",
-    )]
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn structured_output_negotiation() {
-    let server = fakes().await;
-    let schema = json!({"type": "object"});
-    // A server that rejects json_schema gets json_object, and the client remembers.
-    let c = client(&server, "fake:no-json-schema", Duration::from_secs(10));
-    let (t, _): (Topics, _) = c
-        .json(topic_messages(), "topics", &schema, &Library::builtin(), c.deadline())
-        .await
-        .unwrap();
-    assert_eq!(t.topics.len(), 1);
-    assert_eq!(c.structured_mode(), StructuredMode::JsonObject);
-    c.json::<Topics>(topic_messages(), "topics", &schema, &Library::builtin(), c.deadline())
-        .await
-        .unwrap();
-    let formats: Vec<Value> = chat_requests(&server)
-        .iter()
-        .map(|r| r["response_format"]["type"].clone())
-        .collect();
-    assert_eq!(
-        formats,
-        vec![json!("json_schema"), json!("json_object"), json!("json_object")]
-    );
-
-    // One that rejects any response_format gets a plain prompt and answers in a fence.
-    let c = client(&server, "fake:no-response-format", Duration::from_secs(10));
-    let (t, _): (Topics, _) = c
-        .json(topic_messages(), "topics", &schema, &Library::builtin(), c.deadline())
-        .await
-        .unwrap();
-    assert_eq!(t.topics.len(), 1);
-    assert_eq!(c.structured_mode(), StructuredMode::PromptOnly);
-
-    // A malformed answer is repaired once; twice is an error naming the problem.
-    let c = client(&server, "fake:malformed-first", Duration::from_secs(10));
-    let (_, usage): (Topics, _) = c
-        .json(topic_messages(), "topics", &schema, &Library::builtin(), c.deadline())
-        .await
-        .unwrap();
-    assert_eq!(usage.calls, 2);
-    let c = client(&server, "fake:malformed-always", Duration::from_secs(10));
-    let err = c
-        .json::<Topics>(topic_messages(), "topics", &schema, &Library::builtin(), c.deadline())
-        .await
-        .unwrap_err();
-    assert!(matches!(err, LlmError::BadJson { .. }), "{err}");
-    // Think blocks are stripped.
-    let c = client(&server, "fake:think", Duration::from_secs(10));
-    let (t, _): (Topics, _) = c
-        .json(topic_messages(), "topics", &schema, &Library::builtin(), c.deadline())
-        .await
-        .unwrap();
-    assert_eq!(t.topics.len(), 1);
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn retries_and_one_deadline() {
-    let server = fakes().await;
-    let req = ChatRequest {
-        messages: topic_messages(),
-        ..Default::default()
-    };
-    // 429 with Retry-After: 1 twice, then success, within one call.
-    let c = client(&server, "fake:rate-limit-first=2", Duration::from_secs(10));
-    let started = Instant::now();
-    c.chat(&req, c.deadline()).await.unwrap();
-    assert!(
-        started.elapsed() >= Duration::from_secs(2),
-        "Retry-After honoured: {:?}",
-        started.elapsed()
-    );
-    let c = client(&server, "fake:server-error-first=2", Duration::from_secs(10));
-    c.chat(&req, c.deadline()).await.unwrap();
-
-    // A stalled server: the retries share the deadline instead of multiplying it.
-    let c = client(&server, "fake:stall", Duration::from_secs(2));
-    let started = Instant::now();
-    let err = c.chat(&req, c.deadline()).await.unwrap_err();
-    assert!(matches!(err, LlmError::Timeout(_)), "{err}");
-    assert!(
-        started.elapsed() < Duration::from_millis(2600),
-        "took {:?}",
-        started.elapsed()
-    );
-
-    // Rate-limited past the deadline: a clear error, not a hang.
-    let c = client(&server, "fake:rate-limit-first=100", Duration::from_secs(2));
-    let err = c.chat(&req, c.deadline()).await.unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        format!(
-            "LLM at {}/v1: rate limited (HTTP 429) until the deadline; try again later",
-            server.base()
-        )
-    );
-
-    // Answers without content are errors that say so.
-    let c = client(&server, "fake:empty-choices", Duration::from_secs(5));
-    assert_eq!(
-        c.chat(&req, c.deadline()).await.unwrap_err().to_string(),
-        "LLM returned no answer (`choices` is empty)"
-    );
-    let c = client(&server, "fake:null-content", Duration::from_secs(5));
-    assert_eq!(
-        c.chat(&req, c.deadline()).await.unwrap_err().to_string(),
-        "LLM returned no answer (`content` is null)"
     );
 }
 

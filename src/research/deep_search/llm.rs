@@ -10,15 +10,18 @@ use serde_json::{Value, json};
 
 use super::{Backend, DeepSearchError, RoundJson, RoundOutput, Spend, render_round_prompt, round_schema, summary_of};
 use crate::engine::{Engine, Job};
-use crate::llm::{ChatClient, Message, Usage};
+use crate::llm::{ChatClient, Message, Usage, window};
 use crate::prompts::{self, untrusted};
-use crate::research::citations;
+use crate::research::{citations, gate};
 use crate::web::search as websearch;
 
 const QUERIES_PER_ROUND: usize = 5;
 const RESULTS_PER_QUERY: usize = 5;
 const PAGES_PER_ROUND: usize = 5;
 const PAGE_CHARS: usize = 12_000;
+/// Tokens for the planned queries and for a round's report.
+const QUERY_TOKENS: u32 = 400;
+const REPORT_TOKENS: u32 = 3000;
 
 pub(super) struct LlmBackend<'a> {
     pub engine: &'a Engine,
@@ -79,8 +82,10 @@ impl LlmBackend<'_> {
                 vec![Message::system(system.clone()), Message::user(plan)],
                 "search_queries",
                 &queries_schema,
+                QUERY_TOKENS,
                 &engine.library,
                 llm.deadline(),
+                None,
             )
             .await
             .map_err(|e| failed("planning searches", &e))?;
@@ -157,18 +162,43 @@ impl LlmBackend<'_> {
                 json!({"query": untrusted(q), "results": results})
             })
             .collect();
+        let fetched: Vec<(String, crate::web::fetch::Page)> = page_urls
+            .iter()
+            .zip(pages)
+            .filter_map(|(url, page)| match page {
+                Ok(p) => Some((url.clone(), p)),
+                Err(e) => {
+                    tracing::info!("page skipped: {url}: {e}");
+                    None
+                }
+            })
+            .collect();
+        // Pages share what the context leaves beside the instructions, the searches, the
+        // current report and the answer.
+        let per_page = match llm.context_tokens().await {
+            Some(ctx) => {
+                let fixed = window::estimate_tokens(&system)
+                    + window::estimate_tokens(&render_round_prompt(engine, query, n, current, Some(String::new()))?)
+                    + window::estimate_tokens(&serde_json::to_string(&searches).unwrap_or_default())
+                    + 256;
+                let room = (ctx as usize).saturating_sub(fixed + REPORT_TOKENS as usize);
+                Some((room / fetched.len().max(1)).max(200))
+            }
+            None => None,
+        };
         let mut read = Vec::new();
         let mut read_pages = Vec::new();
-        for (url, page) in page_urls.iter().zip(pages) {
-            match page {
-                Ok(p) => {
-                    allowed.insert(citations::normalize_url(&p.url));
-                    allowed.insert(citations::normalize_url(url));
-                    read_pages.push(json!({"url": url, "content": untrusted(&p.content.markdown)}));
-                    read.push(url.clone());
-                }
-                Err(e) => tracing::info!("page skipped: {url}: {e}"),
-            }
+        let mut page_texts = Vec::new();
+        for (url, p) in &fetched {
+            allowed.insert(citations::normalize_url(&p.url));
+            allowed.insert(citations::normalize_url(url));
+            let content = match per_page {
+                Some(t) => window::fit_text(&p.content.markdown, t).0,
+                None => p.content.markdown.as_str(),
+            };
+            page_texts.push(content.to_string());
+            read_pages.push(json!({"url": url, "content": untrusted(content)}));
+            read.push(url.clone());
         }
         let material = engine.library.render(
             prompts::DEEP_SEARCH_MATERIAL,
@@ -182,13 +212,16 @@ impl LlmBackend<'_> {
             }
         }
         let prompt = render_round_prompt(engine, query, n, current, Some(material))?;
+        let instructions = prompts::without_data(&render_round_prompt(engine, "", n, None, Some(String::new()))?);
         let (round, usage): (RoundJson, Usage) = llm
             .json(
-                vec![Message::system(system), Message::user(prompt)],
+                vec![Message::system(system.clone()), Message::user(prompt)],
                 "deep_search_round",
                 &round_schema(),
+                REPORT_TOKENS,
                 &engine.library,
                 llm.deadline(),
+                None,
             )
             .await
             .map_err(|e| failed("writing the report", &e))?;
@@ -196,6 +229,18 @@ impl LlmBackend<'_> {
         if round.report.trim().is_empty() {
             return Err(failed("writing the report", &"the report is empty"));
         }
+        let sources: Vec<&str> = page_texts.iter().map(String::as_str).collect();
+        gate::check(
+            &round.report,
+            &gate::Gate {
+                instructions: &[&system, &instructions],
+                // A verification round rewrites the current report: copying it is its job.
+                note: "",
+                sources: &sources,
+                expect: gate::Expect::Prose,
+            },
+        )
+        .map_err(|why| failed("writing the report", &why))?;
         let (report, removed) = citations::enforce(&round.report, &allowed, &|_| false);
         spend.citations_removed += removed.urls.len();
         Ok(RoundOutput {

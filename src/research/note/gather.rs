@@ -12,9 +12,10 @@ use serde_json::json;
 use super::{Depth, PAGE_CHARS, PAGES_PER_TOPIC, Topic, VAULT_RESULTS, WEB_RESULTS};
 use crate::engine::Engine;
 use crate::index::{IndexError, VaultIndex};
-use crate::llm::{ChatClient, ChatRequest, Message, Usage};
+use crate::llm::{ChatClient, ChatRequest, Message, Usage, window};
 use crate::prompts::{self, untrusted};
 use crate::research::citations::normalize_url;
+use crate::research::gate;
 use crate::web::fetch::{FetchError, Page};
 use crate::web::search::{self as websearch, WebResult};
 
@@ -142,22 +143,34 @@ impl Gathering<'_> {
         m
     }
 
-    /// Fetches a page and asks the LLM what in it is relevant; `None` when nothing is.
+    /// Fetches a page and asks the LLM what in it is relevant; `None` when nothing is (or when
+    /// the answer fails the gate).
     async fn read_page(&self, topic: &Topic, url: &str) -> Result<(Option<String>, Usage), PageSkipped> {
         let engine = self.engine;
         let page = self.pages.get(engine, url).await?;
-        let prompt = engine.library.render(
-            prompts::PAGE_EXTRACT,
-            json!({"topic": topic.topic, "context": topic.context, "url": page.url, "page": untrusted(&page.content.markdown)}),
-        )?;
+        let render_for = |topic: &str, context: &str, text: &str| {
+            engine.library.render(
+                prompts::PAGE_EXTRACT,
+                json!({"topic": topic, "context": context, "url": page.url, "page": untrusted(text)}),
+            )
+        };
+        let render = |text: &str| render_for(&topic.topic, &topic.context, text);
         let system = engine.library.render(prompts::SYSTEM, json!({}))?;
+        let mut text: &str = &page.content.markdown;
+        if let Some(ctx) = self.llm.context_tokens().await {
+            let fixed = window::estimate_tokens(&system) + window::estimate_tokens(&render("")?) + 64;
+            let room = (ctx as usize).saturating_sub(fixed + EXTRACT_TOKENS as usize);
+            text = window::fit_text(text, room.max(200)).0;
+        }
+        let prompt = render(text)?;
         let answer = self
             .llm
             .chat(
                 &ChatRequest {
-                    messages: vec![Message::system(system), Message::user(prompt)],
+                    messages: vec![Message::system(system.clone()), Message::user(prompt.clone())],
                     temperature: Some(0.1),
-                    max_tokens: Some(800),
+                    max_tokens: Some(EXTRACT_TOKENS),
+                    stream: true,
                     ..Default::default()
                 },
                 self.llm.deadline(),
@@ -167,11 +180,30 @@ impl Gathering<'_> {
                 url: url.to_string(),
                 e,
             })?;
-        let text = answer.content.trim();
-        let extract = (!text.eq_ignore_ascii_case("NOTHING RELEVANT") && !text.is_empty()).then(|| untrusted(text));
-        Ok((extract, answer.usage))
+        let reply = answer.content.trim();
+        if reply.is_empty() || reply.eq_ignore_ascii_case("NOTHING RELEVANT") {
+            return Ok((None, answer.usage));
+        }
+        let instructions = prompts::without_data(&render_for("", "", "")?);
+        gate::check(
+            reply,
+            &gate::Gate {
+                instructions: &[&system, &instructions],
+                note: "",
+                sources: &[text],
+                expect: gate::Expect::Prose,
+            },
+        )
+        .map_err(|why| PageSkipped::Refused {
+            url: url.to_string(),
+            why,
+        })?;
+        Ok((Some(untrusted(reply)), answer.usage))
     }
 }
+
+/// Tokens for what a page says about a topic (eight short bullet points).
+const EXTRACT_TOKENS: u32 = 600;
 
 /// Why a page added nothing (recorded as a warning; the topic keeps its snippets).
 #[derive(Debug, thiserror::Error)]
@@ -180,6 +212,11 @@ pub(super) enum PageSkipped {
     Fetch(#[from] FetchError),
     #[error("page extraction failed for {url}: {e}")]
     Extraction { url: String, e: crate::llm::LlmError },
+    #[error("page extraction for {url} was refused: {why}")]
+    Refused {
+        url: String,
+        why: crate::research::gate::Refused,
+    },
     #[error("page skipped: template: {0}")]
     Template(#[from] crate::prompts::TemplateError),
 }

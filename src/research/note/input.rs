@@ -5,15 +5,18 @@ use std::sync::Arc;
 
 use super::{MAX_FOCUS_CHARS, NOTE_CHARS, ResearchError};
 use crate::engine::{NotePath, SECTION, SECTION_LEVEL};
-use crate::index::VaultIndex;
+use crate::index::{Likeness, VaultIndex};
 use crate::vault::parse::Link;
 use crate::vault::section;
 
+#[derive(Clone)]
 pub(crate) struct Input {
     pub rel: String,
     pub title: String,
     /// The note without its `## Research` section, embeds expanded one level, capped.
     pub for_llm: String,
+    /// What the note is, for finding related notes: its own text apart from what it embeds.
+    pub likeness: Likeness,
     pub warnings: Vec<String>,
 }
 
@@ -32,7 +35,7 @@ pub(crate) async fn prepare(
     }
 }
 
-fn prepare_blocking(
+pub(crate) fn prepare_blocking(
     index: &VaultIndex,
     rel: String,
     text: String,
@@ -65,7 +68,8 @@ fn prepare_blocking(
         }
     }
     let mut warnings = Vec::new();
-    let mut for_llm = expand_embeds(index, &rel, &without, &parsed.links);
+    let (mut for_llm, embedded) = expand_embeds(index, &rel, &without, &parsed.links);
+    let likeness = likeness(index, &rel, &parsed, &embedded);
     if for_llm.chars().count() > NOTE_CHARS {
         let cut = for_llm
             .char_indices()
@@ -81,12 +85,47 @@ fn prepare_blocking(
         rel,
         title: parsed.title,
         for_llm,
+        likeness,
         warnings,
     })
 }
 
-/// Replaces `![[Note]]` / `![[Note#Heading]]` embeds of notes by their text (one level).
-fn expand_embeds(index: &VaultIndex, rel: &str, text: &str, links: &[Link]) -> String {
+/// What the note is, for finding related notes: its own words, what it embeds apart, the
+/// notes it links to.
+pub(crate) fn likeness(
+    index: &VaultIndex,
+    rel: &str,
+    parsed: &crate::vault::parse::ParsedNote,
+    embedded: &[String],
+) -> Likeness {
+    let mut links: Vec<String> = Vec::new();
+    for link in parsed.links.iter().filter(|l| !l.embed && !l.target.is_empty()) {
+        if let Ok(Some(target)) = index.resolve_link(&link.target, Some(rel))
+            && !links.contains(&target.path)
+        {
+            links.push(target.path);
+        }
+    }
+    Likeness {
+        rel: rel.to_string(),
+        title: parsed.title.clone(),
+        aliases: parsed.aliases.clone(),
+        headings: parsed.headings.iter().map(|h| h.text.clone()).collect(),
+        tags: parsed.tags.clone(),
+        text: parsed.plain_text.clone(),
+        embedded: embedded
+            .iter()
+            .map(|e| crate::vault::parse::parse(e, "").plain_text)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        links,
+    }
+}
+
+/// Replaces `![[Note]]` / `![[Note#Heading]]` embeds of notes by their text (one level);
+/// returns the expanded text and what was embedded.
+fn expand_embeds(index: &VaultIndex, rel: &str, text: &str, links: &[Link]) -> (String, Vec<String>) {
+    let mut embedded = Vec::new();
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for link in links.iter().filter(|l| l.embed && !l.target.is_empty()) {
@@ -113,10 +152,11 @@ fn expand_embeds(index: &VaultIndex, rel: &str, text: &str, links: &[Link]) -> S
             target.path,
             content.trim()
         ));
+        embedded.push(content);
         at = link.range.end;
     }
     out.push_str(&text[at..]);
-    out
+    (out, embedded)
 }
 
 fn level_of(text: &str, heading: &str) -> u8 {

@@ -2,8 +2,9 @@
 //! synthesis → citation integrity → the `## Research` section body. Nothing is written here:
 //! the engine writes the result through its note-writer.
 
+mod fit;
 mod gather;
-mod input;
+pub(crate) mod input;
 mod render;
 mod topics;
 
@@ -18,6 +19,7 @@ use serde_json::json;
 
 use super::ResearchEvent;
 use super::citations::{self, normalize_url};
+use super::gate;
 use crate::engine::{Engine, Job, NotePath, SECTION_LEVEL};
 use crate::error::{Coded, ErrorKind};
 use crate::index::{IndexError, VaultIndex};
@@ -182,6 +184,10 @@ pub struct NoteResearch {
     pub usage: Usage,
     pub cost_usd: Option<f64>,
     pub warnings: Vec<String>,
+    /// Why the synthesis failed after sources were gathered: the section lists the sources
+    /// only, and the run reports this as its error once the section is written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synthesis_failed: Option<String>,
 }
 
 /// Runs research_note over `text` (the note's current text) — offline when no LLM is
@@ -223,8 +229,12 @@ async fn with_llm(
     let mut warnings = input.warnings.clone();
 
     // 1. Topics.
-    let (topics, u) = topics::extract(engine, llm, &input, focus).await?;
-    usage.add(&u);
+    let found = topics::extract(engine, index, llm, &input, focus, job).await?;
+    let (topics, notice) = (found.topics, found.notice);
+    usage.add(&found.usage);
+    if !found.dropped.is_empty() {
+        warnings.push(format!("unusable topics dropped: {}", found.dropped.join(", ")));
+    }
     job.report(ResearchEvent::TopicsFound {
         topics: topics.iter().map(|t| t.topic.clone()).collect(),
     });
@@ -280,35 +290,26 @@ async fn with_llm(
             .unwrap_or_else(|| "no results".into());
         return Err(ResearchError::NothingFound(cause));
     }
+    let found: Vec<gather::Material> = materials
+        .iter()
+        .filter(|m| !m.web.is_empty() || !m.vault.is_empty())
+        .cloned()
+        .collect();
 
-    // 3. Synthesis.
+    // 3. Synthesis, fitted to the model's context and checked before anything is written.
     job.report(ResearchEvent::Synthesizing);
-    let prompt = engine.library.render(
-        prompts::SYNTHESIS,
-        json!({
-            "title": input.title,
-            "path": input.rel,
-            "note": untrusted(&input.for_llm),
-            "focus": focus,
-            "topics": materials.iter().filter(|m| !m.web.is_empty() || !m.vault.is_empty()).collect::<Vec<_>>(),
-        }),
-    )?;
-    let answer = llm
-        .chat(
-            &ChatRequest {
-                messages: vec![
-                    Message::system(engine.library.render(prompts::SYSTEM, json!({}))?),
-                    Message::user(prompt),
-                ],
-                temperature: Some(0.3),
-                max_tokens: Some(4000),
-                ..Default::default()
-            },
-            llm.deadline(),
-        )
-        .await
-        .map_err(ResearchError::Synthesis)?;
-    usage.add(&answer.usage);
+    let synthesized = synthesize(engine, llm, &input, focus, &found, &mut warnings, job).await;
+    let answer = match synthesized {
+        Ok((answer, u)) => {
+            usage.add(&u);
+            answer
+        }
+        Err((reason, u)) => {
+            usage.add(&u);
+            tracing::warn!("synthesis failed after gathering: {reason}");
+            return sources_only(engine, input, depth, topics, &found, reason, usage, warnings);
+        }
+    };
 
     // 4. Citation integrity.
     let allowed: HashSet<String> = materials
@@ -364,6 +365,7 @@ async fn with_llm(
     let section = engine.library.render(
         prompts::RESEARCH_SECTION,
         json!({
+            "notice": notice,
             "findings": findings,
             "sources": sources.iter().map(|s| match s {
                 Source::Web { title, url } => json!({"title": title, "url": url, "target": null}),
@@ -383,6 +385,194 @@ async fn with_llm(
         section,
         usage,
         warnings,
+        synthesis_failed: None,
+    })
+}
+
+/// Tokens the synthesis may write: a paragraph or two per topic.
+fn synthesis_tokens(topics: usize, context: Option<u32>) -> u32 {
+    let want = (350 * topics as u32 + 300).clamp(800, 4000);
+    match context {
+        Some(ctx) => want.min(ctx / 3).max(256),
+        None => want,
+    }
+}
+
+/// Writes the synthesis: fitted to the context, streamed, checked by the gate; refused once
+/// with a firmer instruction, then given up with the reason.
+async fn synthesize(
+    engine: &Engine,
+    llm: &ChatClient,
+    input: &Input,
+    focus: Option<&str>,
+    found: &[gather::Material],
+    warnings: &mut Vec<String>,
+    job: &Job,
+) -> Result<(crate::llm::ChatAnswer, Usage), (String, Usage)> {
+    let mut usage = Usage::default();
+    let fail = |why: String, usage: Usage| Err((why, usage));
+    let system = match engine.library.render(prompts::SYSTEM, json!({})) {
+        Ok(s) => s,
+        Err(e) => return fail(e.to_string(), usage),
+    };
+    let render = |materials: &[gather::Material], note: &str| {
+        engine.library.render(
+            prompts::SYNTHESIS,
+            json!({
+                "title": input.title,
+                "path": input.rel,
+                "note": untrusted(note),
+                "focus": focus,
+                "topics": materials,
+            }),
+        )
+    };
+    let progress = |tokens: u64| {
+        if tokens.is_multiple_of(25) {
+            job.report(ResearchEvent::Generating {
+                step: "synthesis",
+                tokens,
+            });
+        }
+    };
+    let mut refusal: Option<String> = None;
+    let mut refits = 0;
+    loop {
+        let context = llm.context_tokens().await;
+        let max_tokens = synthesis_tokens(found.len(), context);
+        let (mut materials, mut note) = (found.to_vec(), input.for_llm.clone());
+        if let Some(ctx) = context {
+            let overhead = match render(&[], "") {
+                Ok(p) => crate::llm::window::estimate_tokens(&p) + crate::llm::window::estimate_tokens(&system) + 128,
+                Err(e) => return fail(e.to_string(), usage),
+            };
+            let room = (ctx as usize).saturating_sub(overhead + max_tokens as usize);
+            let dropped = fit::fit(&mut materials, &mut note, room);
+            if !dropped.is_empty() {
+                let w = format!(
+                    "to fit the model's {ctx}-token context, left out: {}",
+                    dropped.join(", ")
+                );
+                tracing::info!("{w}");
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+        }
+        let prompt = match render(&materials, &note) {
+            Ok(p) => p,
+            Err(e) => return fail(e.to_string(), usage),
+        };
+        let mut messages = vec![Message::system(system.clone()), Message::user(prompt.clone())];
+        if let Some(reason) = &refusal {
+            match engine
+                .library
+                .render(prompts::SYNTHESIS_RETRY, json!({"reason": reason}))
+            {
+                Ok(firmer) => messages.push(Message::user(firmer)),
+                Err(e) => return fail(e.to_string(), usage),
+            }
+        }
+        let req = ChatRequest {
+            messages,
+            temperature: Some(0.3),
+            max_tokens: Some(max_tokens),
+            stream: true,
+            ..Default::default()
+        };
+        let answer = match llm.chat_with(&req, llm.deadline(), Some(&progress)).await {
+            Ok(a) => a,
+            // The window is known now (learnt from the error): fit again, once.
+            Err(LlmError::ContextExceeded { .. }) if refits == 0 => {
+                refits += 1;
+                continue;
+            }
+            Err(e) => return fail(e.to_string(), usage),
+        };
+        usage.add(&answer.usage);
+        // The template's own words, without the material it carries (titles and URLs the
+        // answer is meant to cite).
+        let instructions = match render(&[], "") {
+            Ok(p) => prompts::without_data(&p),
+            Err(e) => return fail(e.to_string(), usage),
+        };
+        let sources: Vec<&str> = materials
+            .iter()
+            .flat_map(|m| {
+                m.web
+                    .iter()
+                    .flat_map(|w| [Some(w.snippet.as_str()), w.extract.as_deref()])
+                    .flatten()
+                    .chain(m.vault.iter().map(|v| v.snippet.as_str()))
+            })
+            .collect();
+        let verdict = gate::check(
+            &answer.content,
+            &gate::Gate {
+                instructions: &[&system, &instructions],
+                note: &input.for_llm,
+                sources: &sources,
+                expect: gate::Expect::TopicHeadings,
+            },
+        );
+        match verdict {
+            Ok(()) => return Ok((answer, usage)),
+            Err(why) if refusal.is_none() => {
+                tracing::warn!("synthesis refused ({why}); asking once more, more firmly");
+                warnings.push(format!("a first synthesis was refused: {why}"));
+                refusal = Some(why.to_string());
+            }
+            Err(why) => return fail(format!("the model's answer was refused twice: {why}"), usage),
+        }
+    }
+}
+
+/// The section when synthesis failed after gathering: every gathered source, by topic, under a
+/// warning that says why.
+#[allow(clippy::too_many_arguments)]
+fn sources_only(
+    engine: &Engine,
+    input: Input,
+    depth: Depth,
+    topics: Vec<Topic>,
+    found: &[gather::Material],
+    reason: String,
+    usage: Usage,
+    warnings: Vec<String>,
+) -> Result<NoteResearch, ResearchError> {
+    let provenance = provenance(depth, None, usage.cost_usd, topics.len(), 0);
+    let section = engine.library.render(
+        prompts::RESEARCH_SOURCES_ONLY,
+        json!({"reason": reason, "topics": found, "provenance": provenance}),
+    )?;
+    let sources = found
+        .iter()
+        .flat_map(|m| {
+            m.web
+                .iter()
+                .map(|w| Source::Web {
+                    title: w.title.clone(),
+                    url: w.url.clone(),
+                })
+                .chain(m.vault.iter().map(|v| Source::Vault {
+                    title: v.title.clone(),
+                    path: v.path.clone(),
+                    target: v.target.clone(),
+                }))
+        })
+        .collect();
+    finish(Finished {
+        path: input.rel,
+        mode: "llm",
+        depth,
+        model: None,
+        topics,
+        sources,
+        citations_removed: 0,
+        section,
+        usage,
+        warnings,
+        synthesis_failed: Some(reason),
     })
 }
 

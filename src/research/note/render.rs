@@ -20,6 +20,7 @@ pub(crate) struct Finished {
     pub section: String,
     pub usage: Usage,
     pub warnings: Vec<String>,
+    pub synthesis_failed: Option<String>,
 }
 
 /// The result, once the section is known to stay inside `## Research`.
@@ -41,6 +42,7 @@ pub(crate) fn finish(f: Finished) -> Result<NoteResearch, ResearchError> {
         cost_usd: f.usage.cost_usd,
         usage: f.usage,
         warnings: f.warnings,
+        synthesis_failed: f.synthesis_failed,
     })
 }
 

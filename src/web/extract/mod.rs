@@ -1,5 +1,9 @@
-//! Main-content extraction: a Readability port (dom_smoothie) to Markdown, falling back to
-//! html2text over the whole page when no article is found.
+//! Main-content extraction. Readability (dom_smoothie) finds the article; captions are removed
+//! before it runs and the rest of the boilerplate inside the article after (`clean.rs`); the
+//! article becomes Markdown. When Readability finds no article, rs-trafilatura reads the page,
+//! and failing that html2text renders all of it.
+
+mod clean;
 
 use dom_smoothie::{Config, Readability, TextMode};
 
@@ -7,6 +11,8 @@ use dom_smoothie::{Config, Readability, TextMode};
 #[serde(rename_all = "lowercase")]
 pub enum Method {
     Readability,
+    /// rs-trafilatura, when Readability finds no article.
+    Trafilatura,
     Html2text,
     /// Tags stripped in one pass: the page was too deep or too large for a DOM.
     Text,
@@ -43,20 +49,32 @@ pub fn extract(html: &str, url: Option<&str>, max_chars: usize) -> Extracted {
             truncated,
         };
     }
+    // Classes stay on the article so that its boilerplate can be found afterwards.
     let config = Config {
         text_mode: TextMode::Markdown,
+        keep_classes: true,
         ..Config::default()
     };
-    let article = Readability::new(html, url.filter(|u| u.starts_with("http")), Some(config))
+    // Captions are removed before Readability, which rewrites them into plain paragraphs.
+    let doc = dom_query::Document::from(html);
+    clean::captions(&doc);
+    let article = Readability::with_document(doc, url.filter(|u| u.starts_with("http")), Some(config))
         .ok()
         .and_then(|mut r| r.parse().ok())
         .filter(|a| a.text_content.trim().chars().count() >= MIN_ARTICLE_CHARS);
     let (title, text, method) = match article {
         Some(a) => {
             let title = Some(a.title.trim().to_string()).filter(|t| !t.is_empty());
-            (title, a.text_content.to_string(), Method::Readability)
+            (title, article_text(&a), Method::Readability)
         }
-        None => (page_title(html), html2text_whole(html), Method::Html2text),
+        None => {
+            let text = trafilatura_only(html, url);
+            if text.trim().chars().count() >= MIN_ARTICLE_CHARS {
+                (page_title(html), text, Method::Trafilatura)
+            } else {
+                (page_title(html), html2text_whole(html), Method::Html2text)
+            }
+        }
     };
     let markdown = tidy(&strip_link_targets(&text));
     let (markdown, truncated) = cut(markdown, max_chars);
@@ -66,6 +84,44 @@ pub fn extract(html: &str, url: Option<&str>, max_chars: usize) -> Extracted {
         method,
         truncated,
     }
+}
+
+/// The article's text as Markdown, its boilerplate removed (Readability chose the right part
+/// of the page; inside it, captions, share bars and related links remain).
+fn article_text(a: &dom_smoothie::Article) -> String {
+    let doc = dom_query::Document::from(a.content.as_ref());
+    clean::boilerplate(&doc);
+    clean::link_lists(&doc);
+    let text = clean::furniture_lines(&doc.root().md(None));
+    if text.trim().chars().count() >= MIN_ARTICLE_CHARS {
+        text
+    } else {
+        a.text_content.to_string()
+    }
+}
+
+/// dom_smoothie's article alone, as plain reading text (benchmarks compare the extractors).
+pub fn readability_only(html: &str, url: Option<&str>) -> String {
+    let config = Config {
+        text_mode: TextMode::Markdown,
+        ..Config::default()
+    };
+    Readability::new(html, url.filter(|u| u.starts_with("http")), Some(config))
+        .ok()
+        .and_then(|mut r| r.parse().ok())
+        .map(|a| tidy(&strip_link_targets(&a.text_content)))
+        .unwrap_or_default()
+}
+
+/// rs-trafilatura's main content alone, as plain reading text.
+pub fn trafilatura_only(html: &str, url: Option<&str>) -> String {
+    let options = rs_trafilatura::Options {
+        url: url.map(str::to_string),
+        ..rs_trafilatura::Options::default()
+    };
+    rs_trafilatura::extract_with_options(html, &options)
+        .map(|r| r.content_text)
+        .unwrap_or_default()
 }
 
 /// Elements whose end tag may be left out: they do not nest in practice.
@@ -204,8 +260,12 @@ fn page_title(html: &str) -> Option<String> {
 }
 
 /// `[text](url)` → `text`, `![alt](src)` → nothing: the page's own URL is what gets cited,
-/// and link targets only cost tokens.
+/// and link targets only cost tokens. A label is stripped too (an image inside a link).
 fn strip_link_targets(md: &str) -> String {
+    strip_links_nested(md, 4)
+}
+
+fn strip_links_nested(md: &str, depth: usize) -> String {
     let mut out = String::with_capacity(md.len());
     let mut rest = md;
     while let Some(open) = rest.find('[') {
@@ -218,7 +278,12 @@ fn strip_link_targets(md: &str) -> String {
         let before = if is_image { &rest[..open - 1] } else { &rest[..open] };
         out.push_str(before);
         if !is_image {
-            out.push_str(&rest[open + 1..open + label_end]);
+            let label = &rest[open + 1..open + label_end];
+            if depth > 0 && label.contains("](") {
+                out.push_str(&strip_links_nested(label, depth - 1));
+            } else {
+                out.push_str(label);
+            }
         }
         rest = &rest[open + target_end..];
     }
@@ -296,6 +361,16 @@ mod tests {
         check("[not a link] and [x]", "[not a link] and [x]");
         check("[broken](", "[broken](");
         check("multi [line\n\nlabel](u)", "multi [line\n\nlabel](u)");
+        check(
+            "a\n\n![](https://x/a.jpg?q=82&amp;strip=all \"Gift Guide: What?\")\n\nb",
+            "a\n\n\n\nb",
+        );
+        check(
+            "![ A caption](<https://x/a.jpg?w=335 335w, https://x/a.jpg?w=480 480w>) after",
+            " after",
+        );
+        check("[![](https://x/a.jpg \"t\")](https://x/a.html) caption", " caption");
+        check("[see ![icon](i.png) here](u)", "see  here");
     }
 
     #[test]

@@ -1,0 +1,183 @@
+//! Passages of a note that can be quoted as its own sentences: whole sentences of its
+//! paragraphs and list items (never a heading glued to the text after it, never cut
+//! mid-word), chosen for the words they share with another note.
+
+use std::collections::HashMap;
+
+use super::parse::parse;
+
+/// Longest passage; a longer sentence is cut at a word boundary and marked with `…`.
+pub const MAX_CHARS: usize = 240;
+/// Shorter sentences say too little to quote ("See also.").
+const MIN_WORDS: usize = 4;
+const MIN_UNSPACED_CHARS: usize = 8;
+
+/// The sentences of `text` (Markdown) that carry most of `weights` (normalised words as the
+/// index tokenises them → weight), best first, at most `n`, each a readable sentence.
+pub fn best(text: &str, weights: &HashMap<String, f32>, n: usize, tokens: impl Fn(&str) -> Vec<String>) -> Vec<String> {
+    let parsed = parse(text, "");
+    let headings: std::collections::HashSet<&str> = parsed.headings.iter().map(|h| h.text.as_str()).collect();
+    let mut scored: Vec<(f32, usize, String)> = Vec::new();
+    for (i, sentence) in sentences(&parsed.plain_text, &headings).into_iter().enumerate() {
+        let mut seen = std::collections::HashSet::new();
+        let score: f32 = tokens(&sentence)
+            .into_iter()
+            .filter_map(|t| {
+                let w = weights.get(&t)?;
+                seen.insert(t).then_some(*w)
+            })
+            .sum();
+        if score > 0.0 {
+            scored.push((score, i, sentence));
+        }
+    }
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().take(n).map(|(_, _, s)| cut(&s, MAX_CHARS)).collect()
+}
+
+/// The sentences of a note's plain text: its lines are blocks (headings, paragraphs, items,
+/// cells); headings and fragments too short to stand alone are skipped.
+pub fn sentences(plain: &str, headings: &std::collections::HashSet<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in plain.lines() {
+        let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        // Headings and callout titles (`[!note] Title`) are labels, not sentences.
+        if line.is_empty() || headings.contains(line.as_str()) || line.starts_with("[!") {
+            continue;
+        }
+        let mut start = 0;
+        let chars: Vec<(usize, char)> = line.char_indices().collect();
+        for (k, &(i, c)) in chars.iter().enumerate() {
+            let next = chars.get(k + 1).map(|&(_, c)| c);
+            let ends = match c {
+                '。' | '！' | '？' | '।' | '۔' => true,
+                '.' | '!' | '?' => next.is_none_or(char::is_whitespace) && !abbreviation(&line[start..i]),
+                _ => false,
+            };
+            if ends {
+                push_sentence(&mut out, &line[start..i + c.len_utf8()]);
+                start = i + c.len_utf8();
+            }
+        }
+        push_sentence(&mut out, &line[start..]);
+    }
+    out
+}
+
+fn push_sentence(out: &mut Vec<String>, s: &str) {
+    let s = s.trim();
+    let words = s.split_whitespace().count();
+    let unspaced = s.chars().filter(|c| !c.is_ascii() && c.is_alphabetic()).count();
+    if words >= MIN_WORDS || (unspaced >= MIN_UNSPACED_CHARS && !s.contains(' ')) {
+        out.push(s.to_string());
+    }
+}
+
+/// "e.g." and "Dr." end no sentence.
+fn abbreviation(before: &str) -> bool {
+    let last = before.rsplit(char::is_whitespace).next().unwrap_or("");
+    let last = last.trim_start_matches(['(', '"', '\'']);
+    last.len() <= 3 && (last.contains('.') || last.chars().next().is_some_and(char::is_uppercase) && last.len() <= 2)
+        || ["e.g", "i.e", "etc", "vs", "Mr", "Mrs", "Dr", "St"].contains(&last)
+}
+
+/// `s` cut to at most `max` characters at a word boundary, with `…` when cut. Text in a
+/// script without spaces may be cut between any two characters.
+pub fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let end = s.char_indices().nth(max).map(|(i, _)| i).unwrap_or(s.len());
+    let head = &s[..end];
+    let at = match head.rfind(char::is_whitespace) {
+        Some(i) if i > end / 2 => i,
+        _ => {
+            // No space in the second half: a script without spaces, or one very long word.
+            let last = head.chars().last().unwrap_or(' ');
+            if last.is_ascii_alphanumeric() {
+                head.rfind(|c: char| !c.is_alphanumeric()).unwrap_or(end)
+            } else {
+                end
+            }
+        }
+    };
+    format!("{}…", s[..at].trim_end_matches([' ', ',', ';', ':']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Words, and each character of a script without spaces, as the index tokenises them.
+    fn words(s: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for w in s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+            match w.is_ascii() {
+                true => out.push(w.to_lowercase()),
+                false => out.extend(w.chars().map(String::from)),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn passages_are_sentences_of_the_note() {
+        let check = |text: &str, terms: &[&str], expected: &[&str]| {
+            let weights: HashMap<String, f32> = terms.iter().map(|t| (t.to_string(), 1.0)).collect();
+            assert_eq!(best(text, &weights, 2, words), expected, "{text}");
+        };
+        // The heading is not glued to the sentence under it.
+        check(
+            "## Bread log 2026-03-02\nFed the starter with rye flour at noon. It doubled by six.\n",
+            &["starter", "rye"],
+            &["Fed the starter with rye flour at noon."],
+        );
+        // Best sentence first; ties in order; two at most.
+        check(
+            "Yeast eats sugar and makes gas today. Starter yeast and rye flour ferment slowly here. Rye is strong stuff.",
+            &["yeast", "rye", "starter"],
+            &[
+                "Starter yeast and rye flour ferment slowly here.",
+                "Yeast eats sugar and makes gas today.",
+            ],
+        );
+        // Abbreviations do not end sentences; list items are blocks.
+        check(
+            "- Use a flour, e.g. rye or spelt, for the starter.\n- Keep it warm.\n",
+            &["starter"],
+            &["Use a flour, e.g. rye or spelt, for the starter."],
+        );
+        // A callout's title line and a list item's parent are not glued to what follows.
+        check(
+            "> [!note] Useful advice\n> Feed the starter with rye every day.\n",
+            &["starter", "advice"],
+            &["Feed the starter with rye every day."],
+        );
+        check(
+            "- Starter guide\n\t- Feed the starter with rye every day.\n",
+            &["starter"],
+            &["Feed the starter with rye every day."],
+        );
+        // Fragments too short to stand alone are not quoted.
+        check("Starter.\n\nSee starter.\n", &["starter"], &[] as &[&str]);
+        // Chinese: sentences end at 。
+        check(
+            "属性是笔记的元数据字段。标签也可以用于分类和整理笔记内容。",
+            &["属"],
+            &["属性是笔记的元数据字段。"],
+        );
+    }
+
+    #[test]
+    fn long_sentences_are_cut_between_words() {
+        let long = "word ".repeat(80);
+        let cut_text = cut(long.trim(), 50);
+        assert!(cut_text.ends_with("word…"), "{cut_text}");
+        assert!(cut_text.chars().count() <= 51);
+        let han = "属".repeat(100);
+        assert_eq!(cut(&han, 10).chars().count(), 11);
+        assert_eq!(cut("short", 10), "short");
+        let glued = format!("a {}", "x".repeat(100));
+        assert_eq!(cut(&glued, 20), "a…");
+    }
+}

@@ -1,0 +1,181 @@
+//! Related notes in offline research: the vault's own signals (links, names, tags) beside
+//! content, embeds weighing little, and passages that read as the cited note's own sentences.
+//! `cargo bench --bench related` measures precision over whole vaults; these pin behaviour.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{TestVault, copy_dir, obsidian_help, stderr};
+
+async fn research(v: &TestVault, rel: &str) -> (Vec<String>, Vec<String>, String) {
+    let out = v.cli(&Vec::new(), &["research", rel, "--json"]).await;
+    assert!(out.status.success(), "{rel}: {}", stderr(&out));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cited = r["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap().to_string())
+        .collect();
+    let topics = r["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+    let text = v.read(rel);
+    let section = text[text.find("\n## Research\n").unwrap()..].to_string();
+    (cited, topics, section)
+}
+
+fn writable(dir: &Path) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let mut perms = entry.metadata().unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perms.set_readonly(false);
+        std::fs::set_permissions(entry.path(), perms).unwrap();
+        if entry.path().is_dir() {
+            writable(&entry.path());
+        }
+    }
+}
+
+/// Each quoted passage is a sentence of the cited note: not a heading glued to text, not a
+/// callout label, cut only between words.
+fn check_passages(section: &str, v: &TestVault, cited: &[String]) {
+    let mut note_text = String::new();
+    let mut bullets = cited.iter();
+    for line in section.lines() {
+        if line.starts_with("- [[") {
+            note_text = v.read(bullets.next().expect("a bullet per cited note"));
+        }
+        let Some(quote) = line.trim_start().strip_prefix("> ") else {
+            continue;
+        };
+        if line.starts_with('>') {
+            continue; // the section's own callouts
+        }
+        let plain: String = quote.replace('\\', "");
+        assert!(!plain.starts_with("[!"), "a callout label: {line}");
+        let words: Vec<&str> = plain.trim_end_matches('…').split_whitespace().collect();
+        assert!(words.len() >= 3 || plain.chars().count() >= 8, "too short: {line}");
+        // Its last whole word is in the note (a cut never splits a word).
+        let last = plain
+            .trim_end_matches('…')
+            .split(|c: char| !c.is_alphanumeric())
+            .rfind(|w| !w.is_empty())
+            .unwrap();
+        let plain_note = scholia::vault::parse::parse(&note_text, "").plain_text;
+        // (Scripts without spaces have no words to split: the run must be in the note.)
+        assert!(
+            plain_note.split(|c: char| !c.is_alphanumeric()).any(|w| w == last)
+                || (!last.is_ascii() && plain_note.contains(last)),
+            "`{last}` is not a word of the cited note: {line}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn related_notes_in_the_real_vault() {
+    // Each language of the vault is a vault of its own here, as in `benches/related.rs`.
+    // (note, notes it must cite, notes it must not, words its key terms must not have)
+    type Case = (
+        &'static str,
+        &'static [&'static str],
+        &'static [&'static str],
+        &'static [&'static str],
+    );
+    let cases: &[Case] = &[
+        (
+            // Embeds a licence block: the licence is not what the note is about.
+            "en/Editing and formatting/Callouts.md",
+            &[
+                "en/Linking notes and files/Internal links.md",
+                "en/Linking notes and files/Embed files.md",
+            ],
+            &["en/Obsidian/Credits.md"],
+            &["copyright", "mit", "master", "contributors"],
+        ),
+        ("en/Plugins/Daily notes.md", &["en/Plugins/Templates.md"], &[], &[]),
+        ("zh/插件/日记.md", &["zh/插件/模板.md"], &[], &[]),
+    ];
+    for (rel, must, must_not, not_terms) in cases {
+        let v = TestVault::empty();
+        let (lang, rel) = rel.split_once('/').unwrap();
+        copy_dir(&obsidian_help().join(lang), &v.root);
+        writable(&v.root);
+        let inside = |p: &&str| p.split_once('/').unwrap().1.to_string();
+        let (must, must_not): (Vec<String>, Vec<String>) =
+            (must.iter().map(inside).collect(), must_not.iter().map(inside).collect());
+        if !v.root.join(rel).is_file() {
+            panic!("{rel} is not in the vault");
+        }
+        let (cited, topics, section) = research(&v, rel).await;
+        assert!(!cited.is_empty() && cited.len() <= 10, "{rel}: {cited:?}");
+        for m in &must {
+            assert!(cited.iter().any(|c| c == m), "{rel} should cite {m}: {cited:?}");
+        }
+        for m in &must_not {
+            assert!(!cited.iter().any(|c| c == m), "{rel} should not cite {m}: {cited:?}");
+        }
+        for t in *not_terms {
+            assert!(!topics.iter().any(|k| k == t), "{rel}: key term {t}: {topics:?}");
+        }
+        check_passages(&section, &v, &cited);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn links_names_and_tags_count_where_words_do_not() {
+    let filler =
+        |topic: &str| format!("{topic} is discussed here at some length, with several sentences about {topic}.\n");
+    // (researched note, its text, the note the vault relates it to and its text)
+    let cases = [
+        (
+            "Planning hub.md",
+            "See [[Quiet]] for background.\n".to_string(),
+            "Quiet.md",
+            filler("Gardening"),
+        ),
+        (
+            "Planning hub.md",
+            "The Lantern project matters.\n".to_string(),
+            "Lantern project.md",
+            filler("Cooking"),
+        ),
+        (
+            "Planning hub.md",
+            "Plans go here.\n\n#planning\n".to_string(),
+            "Tagged.md",
+            format!("{}#planning\n", filler("Astronomy")),
+        ),
+        // Names the researched note without linking to it.
+        (
+            "Planning hub.md",
+            "Plans go here.\n".to_string(),
+            "Mentions.md",
+            format!("The Planning hub collects plans.\n{}", filler("Knitting")),
+        ),
+    ];
+    for (rel, text, related, related_text) in cases {
+        let v = TestVault::empty();
+        v.write(
+            rel,
+            &format!("# Planning hub\n\n{text}\nGardening, cooking, astronomy and knitting are hobbies here.\n"),
+        );
+        v.write(related, &related_text);
+        for (name, topic) in [
+            ("Elsewhere.md", "Sailing"),
+            ("Other.md", "Gardening"),
+            ("Third.md", "Knitting"),
+        ] {
+            if name != related {
+                v.write(name, &filler(topic));
+            }
+        }
+        let (cited, _, section) = research(&v, rel).await;
+        assert_eq!(cited.first().map(String::as_str), Some(related), "{cited:?}\n{section}");
+        assert!(!cited.iter().any(|c| c == "Elsewhere.md"), "{cited:?}");
+    }
+}
