@@ -14,5 +14,6 @@ pub mod lsp;
 pub mod mcp;
 pub mod prompts;
 pub mod research;
+pub mod tasks;
 pub mod vault;
 pub mod web;

@@ -25,6 +25,7 @@ pub const RESEARCH_OFFLINE: &str = "templates/research-offline.md";
 pub const RESEARCH_SOURCES_ONLY: &str = "templates/research-sources-only.md";
 pub const DEEP_SEARCH_SECTION: &str = "templates/deep-search-section.md";
 pub const ASK_SECTION: &str = "templates/ask-section.md";
+pub const RESEARCH_REPORT: &str = "templates/research-report.md";
 
 const BUILTIN: &[(&str, &str)] = &[
     (SYSTEM, include_str!("../prompts/system.md")),
@@ -47,6 +48,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ),
     (DEEP_SEARCH_SECTION, include_str!("../templates/deep-search-section.md")),
     (ASK_SECTION, include_str!("../templates/ask-section.md")),
+    (RESEARCH_REPORT, include_str!("../templates/research-report.md")),
 ];
 
 #[derive(Debug, thiserror::Error)]

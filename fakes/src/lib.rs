@@ -14,6 +14,7 @@
 //! - `GET /_requests` — every request body received, for assertions.
 
 pub mod faults;
+pub mod interactions;
 pub mod llm;
 pub mod search;
 pub mod web;
@@ -56,6 +57,8 @@ pub struct FakeState {
     pub window: Mutex<Option<llm::Window>>,
     /// Streamed answers started, for `interrupt`.
     pub streams: std::sync::atomic::AtomicU64,
+    /// Gemini interactions by id.
+    pub interactions: Mutex<std::collections::HashMap<String, interactions::Interaction>>,
 }
 
 impl FakeState {
@@ -102,10 +105,14 @@ impl FakeServer {
             page_faults: Mutex::new(Default::default()),
             window: Mutex::new(None),
             streams: std::sync::atomic::AtomicU64::new(0),
+            interactions: Mutex::new(Default::default()),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(llm::chat))
             .route("/props", get(llm::props))
+            .route("/v1beta/interactions", post(interactions::create))
+            .route("/v1beta/interactions/{id}", get(interactions::get))
+            .route("/v1beta/interactions/{id}/cancel", post(interactions::cancel))
             .route("/api/show", post(llm::ollama_show))
             .route("/html/", get(search::duckduckgo_get).post(search::duckduckgo_post))
             .route("/html", get(search::duckduckgo_get).post(search::duckduckgo_post))
@@ -156,6 +163,28 @@ impl FakeServer {
     }
 
     /// Bodies of the requests received on `path`.
+    /// The path of every request so far, in order.
+    pub fn all_requests(&self) -> Vec<String> {
+        self.state
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.path.clone())
+            .collect()
+    }
+
+    /// How many requests went to a path starting with `prefix`.
+    pub fn count_prefixed(&self, prefix: &str) -> usize {
+        self.state
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.path.starts_with(prefix))
+            .count()
+    }
+
     pub fn requests(&self, path: &str) -> Vec<serde_json::Value> {
         self.state
             .requests

@@ -114,6 +114,11 @@ pub enum Command {
         #[arg(long)]
         list: bool,
     },
+    /// Background research: start, follow, cancel and save tasks that outlive the command
+    Tasks {
+        #[command(subcommand)]
+        action: TaskAction,
+    },
     /// Language server on stdin/stdout
     Lsp,
     /// MCP server for agents: stdio, or streamable HTTP with --http
@@ -128,6 +133,85 @@ pub enum Command {
         #[arg(long, value_name = "VAR", requires = "http")]
         token_env: Option<String>,
     },
+}
+
+#[derive(Subcommand)]
+pub enum TaskAction {
+    /// Start a background task; prints its id (a running `scholia tasks run`, language server
+    /// or MCP server drives it)
+    Start {
+        query: String,
+        /// gemini (Gemini deep research, needs GEMINI_API_KEY) or deep-search
+        #[arg(long, default_value = "gemini", value_parser = parse_kind)]
+        kind: scholia::tasks::Kind,
+        #[arg(long)]
+        no_notify: bool,
+        #[arg(long, default_value_t = 8.0)]
+        max_wait_hours: f64,
+        /// The Gemini agent (default: deep-research-pro-preview-12-2025)
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A task's status (from the local store; never calls the provider)
+    Status {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A finished task's report
+    Results {
+        id: String,
+        #[arg(long)]
+        no_sources: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel a task here and at its provider
+    Cancel {
+        id: String,
+        #[arg(long)]
+        no_partial: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Estimate the cost and duration of a Gemini deep research (no model call)
+    Estimate {
+        query: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Save a finished task's report as Markdown
+    Save {
+        id: String,
+        #[arg(long, default_value = "./research_reports")]
+        output_dir: PathBuf,
+        #[arg(long, default_value = "research")]
+        prefix: String,
+        #[arg(long)]
+        no_metadata: bool,
+        #[arg(long)]
+        no_sources: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The newest tasks
+    List {
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Drive tasks in the foreground until Ctrl-C (or, with --until-idle, until none is left)
+    Run {
+        #[arg(long)]
+        until_idle: bool,
+    },
+}
+
+fn parse_kind(s: &str) -> Result<scholia::tasks::Kind, String> {
+    scholia::tasks::Kind::parse(s).ok_or_else(|| format!("--kind: `{s}`; valid: gemini, deep-search"))
 }
 
 impl Command {

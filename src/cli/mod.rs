@@ -144,6 +144,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             }
         }
         Command::Trust { dir, revoke, list } => trust(dir, revoke, list)?,
+        Command::Tasks { action } => return tasks(action),
         Command::Lsp => scholia::lsp::serve_stdio()?,
         Command::Mcp { vault, http, token_env } => {
             scholia::mcp::serve(scholia::mcp::McpOptions { vault, http, token_env })?
@@ -226,4 +227,170 @@ fn open_vault(
     let dirs = Dirs::from_env(&ProcessEnv).map_err(Error::from)?;
     let opened = VaultSession::open_synced(Path::new(&root), &dirs, &mut render::index_bar(show_progress))?;
     Ok(opened)
+}
+
+fn tasks(action: args::TaskAction) -> Result<ExitCode> {
+    use args::TaskAction as A;
+    use scholia::tasks::{SaveOptions, StartRequest};
+    let engine = std::sync::Arc::new(load_engine(None)?);
+    let rt = runtime()?;
+    let tasks = engine.tasks()?;
+    let print = |json: bool, value: serde_json::Value, line: String| -> Result<()> {
+        if json {
+            render::json(&value)?;
+        } else {
+            println!("{line}");
+        }
+        Ok(())
+    };
+    match action {
+        A::Start {
+            query,
+            kind,
+            no_notify,
+            max_wait_hours,
+            model,
+            json,
+        } => {
+            let t = rt
+                .block_on(tasks.start(StartRequest {
+                    query,
+                    kind,
+                    notify: !no_notify,
+                    max_wait_hours,
+                    model,
+                }))
+                .map_err(Error::from)?;
+            print(
+                json,
+                json!({"success": true, "task_id": t.id, "status": "running_async", "mode": "async",
+                       "message": "Research running in background. Notification when complete.",
+                       "check_status_command": format!("scholia tasks status {}", t.id)}),
+                format!(
+                    "{}\nstarted ({}); `scholia tasks status {}` to follow, `scholia tasks run` drives it",
+                    t.id,
+                    t.kind.as_str(),
+                    t.id
+                ),
+            )?;
+        }
+        A::Status { id, json } => {
+            let s = rt.block_on(tasks.status(&id)).map_err(Error::from)?;
+            let line = format!(
+                "{} {} · {:.1} min · {} in / {} out tokens · ${:.2}{}{}",
+                s.task_id,
+                s.status,
+                s.elapsed_minutes,
+                s.tokens_used["input"],
+                s.tokens_used["output"],
+                s.cost_so_far,
+                s.current_action
+                    .as_deref()
+                    .map(|a| format!(" · {a}"))
+                    .unwrap_or_default(),
+                s.error.as_deref().map(|e| format!("\nerror: {e}")).unwrap_or_default()
+            );
+            print(json, serde_json::to_value(&s)?, line)?;
+        }
+        A::Results { id, no_sources, json } => {
+            let (t, r) = rt.block_on(tasks.results(&id)).map_err(Error::from)?;
+            let mut v = json!({"success": true, "task_id": t.id, "query": t.query, "status": t.status,
+                               "report": r.report, "metadata": r.metadata});
+            if !no_sources {
+                v["sources"] = r.sources.clone();
+            }
+            let mut line = r.report.clone();
+            if !no_sources {
+                for s in r.sources.as_array().into_iter().flatten() {
+                    line.push_str(&format!("\n- {}", s["url"].as_str().unwrap_or_default()));
+                }
+            }
+            print(json, v, line)?;
+        }
+        A::Cancel { id, no_partial, json } => {
+            let t = rt.block_on(tasks.cancel(&id, !no_partial)).map_err(Error::from)?;
+            print(
+                json,
+                json!({"success": true, "task_id": t.id, "status": t.status, "final_cost_usd": t.cost_usd, "error": t.error}),
+                format!("{} cancelled (cost so far ${:.2})", t.id, t.cost_usd),
+            )?;
+        }
+        A::Estimate { query, json } => {
+            let e = scholia::tasks::estimate::estimate(&query);
+            let line = format!(
+                "{} · {}–{} min · ${}–${} · {}",
+                e.query_complexity,
+                e.estimated_duration["min_minutes"],
+                e.estimated_duration["max_minutes"],
+                e.estimated_cost["min_usd"],
+                e.estimated_cost["max_usd"],
+                e.recommendation
+            );
+            print(json, serde_json::to_value(&e)?, line)?;
+        }
+        A::Save {
+            id,
+            output_dir,
+            prefix,
+            no_metadata,
+            no_sources,
+            json,
+        } => {
+            let saved = rt
+                .block_on(tasks.save(
+                    engine.library(),
+                    &id,
+                    SaveOptions {
+                        output_dir,
+                        prefix,
+                        include_metadata: !no_metadata,
+                        include_sources: !no_sources,
+                    },
+                ))
+                .map_err(Error::from)?;
+            let line = saved.file_path.clone();
+            print(json, serde_json::to_value(&saved)?, line)?;
+        }
+        A::List { limit, json } => {
+            let list = rt.block_on(tasks.list(limit)).map_err(Error::from)?;
+            let lines: Vec<String> = list
+                .iter()
+                .map(|t| {
+                    format!(
+                        "{} {:<17} {:<11} {}",
+                        t.id,
+                        t.status.as_str(),
+                        t.kind.as_str(),
+                        t.query.chars().take(60).collect::<String>()
+                    )
+                })
+                .collect();
+            print(json, serde_json::to_value(&list)?, lines.join("\n"))?;
+        }
+        A::Run { until_idle } => {
+            let shutdown = tokio_util::sync::CancellationToken::new();
+            rt.block_on(async {
+                let stop = shutdown.clone();
+                tokio::spawn(async move {
+                    let _ = tokio::signal::ctrl_c().await;
+                    stop.cancel();
+                });
+                if until_idle {
+                    let (stop, tasks) = (shutdown.clone(), tasks.clone());
+                    tokio::spawn(async move {
+                        loop {
+                            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                            let open = tasks.list(10_000).await.map(|l| l.iter().any(|t| !t.status.is_final()));
+                            if matches!(open, Ok(false)) {
+                                stop.cancel();
+                                break;
+                            }
+                        }
+                    });
+                }
+                engine.run_tasks(shutdown).await
+            })?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -78,6 +78,10 @@ pub struct Settings {
     pub allow_private_hosts: bool,
     /// OpenRouter, for the Sonar tiers.
     pub openrouter: Option<LlmConfig>,
+    /// Gemini Interactions (background deep research): base URL and key, from the environment.
+    pub gemini_api: Option<(String, crate::llm::Secret)>,
+    /// How often background tasks poll their provider.
+    pub tasks_poll: Duration,
     pub gemini_cli: GeminiCli,
     pub deep_search_max_iterations: u32,
     /// `None`: the Gemini CLI when installed, else the LLM.
@@ -275,6 +279,28 @@ impl Settings {
             },
             allow_private_hosts: flag(env, "SCHOLIA_ALLOW_PRIVATE_HOSTS")?,
             openrouter: openrouter(env)?,
+            gemini_api: match env.var("GEMINI_API_KEY") {
+                Some(key) => {
+                    let base = env
+                        .var("GEMINI_API_BASE_URL")
+                        .unwrap_or_else(|| crate::tasks::interactions::BASE_URL.into());
+                    Some((http_url("GEMINI_API_BASE_URL", &base)?, crate::llm::Secret::new(key)))
+                }
+                None => None,
+            },
+            tasks_poll: match env.var("SCHOLIA_TASKS_POLL_MS") {
+                Some(v) => match v.parse::<u64>() {
+                    Ok(ms) if (10..=600_000).contains(&ms) => Duration::from_millis(ms),
+                    _ => {
+                        return Err(ConfigError::Invalid {
+                            field: "SCHOLIA_TASKS_POLL_MS".into(),
+                            value: v,
+                            valid: "milliseconds between polls of a background task, 10..=600000".into(),
+                        });
+                    }
+                },
+                None => Duration::from_secs(10),
+            },
             gemini_cli: GeminiCli {
                 env: crate::gemini_cli::ChildEnv::allowlisted(env),
                 program: over
@@ -592,6 +618,15 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "research LLM via OpenAI (model defaults to gpt-4o-mini)",
     ),
     ("OPENROUTER_API_KEY", "Sonar tiers (`ask`) via OpenRouter"),
+    (
+        "GEMINI_API_KEY",
+        "background deep research via the Gemini Interactions API (`tasks start`)",
+    ),
+    ("GEMINI_API_BASE_URL", "Gemini Interactions base URL"),
+    (
+        "SCHOLIA_TASKS_POLL_MS",
+        "milliseconds between polls of a background task",
+    ),
     ("OPENROUTER_BASE_URL", "OpenRouter base URL"),
     (
         "GEMINI_CLI",

@@ -51,6 +51,8 @@ pub struct Engine {
     /// `None` when OpenRouter is not configured.
     pub(crate) sonar: Option<Sonar>,
     jobs: Jobs,
+    /// The background-task service of the data directory, opened on first use.
+    tasks: std::sync::OnceLock<Arc<crate::tasks::Tasks>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -109,6 +111,7 @@ impl Engine {
             search,
             settings,
             jobs: Jobs::default(),
+            tasks: std::sync::OnceLock::new(),
         })
     }
 
@@ -138,6 +141,34 @@ impl Engine {
         self
     }
 
+    /// The background tasks of the data directory (opens the store on first use; blocking).
+    pub fn tasks(&self) -> Result<Arc<crate::tasks::Tasks>, Error> {
+        if let Some(t) = self.tasks.get() {
+            return Ok(t.clone());
+        }
+        let interactions = self
+            .settings
+            .gemini_api
+            .as_ref()
+            .map(|(base, key)| crate::tasks::interactions::Interactions::new(base, key.clone()));
+        let opened = Arc::new(crate::tasks::Tasks::open(
+            &self.settings.dirs.data,
+            interactions,
+            self.settings.tasks_poll,
+        )?);
+        Ok(self.tasks.get_or_init(|| opened).clone())
+    }
+
+    /// Runs background tasks until `shutdown` (a surface calls this once per process).
+    pub async fn run_tasks(self: &Arc<Self>, shutdown: tokio_util::sync::CancellationToken) -> Result<(), Error> {
+        let engine = self.clone();
+        let tasks = tokio::task::spawn_blocking(move || engine.tasks())
+            .await
+            .expect("opening the task store does not panic")?;
+        tasks.run(Arc::new(TaskRunner(self.clone())), shutdown).await;
+        Ok(())
+    }
+
     /// The research LLM's model, when one is configured.
     pub fn llm_model(&self) -> Option<&str> {
         self.llm.as_deref().map(ChatClient::model)
@@ -160,5 +191,51 @@ fn cleanup_once(config: &Path) {
         .insert(config.to_path_buf());
     if first {
         GeminiCli::startup_cleanup(config);
+    }
+}
+
+/// Deep searches for background tasks, as the engine runs them for any surface.
+struct TaskRunner(Arc<Engine>);
+
+impl crate::tasks::DeepSearchRunner for TaskRunner {
+    fn run<'a>(
+        &'a self,
+        query: &'a str,
+        _model: Option<&'a str>,
+        stop: tokio_util::sync::CancellationToken,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = crate::tasks::DeepSearchOutput> + Send + 'a>> {
+        Box::pin(async move {
+            let req = crate::research::deep_search::DeepSearchRequest {
+                query: query.to_string(),
+                backend: None,
+                max_iterations: None,
+            };
+            let job = self
+                .0
+                .jobs()
+                .start("background deep search", true, |_| Arc::new(NoProgress));
+            let token = job.token().clone();
+            let watcher = tokio::spawn(async move {
+                stop.cancelled().await;
+                token.cancel();
+            });
+            let result = self.0.deep_search(&req, &job).await;
+            watcher.abort();
+            let r = result.map_err(|e| e.message)?;
+            let tokens = r
+                .metadata
+                .tokens
+                .as_ref()
+                .map(|t| (t.prompt, t.candidates + t.thoughts))
+                .unwrap_or((0, 0));
+            let sources = serde_json::json!(
+                r.metadata
+                    .sources_visited
+                    .iter()
+                    .map(|u| serde_json::json!({"url": u, "title": ""}))
+                    .collect::<Vec<_>>()
+            );
+            Ok((r.result, sources, tokens))
+        })
     }
 }

@@ -74,6 +74,26 @@ impl Args {
         }
     }
 
+    /// `true` or `false`, or `default` when absent.
+    pub fn bool(&self, field: &str, default: bool) -> Result<bool, Error> {
+        match self.get(field) {
+            None => Ok(default),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(v) => Err(invalid(field, v, "true or false")),
+        }
+    }
+
+    /// A number in `min..=max`, or `default` when absent.
+    pub fn number(&self, field: &str, min: f64, max: f64, default: f64) -> Result<f64, Error> {
+        match self.get(field) {
+            None => Ok(default),
+            Some(v) => match v.as_f64() {
+                Some(n) if n >= min && n <= max => Ok(n),
+                _ => Err(invalid(field, v, &format!("a number from {min} to {max}"))),
+            },
+        }
+    }
+
     /// One of `values`, or `default` when absent.
     pub fn choice(&self, field: &str, values: &[&'static str], default: &'static str) -> Result<&'static str, Error> {
         match self.get(field) {

@@ -107,6 +107,16 @@ pub fn serve(options: McpOptions) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
         let shutdown = CancellationToken::new();
+        // Background research tasks run in this process while it serves (leases keep them
+        // from running twice beside a language server on the same data directory).
+        let runner = {
+            let (engine, shutdown) = (engine.clone(), shutdown.clone());
+            tokio::spawn(async move {
+                if let Err(e) = engine.run_tasks(shutdown).await {
+                    tracing::warn!("background tasks are not running: {e}");
+                }
+            })
+        };
         let server = Scholia::new(engine, Arc::new(VaultSlot::default()));
         server.open_vault(root, dirs, shutdown.clone());
         let served = match options.http {
@@ -114,6 +124,8 @@ pub fn serve(options: McpOptions) -> anyhow::Result<()> {
             Some(addr) => http::serve(server, addr, token, shutdown.clone()).await,
         };
         shutdown.cancel();
+        // Give the leases back so another process takes the tasks over at once.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), runner).await;
         served
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));

@@ -220,6 +220,89 @@ pub fn list() -> Vec<Tool> {
         )
         .with_annotations(read_only().open_world(true).with_title_of("Read a web page")),
     ]
+    .into_iter()
+    .chain(task_tools())
+    .collect()
+}
+
+/// The background-research tools (seed 001): long research that outlives the call.
+fn task_tools() -> Vec<Tool> {
+    let id = json!({"type": "string", "description": "The task id start_deep_research returned"});
+    let any = json!({"type": "object"});
+    let store_only = |t: &str| read_only().with_title_of(t);
+    vec![
+        tool(
+            "start_deep_research",
+            "Start background deep research",
+            "Start Gemini Deep Research in the background (it plans, searches and reads for 5-60              minutes and writes a cited report). Returns a task_id at once; follow it with              check_research_status and read it with get_research_results. Costs real money              (see estimate_research_cost); for a quick answer use `search` instead. Needs              GEMINI_API_KEY in the server's environment."
+                .into(),
+            json!({"type": "object", "properties": {
+                "query": {"type": "string", "description": "The research question"},
+                "enable_notifications": {"type": "boolean", "default": true, "description": "A desktop notification when it completes"},
+                "max_wait_hours": {"type": "number", "minimum": 0.1, "maximum": 72, "default": 8, "description": "Give up (and cancel at Gemini) after this long"},
+                "model": {"type": "string", "default": "deep-research-pro-preview-12-2025", "description": "The Gemini deep-research agent"}
+            }, "required": ["query"]}),
+            any.clone(),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).open_world(true).with_title_of("Start background deep research")),
+        tool(
+            "check_research_status",
+            "Check research status",
+            "Status of a background research task from the local store (never calls a provider,              costs nothing): status, elapsed minutes, tokens and cost so far, the current action."
+                .into(),
+            json!({"type": "object", "properties": {"task_id": id}, "required": ["task_id"]}),
+            any.clone(),
+        )
+        .with_annotations(store_only("Check research status")),
+        tool(
+            "get_research_results",
+            "Get research results",
+            "The report, sources and metadata of a finished background research task (an error              with the current status while it runs)."
+                .into(),
+            json!({"type": "object", "properties": {
+                "task_id": id,
+                "include_sources": {"type": "boolean", "default": true, "description": "Include the cited sources"}
+            }, "required": ["task_id"]}),
+            any.clone(),
+        )
+        .with_annotations(store_only("Get research results")),
+        tool(
+            "cancel_research",
+            "Cancel research",
+            "Cancel a running background research task, here and at Gemini (which stops the              bill); with save_partial the report so far is kept as its results."
+                .into(),
+            json!({"type": "object", "properties": {
+                "task_id": id,
+                "save_partial": {"type": "boolean", "default": true, "description": "Keep the report written so far as the task's results"}
+            }, "required": ["task_id"]}),
+            any.clone(),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(false).destructive(true).open_world(true).with_title_of("Cancel research")),
+        tool(
+            "estimate_research_cost",
+            "Estimate research cost",
+            "Estimate the complexity, duration and cost of a Gemini deep research from the query              alone (no model call, free). Use before start_deep_research."
+                .into(),
+            json!({"type": "object", "properties": {"query": {"type": "string", "description": "The research question"}}, "required": ["query"]}),
+            any.clone(),
+        )
+        .with_annotations(store_only("Estimate research cost")),
+        tool(
+            "save_research_to_markdown",
+            "Save research to Markdown",
+            "Write a finished task's report as a Markdown file              `{output_dir}/{YYYY-MM}/{prefix}_{task_id}_{YYYYmmdd_HHMMSS}.md` (directories created)."
+                .into(),
+            json!({"type": "object", "properties": {
+                "task_id": id,
+                "output_dir": {"type": "string", "default": "./research_reports", "description": "Relative to the vault"},
+                "filename_prefix": {"type": "string", "default": "research", "description": "The file name's first part"},
+                "include_metadata": {"type": "boolean", "default": true, "description": "A table of task id, status, duration, tokens and cost"},
+                "include_sources": {"type": "boolean", "default": true, "description": "A Sources list at the end"}
+            }, "required": ["task_id"]}),
+            any,
+        )
+        .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).open_world(false).with_title_of("Save research to Markdown")),
+    ]
 }
 
 trait WithTitle {
@@ -272,6 +355,12 @@ pub async fn call(s: &Scholia, name: &str, args: Option<JsonObject>, run: RunCon
         "deep_search" => deep_search(s, args, run).await,
         "search" => ask(s, args, run).await,
         "fetch_page" => fetch_page(s, args).await,
+        "start_deep_research"
+        | "check_research_status"
+        | "get_research_results"
+        | "cancel_research"
+        | "estimate_research_cost"
+        | "save_research_to_markdown" => task_tool(s, task_name(name), args).await,
         _ => return None,
     };
     Some(result.unwrap_or_else(|e| error(&e)))
@@ -509,4 +598,118 @@ async fn fetch_page(s: &Scholia, args: Option<JsonObject>) -> Result<CallToolRes
         &format!("{title}{}", page.content.markdown),
         serde_json::to_value(&page).expect("serializable"),
     ))
+}
+
+fn task_name(name: &str) -> &'static str {
+    [
+        "start_deep_research",
+        "check_research_status",
+        "get_research_results",
+        "cancel_research",
+        "estimate_research_cost",
+        "save_research_to_markdown",
+    ]
+    .into_iter()
+    .find(|n| *n == name)
+    .expect("a task tool")
+}
+
+async fn task_tool(s: &Scholia, name: &'static str, args: Option<JsonObject>) -> Result<CallToolResult, Error> {
+    use crate::tasks::{Kind, SaveOptions, StartRequest, estimate};
+    if name == "estimate_research_cost" {
+        let a = Args::new(name, args, &["query"])?;
+        let query = a.string("query", "the research question")?;
+        let e = estimate::estimate(&query);
+        let v = serde_json::to_value(&e).expect("serializable");
+        return Ok(ok(format!("{} query: {}", e.query_complexity, e.recommendation), "", v));
+    }
+    let engine = s.engine.clone();
+    let tasks = tokio::task::spawn_blocking(move || engine.tasks())
+        .await
+        .expect("opening the task store does not panic")?;
+    match name {
+        "start_deep_research" => {
+            let a = Args::new(
+                name,
+                args,
+                &["query", "enable_notifications", "max_wait_hours", "model"],
+            )?;
+            let req = StartRequest {
+                query: a.string("query", "the research question")?,
+                kind: Kind::Gemini,
+                notify: a.bool("enable_notifications", true)?,
+                max_wait_hours: a.number("max_wait_hours", 0.1, 72.0, 8.0)?,
+                model: a.opt_string("model", "a Gemini deep-research agent name")?,
+            };
+            let t = tasks.start(req).await?;
+            let v = json!({"success": true, "task_id": t.id, "status": "running_async", "mode": "async",
+                           "message": "Research running in background. Notification when complete.",
+                           "check_status_command": format!("check_research_status(task_id='{}')", t.id)});
+            Ok(ok(format!("started background research {}", t.id), "", v))
+        }
+        "check_research_status" => {
+            let a = Args::new(name, args, &["task_id"])?;
+            let st = tasks.status(&a.string("task_id", "a task id")?).await?;
+            let summary = format!("{} {} ({:.1} min)", st.task_id, st.status, st.elapsed_minutes);
+            Ok(ok(summary, "", serde_json::to_value(&st).expect("serializable")))
+        }
+        "get_research_results" => {
+            let a = Args::new(name, args, &["task_id", "include_sources"])?;
+            let (t, r) = tasks.results(&a.string("task_id", "a task id")?).await?;
+            let include = a.bool("include_sources", true)?;
+            let mut v = json!({"success": true, "task_id": t.id, "query": t.query, "status": t.status,
+                               "report": bounded(&r.report, MAX_FIELD), "metadata": r.metadata});
+            if include {
+                v["sources"] = r.sources;
+            }
+            let report = v["report"].as_str().unwrap_or_default().to_string();
+            Ok(ok(format!("results of {}", t.id), &report, v))
+        }
+        "cancel_research" => {
+            let a = Args::new(name, args, &["task_id", "save_partial"])?;
+            let t = tasks
+                .cancel(&a.string("task_id", "a task id")?, a.bool("save_partial", true)?)
+                .await?;
+            let v = json!({"success": true, "task_id": t.id, "status": t.status, "final_cost_usd": t.cost_usd});
+            Ok(ok(format!("cancelled {}", t.id), "", v))
+        }
+        "save_research_to_markdown" => {
+            let a = Args::new(
+                name,
+                args,
+                &[
+                    "task_id",
+                    "output_dir",
+                    "filename_prefix",
+                    "include_metadata",
+                    "include_sources",
+                ],
+            )?;
+            let id = a.string("task_id", "a task id")?;
+            let dir = a
+                .opt_string("output_dir", "a directory")?
+                .unwrap_or_else(|| "./research_reports".into());
+            let vault = s.vault.wait(super::VAULT_WAIT).await.ok();
+            let output_dir = match (std::path::Path::new(&dir).is_absolute(), vault) {
+                (true, _) => std::path::PathBuf::from(&dir),
+                (false, Some(v)) => v.vault().root().join(&dir),
+                (false, None) => std::path::PathBuf::from(&dir),
+            };
+            let opts = SaveOptions {
+                output_dir,
+                prefix: a
+                    .opt_string("filename_prefix", "a file name prefix")?
+                    .unwrap_or_else(|| "research".into()),
+                include_metadata: a.bool("include_metadata", true)?,
+                include_sources: a.bool("include_sources", true)?,
+            };
+            let saved = tasks.save(s.engine.library(), &id, opts).await?;
+            Ok(ok(
+                format!("saved {}", saved.file_path),
+                "",
+                serde_json::to_value(&saved).expect("serializable"),
+            ))
+        }
+        _ => unreachable!("only task tools reach here"),
+    }
 }

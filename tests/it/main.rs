@@ -14,3 +14,4 @@ mod nvim;
 mod related;
 mod research;
 mod sonar;
+mod tasks;

@@ -31,7 +31,9 @@ FAKES = os.environ["FAKES"]
 WORK = os.environ["WORK"]
 GEMINI_LOG = os.path.join(WORK, "gemini.jsonl")
 
-TOOLS = {"find_notes", "read_note", "list_notes", "research_note", "deep_search", "search", "fetch_page"}
+TOOLS = {"find_notes", "read_note", "list_notes", "research_note", "deep_search", "search", "fetch_page",
+         "start_deep_research", "check_research_status", "get_research_results", "cancel_research",
+         "estimate_research_cost", "save_research_to_markdown"}
 
 
 def log(msg):
@@ -50,6 +52,9 @@ def server_env():
         "GEMINI_FAKE_SCENARIO": "valid",
         "GEMINI_FAKE_LOG": GEMINI_LOG,
         "DEEP_SEARCH_MAX_ITERATIONS": "3",
+        "GEMINI_API_KEY": "test-key",
+        "GEMINI_API_BASE_URL": f"{FAKES}/v1beta",
+        "SCHOLIA_TASKS_POLL_MS": "50",
     })
     return env
 
@@ -243,6 +248,40 @@ async def check_cancel(s):
     log("a cancelled deep_search stopped the Gemini CLI and left the note alone")
 
 
+async def check_background_research(s):
+    """Seed 001 through a real client: estimate, start, poll, results, save, cancel."""
+    est = await s.call_tool("estimate_research_cost", {"query": "How do sourdough starters work?"})
+    assert not est.is_error and est.structured_content["query_complexity"] in ("simple", "medium", "complex")
+    started = await s.call_tool("start_deep_research", {"query": "How do sourdough starters work?", "model": "fake:polls=3", "enable_notifications": False})
+    assert not started.is_error, text(started)
+    task_id = started.structured_content["task_id"]
+    assert started.structured_content["status"] == "running_async"
+    early = await s.call_tool("get_research_results", {"task_id": task_id})
+    status = None
+    for _ in range(200):
+        st = await s.call_tool("check_research_status", {"task_id": task_id})
+        status = st.structured_content["status"]
+        if status == "completed":
+            break
+        await anyio.sleep(0.05)
+    assert status == "completed", status
+    assert early.is_error or early.structured_content.get("report"), text(early)
+    res = await s.call_tool("get_research_results", {"task_id": task_id})
+    assert "fake deep-research report" in res.structured_content["report"], text(res)
+    assert len(res.structured_content["sources"]) == 2
+    saved = await s.call_tool("save_research_to_markdown", {"task_id": task_id, "output_dir": os.path.join(WORK, "reports")})
+    assert not saved.is_error, text(saved)
+    assert os.path.isfile(saved.structured_content["file_path"])
+    long = await s.call_tool("start_deep_research", {"query": "A long one", "model": "fake:polls=100000"})
+    cancelled = await s.call_tool("cancel_research", {"task_id": long.structured_content["task_id"]})
+    assert not cancelled.is_error and cancelled.structured_content["status"] == "cancelled", text(cancelled)
+    again = await s.call_tool("cancel_research", {"task_id": long.structured_content["task_id"]})
+    assert again.is_error and "already cancelled" in text(again), text(again)
+    unknown = await s.call_tool("check_research_status", {"task_id": "nope"})
+    assert unknown.is_error and "no task" in text(unknown), text(unknown)
+    log("background research: started, polled, saved and cancelled a task")
+
+
 async def stdio_suite():
     params = StdioServerParameters(command=BIN, args=["mcp", "--vault", VAULT], env=server_env())
     async with stdio_client(params) as (r, w):
@@ -258,6 +297,7 @@ async def stdio_suite():
             await check_research(s)
             await check_questions(s)
             await check_cancel(s)
+            await check_background_research(s)
 
 
 def free_port():
