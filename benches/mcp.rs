@@ -87,7 +87,7 @@ async fn spawn(vault: &Path, home: &Path) -> (Client, tokio::process::Child, Ins
     let (out, input) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
     let client = ().serve((out, input)).await.unwrap();
     let tools = client.list_tools(None).await.unwrap();
-    assert_eq!(tools.tools.len(), 7);
+    assert_eq!(tools.tools.len(), 13);
     (client, child, started)
 }
 

@@ -1,0 +1,153 @@
+//! Background-task benchmark: prints figures, asserts nothing.
+//!
+//!     cargo bench --bench tasks
+//!
+//! With 10,000 tasks in the store: `status` latency p50/p99 in-process (the `Tasks` service,
+//! SQLite on its own thread) and `check_research_status` over MCP stdio (the real `scholia mcp`
+//! and rmcp's client); the report template's render time for a 20 KB report with 40 sources.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use scholia::tasks::{Kind, Results, Status, Task, Tasks};
+use serde_json::json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_scholia");
+const TASKS: usize = 10_000;
+
+fn main() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let tasks = Tasks::open(&data, None, Duration::from_secs(10)).unwrap();
+    println!("scholia background-task benchmark ({TASKS} tasks in the store)");
+    let ids = rt.block_on(async {
+        let started = Instant::now();
+        let mut ids = Vec::with_capacity(TASKS);
+        for i in 0..TASKS {
+            let now = scholia::tasks::now_ms() - (TASKS - i) as i64 * 1000;
+            let id = format!("bench-{i:05}");
+            let status = [Status::Completed, Status::Running, Status::Failed, Status::Cancelled][i % 4];
+            tasks
+                .store()
+                .insert(Task {
+                    id: id.clone(),
+                    kind: Kind::Gemini,
+                    query: format!("Question number {i} about fermentation and bread"),
+                    model: None,
+                    note: None,
+                    status,
+                    progress: None,
+                    current_action: Some("Gemini is researching".into()),
+                    remote_id: Some(format!("v1_{i:016x}")),
+                    input_tokens: 1000 * i as u64,
+                    output_tokens: 100 * i as u64,
+                    cost_usd: 0.01 * i as f64,
+                    error: None,
+                    notify: false,
+                    max_wait_hours: 8.0,
+                    created_at: now,
+                    updated_at: now,
+                    completed_at: status.is_final().then_some(now + 500),
+                    lease_owner: None,
+                    lease_until: None,
+                })
+                .await
+                .unwrap();
+            ids.push(id);
+        }
+        println!("inserted {TASKS} tasks in {:.1} s", started.elapsed().as_secs_f64());
+        ids
+    });
+
+    // In-process status.
+    let mut times = Vec::new();
+    rt.block_on(async {
+        for k in 0..5_000 {
+            let id = &ids[(k * 7919) % TASKS];
+            let started = Instant::now();
+            let s = tasks.status(id).await.unwrap();
+            times.push(started.elapsed());
+            assert_eq!(&s.task_id, id);
+        }
+    });
+    let (p50, p99) = percentiles(&mut times);
+    println!("status in-process (5,000 calls): p50 {p50:.3} ms, p99 {p99:.3} ms");
+
+    // Template render.
+    let library = scholia::prompts::Library::load(None).unwrap();
+    let report = "A paragraph of a research report about starters and their microbes. ".repeat(300);
+    let sources: Vec<_> = (0..40)
+        .map(|i| json!({"url": format!("https://example.org/source/{i}"), "title": format!("Source {i}")}))
+        .collect();
+    let task = rt.block_on(tasks.store().get(&ids[0])).unwrap().unwrap();
+    let results = Results {
+        report: report.clone(),
+        sources: json!(sources),
+        metadata: json!({"duration_minutes": 12.5}),
+        raw: None,
+    };
+    let mut renders = Vec::new();
+    for _ in 0..1_000 {
+        let started = Instant::now();
+        let text = library
+            .render(
+                scholia::prompts::RESEARCH_REPORT,
+                json!({"task": task, "report": results.report, "sources": results.sources, "metadata": results.metadata,
+                       "include_metadata": true, "include_sources": true, "saved_at": "2026-11-22T00:00:00Z"}),
+            )
+            .unwrap();
+        renders.push(started.elapsed());
+        assert!(text.len() > report.len());
+    }
+    let (p50, p99) = percentiles(&mut renders);
+    println!("report template render ({} KB, 40 sources): p50 {p50:.3} ms, p99 {p99:.3} ms", report.len() / 1024);
+    drop(tasks);
+
+    // Over MCP stdio.
+    rt.block_on(async {
+        let vault = home.path().join("vault");
+        std::fs::create_dir_all(&vault).unwrap();
+        std::fs::write(vault.join("Note.md"), "# Note\n").unwrap();
+        let mut child = tokio::process::Command::new(BIN)
+            .args(["mcp", "--vault"])
+            .arg(&vault)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("SCHOLIA_CONFIG_DIR", home.path().join("config"))
+            .env("SCHOLIA_DATA_DIR", &data)
+            .env("SCHOLIA_CACHE_DIR", home.path().join("cache"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let (out, input) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        let client = ().serve((out, input)).await.unwrap();
+        let mut times = Vec::new();
+        for k in 0..1_000 {
+            let id = &ids[(k * 104_729) % TASKS];
+            let args = json!({"task_id": id}).as_object().cloned().unwrap();
+            let started = Instant::now();
+            let r = client
+                .call_tool(CallToolRequestParams::new("check_research_status").with_arguments(args))
+                .await
+                .unwrap();
+            times.push(started.elapsed());
+            assert_ne!(r.is_error, Some(true), "{:?}", r.content);
+        }
+        let (p50, p99) = percentiles(&mut times);
+        println!("check_research_status over MCP stdio (1,000 calls): p50 {p50:.3} ms, p99 {p99:.3} ms");
+        let _ = client.cancel().await;
+    });
+}
+
+fn percentiles(times: &mut [Duration]) -> (f64, f64) {
+    times.sort();
+    let at = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize].as_secs_f64() * 1000.0;
+    (at(0.5), at(0.99))
+}
