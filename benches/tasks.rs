@@ -103,7 +103,10 @@ fn main() {
         assert!(text.len() > report.len());
     }
     let (p50, p99) = percentiles(&mut renders);
-    println!("report template render ({} KB, 40 sources): p50 {p50:.3} ms, p99 {p99:.3} ms", report.len() / 1024);
+    println!(
+        "report template render ({} KB, 40 sources): p50 {p50:.3} ms, p99 {p99:.3} ms",
+        report.len() / 1024
+    );
     drop(tasks);
 
     // Over MCP stdio.

@@ -26,6 +26,7 @@ pub const RESEARCH_SOURCES_ONLY: &str = "templates/research-sources-only.md";
 pub const DEEP_SEARCH_SECTION: &str = "templates/deep-search-section.md";
 pub const ASK_SECTION: &str = "templates/ask-section.md";
 pub const RESEARCH_REPORT: &str = "templates/research-report.md";
+pub const TASK_SECTION: &str = "templates/task-section.md";
 
 const BUILTIN: &[(&str, &str)] = &[
     (SYSTEM, include_str!("../prompts/system.md")),
@@ -49,6 +50,7 @@ const BUILTIN: &[(&str, &str)] = &[
     (DEEP_SEARCH_SECTION, include_str!("../templates/deep-search-section.md")),
     (ASK_SECTION, include_str!("../templates/ask-section.md")),
     (RESEARCH_REPORT, include_str!("../templates/research-report.md")),
+    (TASK_SECTION, include_str!("../templates/task-section.md")),
 ];
 
 #[derive(Debug, thiserror::Error)]

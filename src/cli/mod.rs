@@ -252,6 +252,13 @@ fn tasks(action: args::TaskAction) -> Result<ExitCode> {
             model,
             json,
         } => {
+            let model = model.or_else(|| {
+                engine
+                    .settings()
+                    .gemini_agent
+                    .clone()
+                    .filter(|_| kind == scholia::tasks::Kind::Gemini)
+            });
             let t = rt
                 .block_on(tasks.start(StartRequest {
                     query,

@@ -82,6 +82,8 @@ pub struct Settings {
     pub gemini_api: Option<(String, crate::llm::Secret)>,
     /// How often background tasks poll their provider.
     pub tasks_poll: Duration,
+    /// The Gemini deep-research agent background tasks use unless a request names one.
+    pub gemini_agent: Option<String>,
     pub gemini_cli: GeminiCli,
     pub deep_search_max_iterations: u32,
     /// `None`: the Gemini CLI when installed, else the LLM.
@@ -288,6 +290,7 @@ impl Settings {
                 }
                 None => None,
             },
+            gemini_agent: env.var("GEMINI_DEEP_RESEARCH_AGENT").filter(|a| !a.trim().is_empty()),
             tasks_poll: match env.var("SCHOLIA_TASKS_POLL_MS") {
                 Some(v) => match v.parse::<u64>() {
                     Ok(ms) if (10..=600_000).contains(&ms) => Duration::from_millis(ms),
@@ -626,6 +629,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     (
         "SCHOLIA_TASKS_POLL_MS",
         "milliseconds between polls of a background task",
+    ),
+    (
+        "GEMINI_DEEP_RESEARCH_AGENT",
+        "the Gemini deep-research agent of background tasks",
     ),
     ("OPENROUTER_BASE_URL", "OpenRouter base URL"),
     (

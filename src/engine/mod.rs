@@ -17,7 +17,7 @@ use tokio::sync::Semaphore;
 
 pub use jobs::{Job, JobId, JobInfo, JobStart, Jobs, NoProgress, ProgressSink, Update};
 pub(crate) use ops::blocking;
-pub use ops::{Answer, Question, QuestionOutcome, ResearchOutcome, SearchResults, Summary};
+pub use ops::{Answer, BackgroundOutcome, Question, QuestionOutcome, ResearchOutcome, SearchResults, Summary};
 pub use progress::Event;
 pub use writer::{
     BoxFuture, DiskWriter, NotePath, NoteWriter, QUESTION_MARKER, SECTION, SECTION_LEVEL, SectionEdit, WriteError,

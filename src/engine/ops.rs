@@ -136,6 +136,26 @@ impl Summary for Answer {
     }
 }
 
+/// What background research from a note did.
+#[derive(Debug, Clone, Serialize)]
+pub struct BackgroundOutcome {
+    pub path: String,
+    pub heading: String,
+    pub written: bool,
+    pub task_id: String,
+    /// The saved report's path.
+    pub report: String,
+}
+
+impl Summary for BackgroundOutcome {
+    fn summary(&self) -> String {
+        format!(
+            "background research {} done: report saved to {}",
+            self.task_id, self.report
+        )
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct QuestionOutcome {
     pub path: String,
@@ -265,6 +285,113 @@ impl Engine {
             heading,
             written,
             answer,
+        })
+    }
+
+    /// Starts background research on `query` from `note` and follows it until it ends: its
+    /// status as progress, the job's cancellation cancelling the task (at Gemini too). A
+    /// finished report is saved under `research_reports/` in the vault and a `### <query>`
+    /// subsection with its opening and a link to it is written under `## Research`. Gemini deep
+    /// research when GEMINI_API_KEY is set, else scholia's deep search.
+    pub async fn background_research_into_note(
+        &self,
+        vault: &crate::index::VaultSession,
+        note: &NotePath,
+        query: &str,
+        writer: &dyn NoteWriter,
+        job: &Job,
+    ) -> Result<BackgroundOutcome, Error> {
+        use crate::tasks::{Kind, SaveOptions, StartRequest, Status};
+        let engine_tasks = self.tasks()?;
+        let kind = match self.settings.gemini_api {
+            Some(_) => Kind::Gemini,
+            None => Kind::DeepSearch,
+        };
+        let start = engine_tasks.start(StartRequest {
+            query: query.to_string(),
+            kind,
+            notify: true,
+            max_wait_hours: 8.0,
+            model: self.settings.gemini_agent.clone().filter(|_| kind == Kind::Gemini),
+        });
+        let task = tokio::select! {
+            t = start => t?,
+            _ = job.cancelled() => return Err(Error::cancelled()),
+        };
+        let poll = self.settings.tasks_poll.min(std::time::Duration::from_secs(2));
+        let status = loop {
+            let s = engine_tasks.status(&task.id).await?;
+            job.report(Event::Task {
+                status: s.status.replace('_', " "),
+                minutes: format!("{:.1}", s.elapsed_minutes),
+            });
+            if !matches!(s.status, "pending" | "running_async") {
+                break s;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(poll) => {}
+                _ = job.cancelled() => {
+                    let _ = engine_tasks.cancel(&task.id, true).await;
+                    return Err(Error::cancelled());
+                }
+            }
+        };
+        let finished = engine_tasks.store().get(&task.id).await?.map(|t| t.status);
+        if !matches!(finished, Some(Status::Completed | Status::CompletedPartial)) {
+            return Err(Error::new(
+                "TASK_FAILED",
+                crate::error::ErrorKind::Upstream,
+                format!(
+                    "background research {}: {}",
+                    status.status,
+                    status.error.unwrap_or_else(|| "no report".into())
+                ),
+            ));
+        }
+        let saved = engine_tasks
+            .save(
+                &self.library,
+                &task.id,
+                SaveOptions {
+                    output_dir: vault.vault().root().join("research_reports"),
+                    prefix: "research".into(),
+                    include_metadata: true,
+                    include_sources: true,
+                },
+            )
+            .await?;
+        let (_, results) = engine_tasks.results(&task.id).await?;
+        let report_rel = std::path::Path::new(&saved.file_path)
+            .strip_prefix(vault.vault().root())
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_else(|_| saved.filename.clone());
+        let target = report_rel.trim_end_matches(".md").to_string();
+        let opening: Vec<String> = results
+            .report
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .take(3)
+            .map(|l| crate::vault::passage::cut(l, 300))
+            .collect();
+        let body = self.library.render(
+            crate::prompts::TASK_SECTION,
+            serde_json::json!({
+                "kind": kind.as_str(), "status": status.status, "minutes": status.elapsed_minutes,
+                "tokens": status.tokens_used, "cost": status.cost_so_far, "target": target,
+                "opening": opening, "sources": results.sources.as_array().map(Vec::len).unwrap_or(0),
+            }),
+        )?;
+        job.report(Event::Writing);
+        let heading = crate::research::deep_search::heading_for(query);
+        let edit = SectionEdit::question(&heading, body)?;
+        let written = writer.write(note, &edit).await?;
+        Ok(BackgroundOutcome {
+            path: note.rel.clone(),
+            heading,
+            written,
+            task_id: task.id,
+            report: saved.file_path,
         })
     }
 

@@ -14,6 +14,11 @@ pub enum Event {
     Index(IndexEvent),
     /// The result is being written into the note.
     Writing,
+    /// A background task's status as its store says (never a percentage: the provider gives none).
+    Task {
+        status: String,
+        minutes: String,
+    },
 }
 
 impl Event {
@@ -24,6 +29,7 @@ impl Event {
             Event::Ask(e) => e.message(),
             Event::Index(e) => e.message(),
             Event::Writing => "writing the note".into(),
+            Event::Task { status, minutes } => format!("background research {status}, {minutes} min"),
         }
     }
 
@@ -35,6 +41,7 @@ impl Event {
             Event::Ask(e) => e.percent(),
             Event::Index(e) => e.percent(),
             Event::Writing => Some(98),
+            Event::Task { .. } => None,
         }
     }
 }

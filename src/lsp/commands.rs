@@ -24,19 +24,22 @@ use crate::vault::section;
 pub const RESEARCH: &str = "scholia.research";
 pub const DEEP_SEARCH: &str = "scholia.deepSearch";
 pub const ASK: &str = "scholia.ask";
+pub const BACKGROUND: &str = "scholia.startDeepResearch";
 /// Every command the server executes.
-pub const COMMANDS: &[&str] = &[RESEARCH, DEEP_SEARCH, ASK];
+pub const COMMANDS: &[&str] = &[RESEARCH, DEEP_SEARCH, ASK, BACKGROUND];
 
 const RESEARCH_TITLE: &str = "Research this note";
 const RESEARCH_DEEP_TITLE: &str = "Research this note (deep)";
 const DEEP_SEARCH_TITLE: &str = "Deep search selection";
 const ASK_TITLE: &str = "Ask Sonar about selection";
+const BACKGROUND_TITLE: &str = "Start deep research (background)";
 /// Every code action's title with the command it runs.
 pub const ACTIONS: &[(&str, &str)] = &[
     (DEEP_SEARCH_TITLE, DEEP_SEARCH),
     (ASK_TITLE, ASK),
     (RESEARCH_TITLE, RESEARCH),
     (RESEARCH_DEEP_TITLE, RESEARCH),
+    (BACKGROUND_TITLE, BACKGROUND),
 ];
 const KIND: &str = "source.scholia.research";
 
@@ -62,7 +65,11 @@ pub async fn code_actions(state: &State, uri: &Uri, range: Range) -> Option<Vec<
     state.rel(uri).await?;
     let mut actions = Vec::new();
     if let Some(selection) = selected(state, uri, range).await {
-        for (title, name) in [(DEEP_SEARCH_TITLE, DEEP_SEARCH), (ASK_TITLE, ASK)] {
+        for (title, name) in [
+            (DEEP_SEARCH_TITLE, DEEP_SEARCH),
+            (ASK_TITLE, ASK),
+            (BACKGROUND_TITLE, BACKGROUND),
+        ] {
             actions.push(match &selection {
                 Selection::Query(q) => action(
                     title,
@@ -80,6 +87,15 @@ pub async fn code_actions(state: &State, uri: &Uri, range: Range) -> Option<Vec<
     for (title, depth) in [(RESEARCH_TITLE, Depth::Shallow), (RESEARCH_DEEP_TITLE, Depth::Deep)] {
         let args = json!({"uri": uri.as_str(), "depth": depth.as_str()});
         actions.push(action(title, Some(command(title, RESEARCH, args)), None));
+    }
+    if selected(state, uri, range).await.is_none() {
+        // Without a selection, background research is about the note itself.
+        let args = json!({"uri": uri.as_str()});
+        actions.push(action(
+            BACKGROUND_TITLE,
+            Some(command(BACKGROUND_TITLE, BACKGROUND, args)),
+            None,
+        ));
     }
     Some(actions)
 }
@@ -180,6 +196,32 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
             });
             Ok(None)
         }
+        BACKGROUND => {
+            let a: BackgroundArgs = args(BACKGROUND, params.arguments, "{uri, query?}")?;
+            let note = note_arg(state, &a.uri).await?;
+            if let (Some(range), Ok(uri)) = (a.range, a.uri.parse::<Uri>())
+                && let Some(Selection::OverlapsResearch) = selected(state, &uri, range).await
+            {
+                return Err(invalid(format!("range: {OVERLAPS}")));
+            }
+            let engine = state.engine().await.map_err(|e| rpc(&e))?;
+            let vault = state.vault.get().map_err(|e| rpc(&e))?;
+            let query = match a.query.as_deref().map(str::trim) {
+                Some("") => return Err(invalid("query: empty; select the question to research")),
+                Some(q) => q.to_string(),
+                None => note_query(state, &a.uri).await?,
+            };
+            let job = start_job(client, state, &engine, BACKGROUND_TITLE);
+            let (client, state) = (client.clone(), state.clone());
+            tokio::spawn(async move {
+                let writer = EditorWriter::new(client.clone(), state);
+                let r = engine
+                    .background_research_into_note(&vault, &note, &query, &writer, &job)
+                    .await;
+                finish(&client, job, r.map(|o| o.summary())).await;
+            });
+            Ok(None)
+        }
         name @ (DEEP_SEARCH | ASK) => {
             let a: SelectionArgs = args(name, params.arguments, "{uri, query}")?;
             let note = note_arg(state, &a.uri).await?;
@@ -226,6 +268,43 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
             COMMANDS.join(", ")
         ))),
     }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BackgroundArgs {
+    uri: String,
+    #[serde(default)]
+    query: Option<String>,
+    #[serde(default)]
+    range: Option<Range>,
+}
+
+/// What background research on a whole note asks: its title and its text (without its
+/// `## Research` section), cut to a length a research brief can carry.
+async fn note_query(state: &State, raw: &str) -> RpcResult<String> {
+    let uri: Uri = raw.parse().map_err(|_| invalid(format!("uri: `{raw}` is not a URI")))?;
+    let text = state
+        .docs()
+        .get(&uri)
+        .map(|d| d.text.clone())
+        .ok_or_else(|| invalid(format!("uri: {} is not open", uri.as_str())))?;
+    // Parsing the note: off the runtime.
+    tokio::task::spawn_blocking(move || {
+        let body = match section::find(&text, SECTION, SECTION_LEVEL) {
+            Ok(Some(r)) => format!("{}{}", &text[..r.start], &text[r.end..]),
+            _ => text,
+        };
+        let parsed = crate::vault::parse::parse(&body, "");
+        let plain: String = parsed.plain_text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let cut = crate::vault::passage::cut(&plain, 4_000);
+        format!(
+            "Research the subject of this note, \"{}\", going beyond what it already says: {cut}",
+            parsed.title
+        )
+    })
+    .await
+    .map_err(|e| invalid(format!("reading the note failed: {e}")))
 }
 
 /// A command's `uri` argument: a URI naming a note of the vault.

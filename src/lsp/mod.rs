@@ -257,6 +257,14 @@ async fn start(client: Client, state: Arc<State>) {
             if let Some(untrusted) = e.untrusted().cloned() {
                 tokio::spawn(offer_trust(client.clone(), state.clone(), untrusted));
             }
+            // Background research tasks run in the language server while it lives (leases
+            // keep them from running twice beside an MCP server or `scholia tasks run`).
+            let (engine, shutdown) = (e.clone(), state.shutdown.clone());
+            tokio::spawn(async move {
+                if let Err(e) = engine.run_tasks(shutdown).await {
+                    tracing::warn!("background tasks are not running: {e}");
+                }
+            });
         }
         Err(e) => {
             tracing::error!("configuration: {e}");

@@ -255,7 +255,14 @@ mod research {
             .iter()
             .map(|a| a["title"].as_str().unwrap())
             .collect();
-        assert_eq!(titles, vec!["Research this note", "Research this note (deep)"]);
+        assert_eq!(
+            titles,
+            vec![
+                "Research this note",
+                "Research this note (deep)",
+                "Start deep research (background)"
+            ]
+        );
         assert_eq!(r[1]["command"]["arguments"][0]["depth"], "deep");
         let outside = tempfile::tempdir().unwrap();
         let other = c.open(&outside.path().join("x.md"), "# x\n").await;
@@ -494,6 +501,141 @@ mod selection {
         v.lsp_ready(&all).await
     }
 
+    /// "Start deep research (background)": returns at once, progress while the task runs, and
+    /// the summary with a link to the saved report lands under `## Research`; cancelling from
+    /// the editor cancels the task at Gemini.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn background_research_from_a_selection_lands_with_a_link_to_its_report() {
+        let v = TestVault::with_files(&[("Koji.md", NOTE)]);
+        let fake = fakes().await;
+        let base = format!("{}/v1beta", fake.base());
+        let mut c = server(
+            &v,
+            "valid",
+            &[
+                ("GEMINI_API_KEY", "k"),
+                ("GEMINI_API_BASE_URL", &base),
+                ("SCHOLIA_TASKS_POLL_MS", "20"),
+                // About 2 s of research per task.
+                ("GEMINI_DEEP_RESEARCH_AGENT", "fake:polls=100"),
+            ],
+        )
+        .await;
+        let uri = c.open(&v.path("Koji.md"), NOTE).await;
+        let question = "How long does koji take to grow at 30 °C?";
+        let found = actions(&mut c, &uri, range(NOTE, question)).await;
+        let action = found
+            .iter()
+            .find(|a| a["title"] == "Start deep research (background)")
+            .unwrap()
+            .clone();
+        let started = std::time::Instant::now();
+        let r = c
+            .request_raw(
+                "workspace/executeCommand",
+                json!({"command": action["command"]["command"], "arguments": action["command"]["arguments"]}),
+            )
+            .await;
+        assert!(r.get("error").is_none(), "{r}");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "the command returns at once"
+        );
+        let end = c
+            .wait_progress_end("Start deep research (background)", Duration::from_secs(30))
+            .await
+            .expect("background research ended");
+        let message = end["params"]["value"]["message"].as_str().unwrap().to_string();
+        assert!(message.contains("report saved to"), "{message}");
+        let reports: Vec<String> = c
+            .notifications
+            .iter()
+            .filter(|n| n["method"] == "$/progress")
+            .filter_map(|n| n["params"]["value"]["message"].as_str().map(str::to_string))
+            .collect();
+        assert!(
+            reports
+                .iter()
+                .any(|m| m.starts_with("background research running async")),
+            "{reports:?}"
+        );
+        assert!(
+            c.notifications
+                .iter()
+                .filter(|n| n["method"] == "$/progress")
+                .filter(|n| n["params"]["value"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("background research")))
+                .all(|n| n["params"]["value"].get("percentage").is_none()),
+            "no invented percentages"
+        );
+        let (text, _) = c.docs[&uri].clone();
+        assert!(text.contains(&format!("### {question}\n")), "{text}");
+        assert!(text.contains("[[research_reports/"), "{text}");
+        assert!(text.contains("> A fake deep-research report"), "{text}");
+        let link = text.split("[[").nth(1).unwrap().split("]]").next().unwrap();
+        assert!(v.root.join(format!("{link}.md")).is_file(), "{link}");
+
+        // On the whole note, cancelled from the editor: the task is cancelled at Gemini and the
+        // note is unchanged.
+        c.notifications.clear();
+        let long_note = "# Long\n\nWhy is the sky blue at noon and red at dusk?\n";
+        v.write("Long.md", long_note);
+        let long_uri = c.open(&v.path("Long.md"), long_note).await;
+        let whole = actions(&mut c, &long_uri, range(long_note, "")).await;
+        let action = whole
+            .iter()
+            .find(|a| a["title"] == "Start deep research (background)")
+            .unwrap()
+            .clone();
+        assert_eq!(action["command"]["arguments"][0].get("query"), None, "the note itself");
+        c.request(
+            "workspace/executeCommand",
+            json!({"command": action["command"]["command"], "arguments": action["command"]["arguments"]}),
+        )
+        .await;
+        let running = c
+            .wait_notification(Duration::from_secs(10), |n| {
+                n["params"]["value"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("background research running async"))
+            })
+            .await
+            .expect("running");
+        c.notify(
+            "window/workDoneProgress/cancel",
+            json!({"token": running["params"]["token"]}),
+        )
+        .await;
+        let end = c
+            .wait_progress_end("Start deep research (background)", Duration::from_secs(10))
+            .await
+            .unwrap();
+        assert!(
+            end["params"]["value"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("cancelled"),
+            "{end}"
+        );
+        let cancels = fake
+            .all_requests()
+            .into_iter()
+            .filter(|p| p.ends_with("/cancel"))
+            .count();
+        assert_eq!(cancels, 1, "cancelled at Gemini");
+        let sent = fake.requests("/v1beta/interactions");
+        assert!(
+            sent.last().unwrap()["input"]
+                .as_str()
+                .unwrap()
+                .contains("Why is the sky blue"),
+            "the note's text is the brief"
+        );
+        c.pump(Duration::from_millis(200)).await;
+        assert_eq!(c.docs[&long_uri].0, long_note);
+    }
+
     #[tokio::test(flavor = "multi_thread")]
     async fn deep_search_lands_as_a_subsection_and_reruns_replace_it() {
         let v = TestVault::with_files(&[("Koji.md", NOTE)]);
@@ -507,6 +649,7 @@ mod selection {
             [
                 "Deep search selection",
                 "Ask Sonar about selection",
+                "Start deep research (background)",
                 "Research this note",
                 "Research this note (deep)"
             ]
@@ -599,7 +742,11 @@ mod selection {
         );
         // Whitespace only: no selection actions.
         let found = actions(&mut c, &uri, range(NOTE, "\n\n")).await;
-        assert_eq!(found.len(), 2, "only the note actions");
+        assert_eq!(
+            found.len(),
+            3,
+            "only the note actions (research it, deeply, in the background)"
+        );
         let refuse = |args: Value| json!({"command": "scholia.deepSearch", "arguments": [args]});
         let r = c
             .request_raw("workspace/executeCommand", refuse(json!({"uri": uri, "query": "  "})))
