@@ -258,7 +258,8 @@ async def check_background_research(s):
     assert started.structured_content["status"] == "running_async"
     early = await s.call_tool("get_research_results", {"task_id": task_id})
     status = None
-    for _ in range(200):
+    # Up to 30 s: the whole test suite may be running beside this server.
+    for _ in range(600):
         st = await s.call_tool("check_research_status", {"task_id": task_id})
         status = st.structured_content["status"]
         if status == "completed":
