@@ -21,7 +21,13 @@ fn main() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("data");
-    let tasks = Tasks::open(&data, None, Duration::from_secs(10)).unwrap();
+    let tasks = Tasks::open(
+        &data,
+        None,
+        Duration::from_secs(10),
+        scholia::tasks::estimate::DEFAULT_PRICE,
+    )
+    .unwrap();
     println!("scholia background-task benchmark ({TASKS} tasks in the store)");
     let ids = rt.block_on(async {
         let started = Instant::now();

@@ -232,7 +232,9 @@ fn open_vault(
 fn tasks(action: args::TaskAction) -> Result<ExitCode> {
     use args::TaskAction as A;
     use scholia::tasks::{SaveOptions, StartRequest};
-    let engine = std::sync::Arc::new(load_engine(None)?);
+    // The current directory is the vault whose `.scholia.toml` applies, as for research.
+    let cwd = std::env::current_dir()?;
+    let engine = std::sync::Arc::new(load_engine(Some(&cwd))?);
     let rt = runtime()?;
     let tasks = engine.tasks()?;
     let print = |json: bool, value: serde_json::Value, line: String| -> Result<()> {
@@ -323,7 +325,7 @@ fn tasks(action: args::TaskAction) -> Result<ExitCode> {
             )?;
         }
         A::Estimate { query, json } => {
-            let e = scholia::tasks::estimate::estimate(&query);
+            let e = tasks.estimate(&query);
             let line = format!(
                 "{} · {}–{} min · ${}–${} · {}",
                 e.query_complexity,

@@ -84,6 +84,8 @@ pub struct Settings {
     pub tasks_poll: Duration,
     /// The Gemini deep-research agent background tasks use unless a request names one.
     pub gemini_agent: Option<String>,
+    /// USD per million tokens of Gemini deep research (`[tasks] price`).
+    pub tasks_price: Price,
     pub gemini_cli: GeminiCli,
     pub deep_search_max_iterations: u32,
     /// `None`: the Gemini CLI when installed, else the LLM.
@@ -106,6 +108,8 @@ pub struct FileConfig {
     sonar: FileSonar,
     #[serde(default)]
     deep_search: FileDeepSearch,
+    #[serde(default)]
+    tasks: FileTasks,
     /// LSP only: the vault root.
     #[serde(default)]
     vault: Option<String>,
@@ -132,6 +136,13 @@ struct FileSearch {
     url: Option<String>,
     max_concurrency: Option<usize>,
     timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTasks {
+    /// USD per million tokens of Gemini deep research, for estimates and costs.
+    price: Option<Price>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -377,6 +388,21 @@ impl Settings {
                 .map(|b| DeepSearchBackend::parse("deep_search.backend", b))
                 .transpose()?,
             sonar_model: over.sonar.model.clone().or_else(|| file.sonar.model.clone()),
+            tasks_price: {
+                let price = over
+                    .tasks
+                    .price
+                    .or(file.tasks.price)
+                    .unwrap_or(crate::tasks::estimate::DEFAULT_PRICE);
+                if !(price.input.is_finite() && price.output.is_finite() && price.input >= 0.0 && price.output >= 0.0) {
+                    return Err(ConfigError::Invalid {
+                        field: "tasks.price".into(),
+                        value: format!("{{ input = {}, output = {} }}", price.input, price.output),
+                        valid: "USD per million tokens, finite and not negative".into(),
+                    });
+                }
+                price
+            },
         })
     }
 }

@@ -155,6 +155,7 @@ impl Engine {
             &self.settings.dirs.data,
             interactions,
             self.settings.tasks_poll,
+            self.settings.tasks_price,
         )?);
         Ok(self.tasks.get_or_init(|| opened).clone())
     }

@@ -260,7 +260,22 @@ async fn start(client: Client, state: Arc<State>) {
             // Background research tasks run in the language server while it lives (leases
             // keep them from running twice beside an MCP server or `scholia tasks run`).
             let (engine, shutdown) = (e.clone(), state.shutdown.clone());
+            let announcer = client.clone();
             tokio::spawn(async move {
+                let handle = tokio::runtime::Handle::current();
+                let announce: crate::tasks::Announce = Arc::new(move |line: String| {
+                    let client = announcer.clone();
+                    handle.spawn(async move { client.show_message(MessageType::INFO, line).await });
+                });
+                if let Ok(tasks) = tokio::task::spawn_blocking({
+                    let engine = engine.clone();
+                    move || engine.tasks()
+                })
+                .await
+                .expect("opening the task store does not panic")
+                {
+                    tasks.set_announce(announce);
+                }
                 if let Err(e) = engine.run_tasks(shutdown).await {
                     tracing::warn!("background tasks are not running: {e}");
                 }

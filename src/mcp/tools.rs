@@ -240,7 +240,8 @@ fn task_tools() -> Vec<Tool> {
                 "query": {"type": "string", "description": "The research question"},
                 "enable_notifications": {"type": "boolean", "default": true, "description": "A desktop notification when it completes"},
                 "max_wait_hours": {"type": "number", "minimum": 0.1, "maximum": 72, "default": 8, "description": "Give up (and cancel at Gemini) after this long"},
-                "model": {"type": "string", "default": "deep-research-pro-preview-12-2025", "description": "The Gemini deep-research agent"}
+                "model": {"type": "string", "default": "deep-research-pro-preview-12-2025", "description": "The Gemini deep-research agent"},
+                "kind": {"type": "string", "enum": ["gemini", "deep-search"], "default": "gemini", "description": "gemini: Gemini Deep Research (needs GEMINI_API_KEY); deep-search: scholia's own multi-round deep search, run in the background"}
             }, "required": ["query"]}),
             any.clone(),
         )
@@ -615,28 +616,32 @@ fn task_name(name: &str) -> &'static str {
 }
 
 async fn task_tool(s: &Scholia, name: &'static str, args: Option<JsonObject>) -> Result<CallToolResult, Error> {
-    use crate::tasks::{Kind, SaveOptions, StartRequest, estimate};
-    if name == "estimate_research_cost" {
-        let a = Args::new(name, args, &["query"])?;
-        let query = a.string("query", "the research question")?;
-        let e = estimate::estimate(&query);
-        let v = serde_json::to_value(&e).expect("serializable");
-        return Ok(ok(format!("{} query: {}", e.query_complexity, e.recommendation), "", v));
-    }
+    use crate::tasks::{Kind, SaveOptions, StartRequest};
     let engine = s.engine.clone();
     let tasks = tokio::task::spawn_blocking(move || engine.tasks())
         .await
         .expect("opening the task store does not panic")?;
     match name {
+        "estimate_research_cost" => {
+            let a = Args::new(name, args, &["query"])?;
+            let query = a.string("query", "the research question")?;
+            let e = tasks.estimate(&query);
+            let v = serde_json::to_value(&e).expect("serializable");
+            Ok(ok(format!("{} query: {}", e.query_complexity, e.recommendation), "", v))
+        }
         "start_deep_research" => {
             let a = Args::new(
                 name,
                 args,
-                &["query", "enable_notifications", "max_wait_hours", "model"],
+                &["query", "enable_notifications", "max_wait_hours", "model", "kind"],
             )?;
+            let kind = match a.choice("kind", &["gemini", "deep-search"], "gemini")? {
+                "deep-search" => Kind::DeepSearch,
+                _ => Kind::Gemini,
+            };
             let req = StartRequest {
                 query: a.string("query", "the research question")?,
-                kind: Kind::Gemini,
+                kind,
                 notify: a.bool("enable_notifications", true)?,
                 max_wait_hours: a.number("max_wait_hours", 0.1, 72.0, 8.0)?,
                 model: a.opt_string("model", "a Gemini deep-research agent name")?,

@@ -4,12 +4,17 @@
 
 use serde::Serialize;
 
-/// USD per million tokens (Gemini 3 Pro pricing as the deep-research agent bills it).
-pub const INPUT_PER_MILLION: f64 = 2.0;
-pub const OUTPUT_PER_MILLION: f64 = 12.0;
+use crate::llm::Price;
 
-pub fn cost(input_tokens: u64, output_tokens: u64) -> f64 {
-    let usd = input_tokens as f64 / 1e6 * INPUT_PER_MILLION + output_tokens as f64 / 1e6 * OUTPUT_PER_MILLION;
+/// USD per million tokens unless `[tasks] price` says otherwise (Gemini 3 Pro pricing, as the
+/// deep-research agent bills its tokens).
+pub const DEFAULT_PRICE: Price = Price {
+    input: 2.0,
+    output: 12.0,
+};
+
+pub fn cost(price: Price, input_tokens: u64, output_tokens: u64) -> f64 {
+    let usd = input_tokens as f64 / 1e6 * price.input + output_tokens as f64 / 1e6 * price.output;
     (usd * 100.0).round() / 100.0
 }
 
@@ -54,7 +59,7 @@ const BROAD: &[&str] = &[
     "review",
 ];
 
-pub fn estimate(query: &str) -> Estimate {
+pub fn estimate(query: &str, price: Price) -> Estimate {
     let words: Vec<String> = query
         .split(|c: char| !c.is_alphanumeric() && c != '-')
         .filter(|w| !w.is_empty())
@@ -70,7 +75,7 @@ pub fn estimate(query: &str) -> Estimate {
         _ => ("complex", (20.0, 60.0, 35.0), (500_000, 1_500_000, 900_000)),
     };
     // Output is roughly a tenth of what the agent reads.
-    let usd = |t: u64| cost(t, t / 10);
+    let usd = |t: u64| cost(price, t, t / 10);
     Estimate {
         query_complexity: complexity,
         estimated_duration: serde_json::json!({"min_minutes": minutes.0, "max_minutes": minutes.1, "likely_minutes": minutes.2}),
@@ -90,7 +95,7 @@ mod tests {
 
     #[test]
     fn complexity_classes() {
-        let check = |q: &str, expected: &str| assert_eq!(estimate(q).query_complexity, expected, "{q}");
+        let check = |q: &str, expected: &str| assert_eq!(estimate(q, DEFAULT_PRICE).query_complexity, expected, "{q}");
         check("What is a sourdough starter?", "simple");
         check(
             "How do rye and wheat starters differ in activity and flavour?",
@@ -100,8 +105,13 @@ mod tests {
             "Compare the market landscape, history and trends of sourdough, kombucha and kefir producers in Europe and the US, with a comprehensive analysis of pros and cons",
             "complex",
         );
-        assert_eq!(cost(1_000_000, 100_000), 3.2);
-        let e = estimate("x");
+        assert_eq!(cost(DEFAULT_PRICE, 1_000_000, 100_000), 3.2);
+        let cheap = crate::llm::Price {
+            input: 1.0,
+            output: 1.0,
+        };
+        assert_eq!(cost(cheap, 1_000_000, 1_000_000), 2.0);
+        let e = estimate("x", DEFAULT_PRICE);
         assert!(e.estimated_cost["min_usd"].as_f64() <= e.estimated_cost["max_usd"].as_f64());
     }
 }

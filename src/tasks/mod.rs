@@ -193,10 +193,22 @@ pub struct Tasks {
     driving: Mutex<HashMap<String, CancellationToken>>,
     wake: tokio::sync::Notify,
     data_dir: PathBuf,
+    price: crate::llm::Price,
+    /// Where a finished task is announced when there is no desktop session (the language
+    /// server shows it as a message).
+    announce: Mutex<Option<Announce>>,
 }
 
+/// Shows a line to the user, e.g. as an LSP `window/showMessage`.
+pub type Announce = Arc<dyn Fn(String) + Send + Sync>;
+
 impl Tasks {
-    pub fn open(data_dir: &Path, interactions: Option<Interactions>, poll: Duration) -> Result<Tasks, TaskError> {
+    pub fn open(
+        data_dir: &Path,
+        interactions: Option<Interactions>,
+        poll: Duration,
+        price: crate::llm::Price,
+    ) -> Result<Tasks, TaskError> {
         Ok(Tasks {
             store: Store::open(data_dir)?,
             interactions,
@@ -205,11 +217,23 @@ impl Tasks {
             driving: Mutex::new(HashMap::new()),
             wake: tokio::sync::Notify::new(),
             data_dir: data_dir.to_path_buf(),
+            price,
+            announce: Mutex::new(None),
         })
     }
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// Sets where finished tasks are announced when desktop notifications are unavailable.
+    pub fn set_announce(&self, announce: Announce) {
+        *self.announce.lock().unwrap_or_else(|e| e.into_inner()) = Some(announce);
+    }
+
+    /// Cost and duration of a Gemini deep research on `query`, at this store's prices.
+    pub fn estimate(&self, query: &str) -> estimate::Estimate {
+        estimate::estimate(query, self.price)
     }
 
     pub fn data_dir(&self) -> &Path {
@@ -337,7 +361,7 @@ impl Tasks {
                 && let Ok(i) = client.get(remote).await
                 && !i.report.is_empty()
             {
-                partial = Some(results_of(&t, &i));
+                partial = Some(results_of(&t, &i, self.price));
             }
         }
         let finished = self
@@ -364,30 +388,46 @@ impl Tasks {
         let renew_every = lease / 3;
         loop {
             let until = now_ms() + lease.as_millis() as i64;
-            match self.store.renew(&self.owner, until).await {
-                Ok(_) => {}
-                Err(e) => tracing::warn!("renewing task leases failed: {e}"),
-            }
-            match self.store.claim(&self.owner, until, CLAIM_BATCH).await {
-                Ok(claimed) => {
-                    for task in claimed {
-                        let token = shutdown.child_token();
-                        {
-                            let mut driving = self.driving.lock().unwrap_or_else(|e| e.into_inner());
-                            if driving.contains_key(&task.id) {
-                                continue;
-                            }
-                            driving.insert(task.id.clone(), token.clone());
-                        }
-                        let (me, ds) = (self.clone(), deep_search.clone());
-                        tokio::spawn(async move {
-                            let id = task.id.clone();
-                            me.drive(task, ds, token).await;
-                            me.driving.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
-                        });
-                    }
+            let held = match self.store.renew(&self.owner, until).await {
+                Ok(held) => held,
+                Err(e) => {
+                    tracing::warn!("renewing task leases failed: {e}");
+                    Vec::new()
                 }
-                Err(e) => tracing::warn!("claiming tasks failed: {e}"),
+            };
+            let mut to_drive = match self.store.claim(&self.owner, until, CLAIM_BATCH).await {
+                Ok(claimed) => claimed,
+                Err(e) => {
+                    tracing::warn!("claiming tasks failed: {e}");
+                    Vec::new()
+                }
+            };
+            // A task this process holds but does not drive (its driver had just given it up
+            // when the lease came back): drive it again, or nobody ever would.
+            for id in held {
+                let driven = self.driving.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&id);
+                if !driven
+                    && !to_drive.iter().any(|t| t.id == id)
+                    && let Ok(Some(t)) = self.store.get(&id).await
+                {
+                    to_drive.push(t);
+                }
+            }
+            for task in to_drive {
+                let token = shutdown.child_token();
+                {
+                    let mut driving = self.driving.lock().unwrap_or_else(|e| e.into_inner());
+                    if driving.contains_key(&task.id) {
+                        continue;
+                    }
+                    driving.insert(task.id.clone(), token.clone());
+                }
+                let (me, ds) = (self.clone(), deep_search.clone());
+                tokio::spawn(async move {
+                    let id = task.id.clone();
+                    me.drive(task, ds, token).await;
+                    me.driving.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+                });
             }
             tokio::select! {
                 _ = shutdown.cancelled() => break,
@@ -431,6 +471,7 @@ impl Tasks {
             Ok((status, results, usage)) => (status, Some(results), None, usage),
             Err(message) => (Status::Failed, None, Some(message), (0, 0)),
         };
+        let price = self.price;
         let finished = self
             .store
             .finish(&task.id, Some(&owner), status, results, move |t| {
@@ -438,14 +479,15 @@ impl Tasks {
                 t.current_action = Some(status.as_str().into());
                 if usage != (0, 0) {
                     (t.input_tokens, t.output_tokens) = usage;
-                    t.cost_usd = estimate::cost(usage.0, usage.1);
+                    t.cost_usd = estimate::cost(price, usage.0, usage.1);
                 }
             })
             .await;
         if let Ok(Some(t)) = finished {
             tracing::info!(task = %t.id, status = t.status.as_str(), "background task finished");
             if t.notify {
-                notify(&t);
+                let announce = self.announce.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                notify(&t, announce).await;
             }
         }
     }
@@ -475,6 +517,13 @@ impl Tasks {
                     task.max_wait_hours
                 )));
             }
+            // Poll only while this process holds the task: a lease lost under load (a late
+            // renewal) means another process polls it now.
+            match self.store.get(&task.id).await {
+                Ok(Some(t))
+                    if t.lease_owner.as_deref() == Some(owner) && t.lease_until.is_some_and(|u| u > now_ms()) => {}
+                _ => return None,
+            }
             match client.get(&remote).await {
                 Ok(i) if i.is_final() => {
                     let status = match i.status.as_str() {
@@ -488,12 +537,16 @@ impl Tasks {
                             )));
                         }
                     };
-                    return Some(Ok((status, results_of(task, &i), (i.input_tokens, i.output_tokens))));
+                    return Some(Ok((
+                        status,
+                        results_of(task, &i, self.price),
+                        (i.input_tokens, i.output_tokens),
+                    )));
                 }
                 Ok(i) => {
                     backoff = self.poll;
                     let elapsed = (now_ms() - task.created_at) as f64 / 60_000.0;
-                    let (input, output) = (i.input_tokens, i.output_tokens);
+                    let (input, output, price) = (i.input_tokens, i.output_tokens, self.price);
                     let held = self
                         .store
                         .update(&task.id, Some(owner), move |t| {
@@ -503,7 +556,7 @@ impl Tasks {
                                 i.status
                             ));
                             (t.input_tokens, t.output_tokens) = (input, output);
-                            t.cost_usd = estimate::cost(input, output);
+                            t.cost_usd = estimate::cost(price, input, output);
                         })
                         .await;
                     if !matches!(held, Ok(Some(_))) {
@@ -594,7 +647,7 @@ impl Tasks {
     }
 }
 
-fn results_of(task: &Task, i: &interactions::Interaction) -> Results {
+fn results_of(task: &Task, i: &interactions::Interaction, price: crate::llm::Price) -> Results {
     let minutes = (now_ms() - task.created_at).max(0) as f64 / 60_000.0;
     Results {
         report: i.report.clone(),
@@ -602,7 +655,7 @@ fn results_of(task: &Task, i: &interactions::Interaction) -> Results {
         metadata: json!({
             "duration_minutes": (minutes * 10.0).round() / 10.0,
             "tokens_used": {"input": i.input_tokens, "output": i.output_tokens},
-            "cost_usd": estimate::cost(i.input_tokens, i.output_tokens),
+            "cost_usd": estimate::cost(price, i.input_tokens, i.output_tokens),
             "mode": "async",
             "interaction_id": i.id,
             "status": i.status,
@@ -654,7 +707,46 @@ fn new_id() -> String {
     )
 }
 
-/// A desktop notification when there is a session, else a log line; never fails the task.
-fn notify(t: &Task) {
-    tracing::info!(task = %t.id, status = t.status.as_str(), "research finished: {}", t.query.chars().take(80).collect::<String>());
+/// A desktop notification when there is a session; else a log line and the surface's own
+/// announcement (the editor's message). Never fails the task, never blocks the runtime.
+async fn notify(t: &Task, announce: Option<Announce>) {
+    let query: String = t.query.chars().take(80).collect();
+    let line = format!(
+        "scholia: background research {} ({}): {query}; `scholia tasks results {}`",
+        t.status.as_str().replace('_', " "),
+        t.id,
+        t.id
+    );
+    let (summary, body) = (
+        format!("Research {}", t.status.as_str().replace('_', " ")),
+        query.clone(),
+    );
+    let shown = tokio::time::timeout(
+        Duration::from_secs(2),
+        tokio::task::spawn_blocking(move || {
+            notify_rust::Notification::new()
+                .appname("scholia")
+                .summary(&summary)
+                .body(&body)
+                .show()
+                .map(|_| ())
+        }),
+    )
+    .await;
+    match shown {
+        Ok(Ok(Ok(()))) => tracing::info!(task = %t.id, "desktop notification shown"),
+        other => {
+            // notify-rust's errors cannot be told apart (no session bus, no server): any is
+            // "no desktop notifications here".
+            let why = match other {
+                Ok(Ok(Err(e))) => e.to_string(),
+                Err(_) => "no answer within 2 s".into(),
+                _ => "the notifier panicked".into(),
+            };
+            tracing::info!(task = %t.id, "no desktop notification ({why}); {line}");
+            if let Some(a) = announce {
+                a(line);
+            }
+        }
+    }
 }

@@ -636,6 +636,49 @@ mod selection {
         assert_eq!(c.docs[&long_uri].0, long_note);
     }
 
+    /// A task started elsewhere (here the CLI) on the same data directory is driven by the
+    /// language server's runner; without a desktop session its end is shown as a message.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_language_server_runs_tasks_and_announces_their_end() {
+        let v = TestVault::with_files(&[("Koji.md", NOTE)]);
+        let fake = fakes().await;
+        let base = format!("{}/v1beta", fake.base());
+        let extra = [
+            ("GEMINI_API_KEY", "k"),
+            ("GEMINI_API_BASE_URL", base.as_str()),
+            ("SCHOLIA_TASKS_POLL_MS", "20"),
+        ];
+        let mut c = server(&v, "valid", &extra).await;
+        let out = v
+            .cli(
+                &env(&extra),
+                &[
+                    "tasks",
+                    "start",
+                    "Why does koji smell of chestnuts?",
+                    "--model",
+                    "fake:polls=2",
+                    "--json",
+                ],
+            )
+            .await;
+        assert!(out.status.success(), "{}", crate::support::stderr(&out));
+        let id = serde_json::from_slice::<Value>(&out.stdout).unwrap()["task_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let shown = c
+            .wait_notification(Duration::from_secs(20), |n| {
+                n["method"] == "window/showMessage"
+                    && n["params"]["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("background research completed"))
+            })
+            .await
+            .expect("the end of the task was announced");
+        assert!(shown["params"]["message"].as_str().unwrap().contains(&id), "{shown}");
+    }
+
     #[tokio::test(flavor = "multi_thread")]
     async fn deep_search_lands_as_a_subsection_and_reruns_replace_it() {
         let v = TestVault::with_files(&[("Koji.md", NOTE)]);

@@ -304,3 +304,55 @@ async fn a_hundred_tasks_at_once() {
         assert_eq!(tasks.status(&id).await.unwrap().status, "completed");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deep_search_task_needs_no_gemini_key() {
+    let v = TestVault::empty();
+    let mut e = crate::support::gemini_env("valid");
+    e.extend(env(&[
+        ("SCHOLIA_TASKS_POLL_MS", "20"),
+        ("DEEP_SEARCH_MAX_ITERATIONS", "3"),
+    ]));
+    let r = json(
+        &v,
+        &e,
+        &[
+            "tasks",
+            "start",
+            "How long does koji take to grow?",
+            "--kind",
+            "deep-search",
+            "--json",
+        ],
+    )
+    .await;
+    let id = r["task_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        json(&v, &e, &["tasks", "status", &id, "--json"]).await["kind"],
+        "deep-search"
+    );
+    run_until_idle(&v, &e).await;
+    let s = json(&v, &e, &["tasks", "status", &id, "--json"]).await;
+    assert_eq!(s["status"], "completed", "{s}");
+    let r = json(&v, &e, &["tasks", "results", &id, "--json"]).await;
+    assert!(!r["report"].as_str().unwrap().is_empty(), "{r}");
+    let out = v.cli(&e, &["tasks", "start", "q", "--kind", "gemin"]).await;
+    assert!(stderr(&out).contains("valid: gemini, deep-search"), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn estimates_use_the_configured_price_table() {
+    let v = TestVault::empty();
+    let query = "Compare the history and market of kefir and kombucha producers";
+    let base = json(&v, &env(&[]), &["tasks", "estimate", query, "--json"]).await;
+    assert_eq!(base["will_likely_go_async"], true);
+    assert!(base["recommendation"].as_str().is_some());
+    v.write(".scholia.toml", "[tasks]\nprice = { input = 4.0, output = 24.0 }\n");
+    let doubled = json(&v, &env(&[]), &["tasks", "estimate", query, "--json"]).await;
+    let usd = |v: &Value| v["estimated_cost"]["likely_usd"].as_f64().unwrap();
+    assert!((usd(&doubled) - 2.0 * usd(&base)).abs() < 0.02, "{base} {doubled}");
+    v.write(".scholia.toml", "[tasks]\nprice = { input = -1.0, output = 24.0 }\n");
+    let out = v.cli(&env(&[]), &["tasks", "estimate", query]).await;
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("tasks.price"), "{}", stderr(&out));
+}
