@@ -27,6 +27,7 @@ pub const DEEP_SEARCH_SECTION: &str = "templates/deep-search-section.md";
 pub const ASK_SECTION: &str = "templates/ask-section.md";
 pub const RESEARCH_REPORT: &str = "templates/research-report.md";
 pub const TASK_SECTION: &str = "templates/task-section.md";
+pub const BACKGROUND_BRIEF: &str = "prompts/background-brief.md";
 
 const BUILTIN: &[(&str, &str)] = &[
     (SYSTEM, include_str!("../prompts/system.md")),
@@ -51,6 +52,7 @@ const BUILTIN: &[(&str, &str)] = &[
     (ASK_SECTION, include_str!("../templates/ask-section.md")),
     (RESEARCH_REPORT, include_str!("../templates/research-report.md")),
     (TASK_SECTION, include_str!("../templates/task-section.md")),
+    (BACKGROUND_BRIEF, include_str!("../prompts/background-brief.md")),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -288,6 +288,26 @@ impl Engine {
         })
     }
 
+    /// The brief background research on a whole note sends: its title and text (without its
+    /// `## Research` section), cut to what a brief can carry. Blocking: parses the note.
+    pub fn note_brief(&self, text: &str) -> Result<String, Error> {
+        let body = match crate::vault::section::find(text, super::SECTION, super::SECTION_LEVEL) {
+            Ok(Some(r)) => format!("{}{}", &text[..r.start], &text[r.end..]),
+            _ => text.to_string(),
+        };
+        let parsed = crate::vault::parse::parse(&body, "");
+        let plain: String = parsed.plain_text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = crate::vault::passage::cut(&plain, 4_000);
+        Ok(self
+            .library
+            .render(
+                crate::prompts::BACKGROUND_BRIEF,
+                serde_json::json!({"title": parsed.title, "text": text}),
+            )?
+            .trim_end()
+            .to_string())
+    }
+
     /// Starts background research on `query` from `note` and follows it until it ends: its
     /// status as progress, the job's cancellation cancelling the task (at Gemini too). A
     /// finished report is saved under `research_reports/` in the vault and a `### <query>`

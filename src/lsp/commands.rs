@@ -209,7 +209,7 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
             let query = match a.query.as_deref().map(str::trim) {
                 Some("") => return Err(invalid("query: empty; select the question to research")),
                 Some(q) => q.to_string(),
-                None => note_query(state, &a.uri).await?,
+                None => note_query(state, &engine, &a.uri).await?,
             };
             let job = start_job(client, state, &engine, BACKGROUND_TITLE);
             let (client, state) = (client.clone(), state.clone());
@@ -280,31 +280,19 @@ struct BackgroundArgs {
     range: Option<Range>,
 }
 
-/// What background research on a whole note asks: its title and its text (without its
-/// `## Research` section), cut to a length a research brief can carry.
-async fn note_query(state: &State, raw: &str) -> RpcResult<String> {
+/// What background research on a whole note asks (the engine writes the brief).
+async fn note_query(state: &State, engine: &Arc<Engine>, raw: &str) -> RpcResult<String> {
     let uri: Uri = raw.parse().map_err(|_| invalid(format!("uri: `{raw}` is not a URI")))?;
     let text = state
         .docs()
         .get(&uri)
         .map(|d| d.text.clone())
         .ok_or_else(|| invalid(format!("uri: {} is not open", uri.as_str())))?;
-    // Parsing the note: off the runtime.
-    tokio::task::spawn_blocking(move || {
-        let body = match section::find(&text, SECTION, SECTION_LEVEL) {
-            Ok(Some(r)) => format!("{}{}", &text[..r.start], &text[r.end..]),
-            _ => text,
-        };
-        let parsed = crate::vault::parse::parse(&body, "");
-        let plain: String = parsed.plain_text.split_whitespace().collect::<Vec<_>>().join(" ");
-        let cut = crate::vault::passage::cut(&plain, 4_000);
-        format!(
-            "Research the subject of this note, \"{}\", going beyond what it already says: {cut}",
-            parsed.title
-        )
-    })
-    .await
-    .map_err(|e| invalid(format!("reading the note failed: {e}")))
+    let engine = engine.clone();
+    tokio::task::spawn_blocking(move || engine.note_brief(&text))
+        .await
+        .map_err(|e| invalid(format!("reading the note failed: {e}")))?
+        .map_err(|e| rpc(&e))
 }
 
 /// A command's `uri` argument: a URI naming a note of the vault.
