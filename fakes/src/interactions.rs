@@ -78,13 +78,8 @@ pub async fn get(State(state): State<Arc<FakeState>>, headers: HeaderMap, Path(i
     if let Some(r) = unauthorised(&headers) {
         return r;
     }
-    let snapshot = {
-        let mut all = state.interactions.lock().unwrap();
-        let Some(i) = all.get_mut(&id) else {
-            return not_found(&id);
-        };
-        i.polls += 1;
-        i.clone()
+    let Some(snapshot) = touch(&state, &id, |i| i.polls += 1) else {
+        return not_found(&id);
     };
     let b = Behaviour::parse(&snapshot.agent);
     if b.has("gone") {
@@ -113,13 +108,8 @@ pub async fn cancel(State(state): State<Arc<FakeState>>, headers: HeaderMap, Pat
     if let Some(r) = unauthorised(&headers) {
         return r;
     }
-    let snapshot = {
-        let mut all = state.interactions.lock().unwrap();
-        let Some(i) = all.get_mut(&id) else {
-            return not_found(&id);
-        };
-        i.cancelled = true;
-        i.clone()
+    let Some(snapshot) = touch(&state, &id, |i| i.cancelled = true) else {
+        return not_found(&id);
     };
     Json(render(
         &id,
@@ -128,6 +118,14 @@ pub async fn cancel(State(state): State<Arc<FakeState>>, headers: HeaderMap, Pat
         Behaviour::parse(&snapshot.agent).has("steps"),
     ))
     .into_response()
+}
+
+/// Changes a known interaction and returns it as changed.
+fn touch(state: &FakeState, id: &str, change: impl FnOnce(&mut Interaction)) -> Option<Interaction> {
+    let mut all = state.interactions.lock().unwrap();
+    let i = all.get_mut(id)?;
+    change(i);
+    Some(i.clone())
 }
 
 fn not_found(id: &str) -> Response {

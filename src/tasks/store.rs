@@ -229,25 +229,15 @@ impl Store {
         owner: Option<&str>,
         change: impl FnOnce(&mut Task) + Send + 'static,
     ) -> Result<Option<Task>, TaskError> {
-        let (id, owner) = (id.to_string(), owner.map(str::to_string));
-        self.call(move |c| {
-            let tx = c.transaction()?;
-            let Some(mut task) = get(&tx, &id)? else {
-                return Ok(None);
-            };
-            if owner.is_some() && task.lease_owner != owner {
-                return Ok(None);
-            }
-            change(&mut task);
-            task.updated_at = now_ms();
-            write(&tx, &task)?;
-            tx.commit()?;
-            Ok(Some(task))
+        self.transact(id, owner, false, move |task, _| {
+            change(task);
+            Ok(())
         })
         .await
     }
 
-    /// Marks a task finished with its results, in one transaction, if `owner` holds it.
+    /// Marks a task finished with its results, in one transaction, if `owner` holds it and it
+    /// has not finished already.
     pub async fn finish(
         &self,
         id: &str,
@@ -256,29 +246,44 @@ impl Store {
         results: Option<Results>,
         change: impl FnOnce(&mut Task) + Send + 'static,
     ) -> Result<Option<Task>, TaskError> {
+        self.transact(id, owner, true, move |task, tx| {
+            change(task);
+            task.status = status;
+            task.completed_at = Some(now_ms());
+            task.lease_owner = None;
+            task.lease_until = None;
+            if let Some(r) = results {
+                tx.execute(
+                    "INSERT OR REPLACE INTO results (task_id, report, sources, metadata, raw) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![task.id, r.report, r.sources.to_string(), r.metadata.to_string(), r.raw],
+                )?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Reads a task, checks `owner` holds it (and, with `unfinished`, that it has not
+    /// ended), applies `change` and writes it back, all in one transaction.
+    async fn transact(
+        &self,
+        id: &str,
+        owner: Option<&str>,
+        unfinished: bool,
+        change: impl FnOnce(&mut Task, &rusqlite::Transaction<'_>) -> rusqlite::Result<()> + Send + 'static,
+    ) -> Result<Option<Task>, TaskError> {
         let (id, owner) = (id.to_string(), owner.map(str::to_string));
         self.call(move |c| {
             let tx = c.transaction()?;
             let Some(mut task) = get(&tx, &id)? else {
                 return Ok(None);
             };
-            if (owner.is_some() && task.lease_owner != owner) || task.status.is_final() {
+            if (owner.is_some() && task.lease_owner != owner) || (unfinished && task.status.is_final()) {
                 return Ok(None);
             }
-            change(&mut task);
-            task.status = status;
-            let now = now_ms();
-            task.updated_at = now;
-            task.completed_at = Some(now);
-            task.lease_owner = None;
-            task.lease_until = None;
+            change(&mut task, &tx)?;
+            task.updated_at = now_ms();
             write(&tx, &task)?;
-            if let Some(r) = results {
-                tx.execute(
-                    "INSERT OR REPLACE INTO results (task_id, report, sources, metadata, raw) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![id, r.report, r.sources.to_string(), r.metadata.to_string(), r.raw],
-                )?;
-            }
             tx.commit()?;
             Ok(Some(task))
         })
