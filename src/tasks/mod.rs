@@ -371,10 +371,17 @@ impl Tasks {
                 t.error = remote_error.map(|e| format!("cancelling at Gemini failed: {e}"));
             })
             .await?;
-        finished.ok_or_else(|| TaskError::AlreadyFinished {
-            id: id.to_string(),
-            status: "finished",
-        })
+        if let Some(t) = finished {
+            return Ok(t);
+        }
+        // The runner saw the remote cancellation first and recorded it: the same outcome.
+        match self.task(id).await? {
+            t if t.status == Status::Cancelled => Ok(t),
+            t => Err(TaskError::AlreadyFinished {
+                id: t.id,
+                status: t.status.as_str(),
+            }),
+        }
     }
 
     pub async fn list(&self, limit: usize) -> Result<Vec<Task>, TaskError> {
