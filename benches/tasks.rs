@@ -44,6 +44,7 @@ fn main() {
                     query: format!("Question number {i} about fermentation and bread"),
                     model: None,
                     note: None,
+                    vault: None,
                     status,
                     progress: None,
                     current_action: Some("Gemini is researching".into()),

@@ -140,10 +140,15 @@ pub enum TaskAction {
     /// Start a background task; prints its id (a running `scholia tasks run`, language server
     /// or MCP server drives it)
     Start {
+        /// The research question; for `--kind research-note`, the note to research
         query: String,
-        /// gemini (Gemini deep research, needs GEMINI_API_KEY) or deep-search
+        /// gemini (Gemini deep research, needs GEMINI_API_KEY), deep-search, or research-note
+        /// (deep research of the note QUERY, written into its `## Research` when done)
         #[arg(long, default_value = "gemini", value_parser = parse_kind)]
         kind: scholia::tasks::Kind,
+        /// research-note: what to focus the research on
+        #[arg(long)]
+        focus: Option<String>,
         #[arg(long)]
         no_notify: bool,
         #[arg(long, default_value_t = 8.0)]
@@ -211,7 +216,8 @@ pub enum TaskAction {
 }
 
 fn parse_kind(s: &str) -> Result<scholia::tasks::Kind, String> {
-    scholia::tasks::Kind::parse(s).ok_or_else(|| format!("--kind: `{s}`; valid: gemini, deep-search"))
+    scholia::tasks::Kind::parse(s)
+        .ok_or_else(|| format!("--kind: `{s}`; valid: {}", scholia::tasks::Kind::NAMES.join(", ")))
 }
 
 impl Command {

@@ -231,7 +231,7 @@ fn open_vault(
 
 fn tasks(action: args::TaskAction) -> Result<ExitCode> {
     use args::TaskAction as A;
-    use scholia::tasks::{SaveOptions, StartRequest};
+    use scholia::tasks::SaveOptions;
     // The current directory is the vault whose `.scholia.toml` applies, as for research.
     let cwd = std::env::current_dir()?;
     let engine = std::sync::Arc::new(load_engine(Some(&cwd))?);
@@ -249,27 +249,29 @@ fn tasks(action: args::TaskAction) -> Result<ExitCode> {
         A::Start {
             query,
             kind,
+            focus,
             no_notify,
             max_wait_hours,
             model,
             json,
         } => {
-            let model = model.or_else(|| {
-                engine
-                    .settings()
-                    .gemini_agent
-                    .clone()
-                    .filter(|_| kind == scholia::tasks::Kind::Gemini)
-            });
-            let t = rt
-                .block_on(tasks.start(StartRequest {
-                    query,
-                    kind,
-                    notify: !no_notify,
-                    max_wait_hours,
-                    model,
-                }))
-                .map_err(Error::from)?;
+            use scholia::tasks::Kind;
+            if focus.is_some() && kind != Kind::ResearchNote {
+                return Err(Error::invalid("--focus: only a research-note task takes a focus").into());
+            }
+            let (query, note) = match kind {
+                Kind::ResearchNote => (focus.unwrap_or_default(), Some(query)),
+                _ => (query, None),
+            };
+            let req = scholia::engine::TaskStart {
+                query,
+                kind,
+                notify: !no_notify,
+                max_wait_hours,
+                model,
+                note,
+            };
+            let t = rt.block_on(engine.start_task(req, Some(&cwd), Some(&cwd)))?;
             print(
                 json,
                 json!({"success": true, "task_id": t.id, "status": "running_async", "mode": "async",
@@ -370,7 +372,11 @@ fn tasks(action: args::TaskAction) -> Result<ExitCode> {
                         t.id,
                         t.status.as_str(),
                         t.kind.as_str(),
-                        t.query.chars().take(60).collect::<String>()
+                        match (&t.note, t.query.as_str()) {
+                            (Some(note), "") => note.clone(),
+                            (Some(note), focus) => format!("{note} ({focus})"),
+                            (None, q) => q.chars().take(60).collect::<String>(),
+                        }
                     )
                 })
                 .collect();

@@ -6,6 +6,7 @@
 mod jobs;
 mod ops;
 mod progress;
+mod tasks;
 mod writer;
 
 use std::collections::HashSet;
@@ -19,6 +20,7 @@ pub use jobs::{Job, JobId, JobInfo, JobStart, Jobs, NoProgress, ProgressSink, Up
 pub(crate) use ops::blocking;
 pub use ops::{Answer, BackgroundOutcome, Question, QuestionOutcome, ResearchOutcome, SearchResults, Summary};
 pub use progress::Event;
+pub use tasks::{NoteHost, TaskStart};
 pub use writer::{
     BoxFuture, DiskWriter, NotePath, NoteWriter, QUESTION_MARKER, SECTION, SECTION_LEVEL, SectionEdit, WriteError,
 };
@@ -53,6 +55,8 @@ pub struct Engine {
     jobs: Jobs,
     /// The background-task service of the data directory, opened on first use.
     tasks: std::sync::OnceLock<Arc<crate::tasks::Tasks>>,
+    /// The vault whose research-note tasks this process writes through its own writer.
+    note_host: Mutex<Option<NoteHost>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -112,6 +116,7 @@ impl Engine {
             settings,
             jobs: Jobs::default(),
             tasks: std::sync::OnceLock::new(),
+            note_host: Mutex::new(None),
         })
     }
 
@@ -166,7 +171,7 @@ impl Engine {
         let tasks = tokio::task::spawn_blocking(move || engine.tasks())
             .await
             .expect("opening the task store does not panic")?;
-        tasks.run(Arc::new(TaskRunner(self.clone())), shutdown).await;
+        tasks.run(Arc::new(tasks::TaskRunner(self.clone())), shutdown).await;
         Ok(())
     }
 
@@ -192,51 +197,5 @@ fn cleanup_once(config: &Path) {
         .insert(config.to_path_buf());
     if first {
         GeminiCli::startup_cleanup(config);
-    }
-}
-
-/// Deep searches for background tasks, as the engine runs them for any surface.
-struct TaskRunner(Arc<Engine>);
-
-impl crate::tasks::DeepSearchRunner for TaskRunner {
-    fn run<'a>(
-        &'a self,
-        query: &'a str,
-        _model: Option<&'a str>,
-        stop: tokio_util::sync::CancellationToken,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = crate::tasks::DeepSearchOutput> + Send + 'a>> {
-        Box::pin(async move {
-            let req = crate::research::deep_search::DeepSearchRequest {
-                query: query.to_string(),
-                backend: None,
-                max_iterations: None,
-            };
-            let job = self
-                .0
-                .jobs()
-                .start("background deep search", true, |_| Arc::new(NoProgress));
-            let token = job.token().clone();
-            let watcher = tokio::spawn(async move {
-                stop.cancelled().await;
-                token.cancel();
-            });
-            let result = self.0.deep_search(&req, &job).await;
-            watcher.abort();
-            let r = result.map_err(|e| e.message)?;
-            let tokens = r
-                .metadata
-                .tokens
-                .as_ref()
-                .map(|t| (t.prompt, t.candidates + t.thoughts))
-                .unwrap_or((0, 0));
-            let sources = serde_json::json!(
-                r.metadata
-                    .sources_visited
-                    .iter()
-                    .map(|u| serde_json::json!({"url": u, "title": ""}))
-                    .collect::<Vec<_>>()
-            );
-            Ok((r.result, sources, tokens))
-        })
     }
 }

@@ -333,6 +333,7 @@ impl Engine {
             notify: true,
             max_wait_hours: 8.0,
             model: self.settings.gemini_agent.clone().filter(|_| kind == Kind::Gemini),
+            note: None,
         });
         let task = tokio::select! {
             t = start => t?,

@@ -26,7 +26,14 @@ pub const DEEP_SEARCH: &str = "scholia.deepSearch";
 pub const ASK: &str = "scholia.ask";
 pub const BACKGROUND: &str = "scholia.startDeepResearch";
 /// Every command the server executes.
-pub const COMMANDS: &[&str] = &[RESEARCH, DEEP_SEARCH, ASK, BACKGROUND];
+pub const COMMANDS: &[&str] = &[
+    RESEARCH,
+    DEEP_SEARCH,
+    ASK,
+    BACKGROUND,
+    super::tasks::TASKS,
+    super::tasks::SEARCH,
+];
 
 const RESEARCH_TITLE: &str = "Research this note";
 const RESEARCH_DEEP_TITLE: &str = "Research this note (deep)";
@@ -159,7 +166,7 @@ struct SelectionArgs {
     timeout: Option<Value>,
 }
 
-fn args<T: serde::de::DeserializeOwned>(command: &str, arguments: Vec<Value>, shape: &str) -> RpcResult<T> {
+pub(super) fn args<T: serde::de::DeserializeOwned>(command: &str, arguments: Vec<Value>, shape: &str) -> RpcResult<T> {
     let arg = arguments
         .into_iter()
         .next()
@@ -263,6 +270,8 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
             });
             Ok(None)
         }
+        super::tasks::TASKS => super::tasks::execute_tasks(state, params.arguments).await,
+        super::tasks::SEARCH => super::tasks::execute_search(state, params.arguments).await,
         other => Err(invalid(format!(
             "command: `{other}` is not valid; valid: {}",
             COMMANDS.join(", ")

@@ -9,6 +9,7 @@ mod documents;
 mod errors;
 mod navigation;
 mod progress;
+mod tasks;
 mod writer;
 
 use std::collections::HashMap;
@@ -286,6 +287,7 @@ async fn start(client: Client, state: Arc<State>) {
             client.show_message(MessageType::ERROR, format!("scholia: {e}")).await;
         }
     }
+    let runner_engine = engine.as_ref().ok().cloned();
     state.engine.send_replace(Some(engine));
 
     let Some(root) = root else {
@@ -310,11 +312,18 @@ async fn start(client: Client, state: Arc<State>) {
         }
     };
     let on_open = {
-        let state = state.clone();
-        move |_: &Arc<VaultSession>| {
+        let (state, client, engine) = (state.clone(), client.clone(), runner_engine);
+        move |session: &Arc<VaultSession>| {
             let uris: Vec<Uri> = state.docs().keys().cloned().collect();
             for uri in uris {
                 state.buffer_changed(&uri);
+            }
+            // Research-note tasks on this vault land in the editor's buffer when it is open.
+            if let Some(engine) = &engine {
+                engine.host_notes(crate::engine::NoteHost {
+                    session: session.clone(),
+                    writer: Arc::new(writer::EditorWriter::new(client.clone(), state.clone())),
+                });
             }
         }
     };

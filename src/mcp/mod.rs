@@ -65,7 +65,7 @@ impl Scholia {
     /// Opens the vault at `root` in the background and keeps it current until `shutdown`
     /// (indexing progress goes to the log).
     pub fn open_vault(&self, root: PathBuf, dirs: Dirs, shutdown: CancellationToken) {
-        let (slot, jobs) = (self.vault.clone(), self.engine.jobs().clone());
+        let (slot, jobs, engine) = (self.vault.clone(), self.engine.jobs().clone(), self.engine.clone());
         slot.mark_opening(&root);
         tokio::spawn(async move {
             let start = move || {
@@ -73,7 +73,14 @@ impl Scholia {
                     Arc::new(Logged) as Arc<dyn ProgressSink>
                 })
             };
-            if let Err(e) = slot.serve(root, dirs, &start, &|_| {}, shutdown).await {
+            // Research-note tasks on this vault use this session (and write on disk).
+            let host = move |session: &Arc<crate::index::VaultSession>| {
+                engine.host_notes(crate::engine::NoteHost {
+                    session: session.clone(),
+                    writer: Arc::new(crate::engine::DiskWriter),
+                })
+            };
+            if let Err(e) = slot.serve(root, dirs, &start, &host, shutdown).await {
                 tracing::error!("{e}");
             }
         });

@@ -241,7 +241,8 @@ fn task_tools() -> Vec<Tool> {
                 "enable_notifications": {"type": "boolean", "default": true, "description": "A desktop notification when it completes"},
                 "max_wait_hours": {"type": "number", "minimum": 0.1, "maximum": 72, "default": 8, "description": "Give up (and cancel at Gemini) after this long"},
                 "model": {"type": "string", "default": "deep-research-pro-preview-12-2025", "description": "The Gemini deep-research agent"},
-                "kind": {"type": "string", "enum": ["gemini", "deep-search"], "default": "gemini", "description": "gemini: Gemini Deep Research (needs GEMINI_API_KEY); deep-search: scholia's own multi-round deep search, run in the background"}
+                "kind": {"type": "string", "enum": crate::tasks::Kind::NAMES, "default": "gemini", "description": "gemini: Gemini Deep Research (needs GEMINI_API_KEY); deep-search: scholia's own multi-round deep search, run in the background; research-note: deep research of `note`, written into its `## Research` section when done (`query` is then the optional focus)"},
+                "note": {"type": "string", "description": "research-note only: the note's vault path"}
             }, "required": ["query"]}),
             any.clone(),
         )
@@ -616,7 +617,8 @@ fn task_name(name: &str) -> &'static str {
 }
 
 async fn task_tool(s: &Scholia, name: &'static str, args: Option<JsonObject>) -> Result<CallToolResult, Error> {
-    use crate::tasks::{Kind, SaveOptions, StartRequest};
+    use crate::engine::TaskStart;
+    use crate::tasks::{Kind, SaveOptions};
     let engine = s.engine.clone();
     let tasks = tokio::task::spawn_blocking(move || engine.tasks())
         .await
@@ -633,20 +635,37 @@ async fn task_tool(s: &Scholia, name: &'static str, args: Option<JsonObject>) ->
             let a = Args::new(
                 name,
                 args,
-                &["query", "enable_notifications", "max_wait_hours", "model", "kind"],
+                &[
+                    "query",
+                    "enable_notifications",
+                    "max_wait_hours",
+                    "model",
+                    "kind",
+                    "note",
+                ],
             )?;
-            let kind = match a.choice("kind", &["gemini", "deep-search"], "gemini")? {
+            let kind = match a.choice("kind", crate::tasks::Kind::NAMES, "gemini")? {
                 "deep-search" => Kind::DeepSearch,
+                "research-note" => Kind::ResearchNote,
                 _ => Kind::Gemini,
             };
-            let req = StartRequest {
-                query: a.string("query", "the research question")?,
+            let query = match kind {
+                Kind::ResearchNote => a.opt_string("query", "the focus of the research")?.unwrap_or_default(),
+                _ => a.string("query", "the research question")?,
+            };
+            let req = TaskStart {
+                query,
                 kind,
                 notify: a.bool("enable_notifications", true)?,
                 max_wait_hours: a.number("max_wait_hours", 0.1, 72.0, 8.0)?,
                 model: a.opt_string("model", "a Gemini deep-research agent name")?,
+                note: a.opt_string("note", "the note's vault path")?,
             };
-            let t = tasks.start(req).await?;
+            let root = match kind {
+                Kind::ResearchNote => Some(s.vault.wait(super::VAULT_WAIT).await?.vault().root().to_path_buf()),
+                _ => None,
+            };
+            let t = s.engine.start_task(req, root.as_deref(), None).await?;
             let v = json!({"success": true, "task_id": t.id, "status": "running_async", "mode": "async",
                            "message": "Research running in background. Notification when complete.",
                            "check_status_command": format!("check_research_status(task_id='{}')", t.id)});

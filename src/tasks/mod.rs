@@ -37,6 +37,8 @@ pub enum Kind {
     Gemini,
     /// scholia's own deep search (the Gemini CLI or the research LLM).
     DeepSearch,
+    /// Deep research_note on one note, written into its `## Research` section when done.
+    ResearchNote,
 }
 
 impl Kind {
@@ -44,12 +46,17 @@ impl Kind {
         match self {
             Kind::Gemini => "gemini",
             Kind::DeepSearch => "deep-search",
+            Kind::ResearchNote => "research-note",
         }
     }
+    /// Every kind's name, for error messages.
+    pub const NAMES: &'static [&'static str] = &["gemini", "deep-search", "research-note"];
+
     pub fn parse(s: &str) -> Option<Kind> {
         match s {
             "gemini" => Some(Kind::Gemini),
             "deep-search" => Some(Kind::DeepSearch),
+            "research-note" => Some(Kind::ResearchNote),
             _ => None,
         }
     }
@@ -139,12 +146,38 @@ pub struct StartRequest {
     pub notify: bool,
     pub max_wait_hours: f64,
     pub model: Option<String>,
+    /// research-note tasks: the note (the query is then the optional focus).
+    pub note: Option<TaskNote>,
+}
+
+/// The note a research-note task researches and writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskNote {
+    /// The vault's root, absolute.
+    pub vault: PathBuf,
+    /// Vault-relative, `/`-separated.
+    pub rel: String,
 }
 
 impl StartRequest {
     pub fn check(&self) -> Result<(), TaskError> {
-        if self.query.trim().is_empty() {
-            return Err(TaskError::Invalid("query: empty; give the research question".into()));
+        match (self.kind, &self.note) {
+            (Kind::ResearchNote, None) => {
+                return Err(TaskError::Invalid(
+                    "note: missing; a research-note task needs the note to research".into(),
+                ));
+            }
+            (Kind::ResearchNote, Some(_)) => {}
+            (_, Some(_)) => {
+                return Err(TaskError::Invalid(format!(
+                    "note: only a research-note task takes a note (this is a {} task)",
+                    self.kind.as_str()
+                )));
+            }
+            (_, None) if self.query.trim().is_empty() => {
+                return Err(TaskError::Invalid("query: empty; give the research question".into()));
+            }
+            (_, None) => {}
         }
         if self.query.chars().count() > 20_000 {
             return Err(TaskError::Invalid("query: longer than 20,000 characters".into()));
@@ -180,6 +213,9 @@ pub struct StatusView {
     pub cost_so_far: f64,
     pub error: Option<String>,
     pub query: String,
+    /// research-note tasks: the note's vault path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The background-task service of one data directory.
@@ -255,9 +291,10 @@ impl Tasks {
         let mut task = Task {
             id: new_id(),
             kind: req.kind,
-            query: req.query.clone(),
+            query: req.query.trim().to_string(),
             model: req.model.clone(),
-            note: None,
+            note: req.note.as_ref().map(|n| n.rel.clone()),
+            vault: req.note.as_ref().map(|n| n.vault.to_string_lossy().into_owned()),
             status: Status::Pending,
             progress: None,
             current_action: Some("queued".into()),
@@ -312,6 +349,7 @@ impl Tasks {
             cost_so_far: t.cost_usd,
             error: t.error,
             query: t.query,
+            note: t.note,
         })
     }
 
@@ -388,9 +426,18 @@ impl Tasks {
         self.store.list(limit).await
     }
 
+    /// Records what a task this process drives is doing now (its status line); ignored once
+    /// the task ended or another process holds it.
+    pub async fn report(&self, id: &str, action: String) {
+        let _ = self
+            .store
+            .update(id, Some(&self.owner), move |t| t.current_action = Some(action))
+            .await;
+    }
+
     /// Drives tasks until `shutdown`: claims unleased ones (a dead process's after its lease
     /// expires), renews its own, polls each. Leases are given up on a clean shutdown.
-    pub async fn run(self: Arc<Self>, deep_search: Arc<dyn DeepSearchRunner>, shutdown: CancellationToken) {
+    pub async fn run(self: Arc<Self>, runner: Arc<dyn Runner>, shutdown: CancellationToken) {
         let lease = lease(self.poll);
         let renew_every = lease / 3;
         loop {
@@ -429,10 +476,10 @@ impl Tasks {
                     }
                     driving.insert(task.id.clone(), token.clone());
                 }
-                let (me, ds) = (self.clone(), deep_search.clone());
+                let (me, runner) = (self.clone(), runner.clone());
                 tokio::spawn(async move {
                     let id = task.id.clone();
-                    me.drive(task, ds, token).await;
+                    me.drive(task, runner, token).await;
                     me.driving.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
                 });
             }
@@ -446,26 +493,26 @@ impl Tasks {
     }
 
     /// Runs one task to its end (or until this process loses it).
-    async fn drive(&self, task: Task, deep_search: Arc<dyn DeepSearchRunner>, stop: CancellationToken) {
+    async fn drive(&self, task: Task, runner: Arc<dyn Runner>, stop: CancellationToken) {
         let owner = self.owner.clone();
         let outcome = match task.kind {
             Kind::Gemini => self.drive_gemini(&task, &owner, &stop).await,
-            Kind::DeepSearch => {
+            Kind::DeepSearch | Kind::ResearchNote => {
                 let _ = self
                     .store
                     .update(&task.id, Some(&owner), |t| {
                         t.status = Status::Running;
-                        t.current_action = Some("deep search running".into());
+                        t.current_action = Some(format!("{} running", t.kind.as_str().replace('-', " ")));
                     })
                     .await;
                 tokio::select! {
-                    r = deep_search.run(&task.query, task.model.as_deref(), stop.clone()) => Some(r.map(|(report, sources, usage)| {
-                        (Status::Completed, Results {
-                            report,
-                            metadata: json!({"mode": "async", "kind": "deep-search", "tokens_used": {"input": usage.0, "output": usage.1}}),
-                            sources,
-                            raw: None,
-                        }, usage)
+                    r = runner.run(&task, stop.clone()) => Some(r.map(|out| {
+                        let mut metadata = json!({"mode": "async", "kind": task.kind.as_str(),
+                            "tokens_used": {"input": out.usage.0, "output": out.usage.1}});
+                        if let (Some(m), Value::Object(extra)) = (metadata.as_object_mut(), out.metadata) {
+                            m.extend(extra);
+                        }
+                        (Status::Completed, Results { report: out.report, metadata, sources: out.sources, raw: None }, out.usage)
                     })),
                     _ = stop.cancelled() => None,
                 }
@@ -689,17 +736,26 @@ pub struct SavedReport {
     pub created_at: String,
 }
 
-/// What a deep search for a background task gives: `(report, sources, (input, output tokens))`.
-pub type DeepSearchOutput = Result<(String, Value, (u64, u64)), String>;
+/// What a task run in this process gives.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    pub report: String,
+    /// `[{url, title}, …]`.
+    pub sources: Value,
+    /// Input and output tokens.
+    pub usage: (u64, u64),
+    /// Added to the results' metadata (an object).
+    pub metadata: Value,
+}
 
-/// Runs a deep search for a background task (the engine implements it).
-pub trait DeepSearchRunner: Send + Sync {
+/// Runs the tasks that run in this process — deep search and research-note (the engine
+/// implements it); the error is the task's failure message.
+pub trait Runner: Send + Sync {
     fn run<'a>(
         &'a self,
-        query: &'a str,
-        model: Option<&'a str>,
+        task: &'a Task,
         stop: CancellationToken,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = DeepSearchOutput> + Send + 'a>>;
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<RunOutput, String>> + Send + 'a>>;
 }
 
 fn new_id() -> String {
@@ -717,7 +773,11 @@ fn new_id() -> String {
 /// A desktop notification when there is a session; else a log line and the surface's own
 /// announcement (the editor's message). Never fails the task, never blocks the runtime.
 async fn notify(t: &Task, announce: Option<Announce>) {
-    let query: String = t.query.chars().take(80).collect();
+    let query: String = match (&t.note, t.query.as_str()) {
+        (Some(note), "") => note.clone(),
+        (Some(note), focus) => format!("{note} ({focus})"),
+        (None, q) => q.chars().take(80).collect(),
+    };
     let line = format!(
         "scholia: background research {} ({}): {query}; `scholia tasks results {}`",
         t.status.as_str().replace('_', " "),

@@ -11,7 +11,8 @@ use serde::Serialize;
 use super::{Kind, Status, TaskError};
 
 /// Each migration moves the schema one version up; `PRAGMA user_version` says where a file is.
-const MIGRATIONS: &[&str] = &["CREATE TABLE tasks (
+const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE tasks (
         id TEXT PRIMARY KEY,
         kind TEXT NOT NULL,
         query TEXT NOT NULL,
@@ -40,7 +41,10 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE tasks (
         sources TEXT NOT NULL,
         metadata TEXT NOT NULL,
         raw TEXT
-    );"];
+    );",
+    // Research-note tasks name their vault's root beside the note's vault path.
+    "ALTER TABLE tasks ADD COLUMN vault TEXT;",
+];
 
 /// A task as stored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -51,6 +55,8 @@ pub struct Task {
     pub model: Option<String>,
     /// For research-note tasks: the note's vault path.
     pub note: Option<String>,
+    /// For research-note tasks: the vault's root.
+    pub vault: Option<String>,
     pub status: Status,
     pub progress: Option<u8>,
     pub current_action: Option<String>,
@@ -157,8 +163,8 @@ impl Store {
             c.execute(
                 "INSERT INTO tasks (id, kind, query, model, note, status, progress, current_action, remote_id,
                     input_tokens, output_tokens, cost_usd, error, notify, max_wait_hours, created_at, updated_at,
-                    completed_at, lease_owner, lease_until)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+                    completed_at, lease_owner, lease_until, vault)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
                 params![
                     task.id,
                     task.kind.as_str(),
@@ -179,7 +185,8 @@ impl Store {
                     task.updated_at,
                     task.completed_at,
                     task.lease_owner,
-                    task.lease_until
+                    task.lease_until,
+                    task.vault
                 ],
             )
             .map(|_| ())
@@ -359,7 +366,7 @@ impl Store {
 
 const SELECT: &str = "SELECT id, kind, query, model, note, status, progress, current_action, remote_id,
     input_tokens, output_tokens, cost_usd, error, notify, max_wait_hours, created_at, updated_at, completed_at,
-    lease_owner, lease_until FROM tasks";
+    lease_owner, lease_until, vault FROM tasks";
 
 fn get(c: &Connection, id: &str) -> rusqlite::Result<Option<Task>> {
     let mut stmt = c.prepare_cached(&format!("{SELECT} WHERE id = ?1"))?;
@@ -389,6 +396,7 @@ fn row_task(r: &rusqlite::Row<'_>) -> rusqlite::Result<Task> {
         completed_at: r.get(17)?,
         lease_owner: r.get(18)?,
         lease_until: r.get(19)?,
+        vault: r.get(20)?,
     })
 }
 

@@ -636,6 +636,100 @@ mod selection {
         assert_eq!(c.docs[&long_uri].0, long_note);
     }
 
+    /// `scholia.tasks start` on an open note: a research-note task that this server's runner
+    /// drives to the end and writes into the buffer (unsaved text kept), never on disk; status,
+    /// results, list and bad arguments through the same command.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_research_note_task_lands_in_the_open_buffer() {
+        let v = TestVault::example();
+        let fake = fakes().await;
+        let mut e = crate::support::fake_env(&fake, "valid");
+        e.extend(env(&[("SCHOLIA_TASKS_POLL_MS", "20")]));
+        let mut c = v.lsp_ready(&e).await;
+        let disk = v.read("Sourdough starter.md");
+        let buffer = disk.replace(
+            "## Open questions",
+            "- Koji could replace the starter entirely.\n\n## Open questions",
+        );
+        let uri = c.open(&v.path("Sourdough starter.md"), &buffer).await;
+        let tasks = |args: Value| json!({"command": "scholia.tasks", "arguments": [args]});
+        let started = Instant::now();
+        let r = c
+            .request(
+                "workspace/executeCommand",
+                tasks(json!({"action": "start", "uri": uri})),
+            )
+            .await;
+        assert!(started.elapsed() < Duration::from_secs(2), "start answers at once");
+        assert_eq!(r["kind"], "research-note", "{r}");
+        assert_eq!(r["note"], "Sourdough starter.md", "{r}");
+        let id = r["task_id"].as_str().unwrap().to_string();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !c.docs[&uri].0.contains("\n## Research\n") {
+            assert!(Instant::now() < deadline, "the research never landed");
+            c.pump(Duration::from_millis(100)).await;
+        }
+        let text = c.docs[&uri].0.clone();
+        assert!(text.contains("- Koji could replace the starter entirely."), "{text}");
+        assert_eq!(v.read("Sourdough starter.md"), disk, "the editor owns the open note");
+        let prompt = fake.requests("/v1/chat/completions")[0].to_string();
+        assert!(
+            prompt.contains("Koji could replace the starter"),
+            "the buffer was researched"
+        );
+        let mut status = Value::Null;
+        while Instant::now() < deadline {
+            status = c
+                .request(
+                    "workspace/executeCommand",
+                    tasks(json!({"action": "status", "task_id": id})),
+                )
+                .await;
+            if status["status"] == "completed" {
+                break;
+            }
+            c.pump(Duration::from_millis(50)).await;
+        }
+        assert_eq!(status["status"], "completed", "{status}");
+        assert_eq!(status["note"], "Sourdough starter.md");
+        let results = c
+            .request(
+                "workspace/executeCommand",
+                tasks(json!({"action": "results", "task_id": id})),
+            )
+            .await;
+        assert_eq!(results["metadata"]["note"], "Sourdough starter.md", "{results}");
+        assert_eq!(results["metadata"]["written"], true, "{results}");
+        assert!(!results["sources"].as_array().unwrap().is_empty(), "{results}");
+        let listed = c
+            .request("workspace/executeCommand", tasks(json!({"action": "list"})))
+            .await;
+        assert_eq!(listed["tasks"][0]["id"], id.as_str());
+        for (args, message) in [
+            (
+                json!({"action": "frob"}),
+                "action: `frob` is not valid; valid: start, status, results, cancel, list, save, estimate",
+            ),
+            (json!({"action": "status"}), "task_id: missing; give a task id"),
+            (
+                json!({"action": "start", "kind": "research-note"}),
+                "uri: missing; a research-note task needs the note",
+            ),
+            (
+                json!({"action": "start", "kind": "deeper", "query": "q"}),
+                "kind: `deeper` is not valid; valid: gemini, deep-search, research-note",
+            ),
+            (
+                json!({"action": "cancel", "task_id": id}),
+                &format!("task `{id}` is already completed"),
+            ),
+        ] {
+            let bad = c.request_raw("workspace/executeCommand", tasks(args.clone())).await;
+            assert_eq!(bad["error"]["message"], message, "{args}: {bad}");
+        }
+        c.shutdown().await;
+    }
+
     /// A task started elsewhere (here the CLI) on the same data directory is driven by the
     /// language server's runner; without a desktop session its end is shown as a message.
     #[tokio::test(flavor = "multi_thread")]

@@ -75,3 +75,23 @@ fn deep_search_on_a_visual_selection() {
     nvim.envs(crate::support::gemini_env("valid"));
     check("deep_search.lua", nvim.output().unwrap());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn background_research_from_the_code_action_and_a_research_note_task() {
+    let v = example();
+    let fake = crate::support::fakes().await;
+    let Some(mut nvim) = nvim_command("background.lua", &v) else {
+        return;
+    };
+    let base = format!("{}/v1beta", fake.base());
+    nvim.envs(crate::support::fake_env(&fake, "valid")).envs([
+        ("GEMINI_API_KEY", "k"),
+        ("GEMINI_API_BASE_URL", base.as_str()),
+        ("SCHOLIA_TASKS_POLL_MS", "20"),
+        ("GEMINI_DEEP_RESEARCH_AGENT", "fake:polls=60"),
+    ]);
+    let out = tokio::task::spawn_blocking(move || nvim.output().unwrap())
+        .await
+        .unwrap();
+    check("background.lua", out);
+}

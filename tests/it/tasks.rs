@@ -280,6 +280,7 @@ async fn a_hundred_tasks_at_once() {
                 notify: false,
                 max_wait_hours: 1.0,
                 model: Some("fake:polls=3".into()),
+                note: None,
             })
             .await
             .unwrap();
@@ -355,4 +356,83 @@ async fn estimates_use_the_configured_price_table() {
     let out = v.cli(&env(&[]), &["tasks", "estimate", query]).await;
     assert!(!out.status.success());
     assert!(stderr(&out).contains("tasks.price"), "{}", stderr(&out));
+}
+
+/// `--kind research-note`: deep research_note in the background, written atomically into the
+/// note on disk by whichever runner drives it; bad notes are refused before anything is stored.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_research_note_task_writes_its_note_when_it_finishes() {
+    let v = TestVault::example();
+    let server = fakes().await;
+    let mut e = crate::support::fake_env(&server, "valid");
+    e.extend(env(&[("SCHOLIA_TASKS_POLL_MS", "20")]));
+    let before = v.read("Kombucha.md");
+    let r = json(
+        &v,
+        &e,
+        &[
+            "tasks",
+            "start",
+            "Kombucha.md",
+            "--kind",
+            "research-note",
+            "--focus",
+            "SCOBY care",
+            "--json",
+        ],
+    )
+    .await;
+    let id = r["task_id"].as_str().unwrap().to_string();
+    let s = json(&v, &e, &["tasks", "status", &id, "--json"]).await;
+    assert_eq!(
+        (s["kind"].as_str(), s["note"].as_str()),
+        (Some("research-note"), Some("Kombucha.md")),
+        "{s}"
+    );
+    assert_eq!(
+        v.read("Kombucha.md"),
+        before,
+        "nothing is written before a runner runs it"
+    );
+    run_until_idle(&v, &e).await;
+    let s = json(&v, &e, &["tasks", "status", &id, "--json"]).await;
+    assert_eq!(s["status"], "completed", "{s}");
+    let after = v.read("Kombucha.md");
+    assert!(after.starts_with(before.trim_end()), "the user's text is kept");
+    assert!(after.contains("\n## Research\n"), "{after}");
+    let r = json(&v, &e, &["tasks", "results", &id, "--json"]).await;
+    assert_eq!(r["metadata"]["kind"], "research-note");
+    assert!(
+        after.contains(r["report"].as_str().unwrap().trim()),
+        "the report is the section written"
+    );
+    let topics = server.requests("/v1/chat/completions")[0].to_string();
+    assert!(topics.contains("SCOBY care"), "the focus reaches the research");
+    for (args, message) in [
+        (
+            vec!["tasks", "start", "../outside.md", "--kind", "research-note"],
+            "outside",
+        ),
+        (
+            vec!["tasks", "start", "Missing.md", "--kind", "research-note"],
+            "Missing.md",
+        ),
+        (
+            vec!["tasks", "start", "q", "--focus", "x"],
+            "--focus: only a research-note task takes a focus",
+        ),
+    ] {
+        let out = v.cli(&e, &args).await;
+        assert!(
+            !out.status.success() && stderr(&out).contains(message),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    let listed = json(&v, &e, &["tasks", "list", "--json"]).await;
+    assert_eq!(
+        listed.as_array().map(Vec::len),
+        Some(1),
+        "refused starts store nothing: {listed}"
+    );
 }

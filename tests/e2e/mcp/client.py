@@ -280,7 +280,24 @@ async def check_background_research(s):
     assert again.is_error and "already cancelled" in text(again), text(again)
     unknown = await s.call_tool("check_research_status", {"task_id": "nope"})
     assert unknown.is_error and "no task" in text(unknown), text(unknown)
-    log("background research: started, polled, saved and cancelled a task")
+    # research-note: deep research of a note in the background, written into the note on disk.
+    bad = await s.call_tool("start_deep_research", {"query": "", "kind": "research-note", "note": "../escape.md"})
+    assert bad.is_error, text(bad)
+    missing = await s.call_tool("start_deep_research", {"query": "", "kind": "research-note"})
+    assert missing.is_error and "note: missing" in text(missing), text(missing)
+    note_task = await s.call_tool("start_deep_research", {"query": "", "kind": "research-note", "note": "Kombucha.md", "enable_notifications": False})
+    assert not note_task.is_error, text(note_task)
+    status = None
+    for _ in range(1200):
+        st = await s.call_tool("check_research_status", {"task_id": note_task.structured_content["task_id"]})
+        status = st.structured_content["status"]
+        if status in ("completed", "failed"):
+            break
+        await anyio.sleep(0.05)
+    assert status == "completed", st.structured_content
+    with open(os.path.join(VAULT, "Kombucha.md"), encoding="utf-8") as f:
+        assert "\n## Research\n" in f.read()
+    log("background research: started, polled, saved and cancelled a task; a research-note task wrote its note")
 
 
 async def stdio_suite():

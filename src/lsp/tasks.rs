@@ -1,0 +1,202 @@
+//! `scholia.tasks` and `scholia.search`: commands that answer at once with data (the editor
+//! plugins' `:ScholiaTask` and `:ScholiaSearch`). Task work itself runs in this server's task
+//! runner; a research-note task on a note open here lands in the buffer through the editor
+//! writer (see `Engine::host_notes`).
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tower_lsp_server::jsonrpc::Result as RpcResult;
+use tower_lsp_server::ls_types::Uri;
+
+use super::State;
+use super::errors::{invalid, rpc};
+use crate::engine::{Summary, TaskStart};
+use crate::error::Error;
+use crate::tasks::{Kind, SaveOptions};
+
+pub const TASKS: &str = "scholia.tasks";
+pub const SEARCH: &str = "scholia.search";
+/// `scholia.tasks` actions.
+pub const TASK_ACTIONS: &[&str] = &["start", "status", "results", "cancel", "list", "save", "estimate"];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskArgs {
+    action: String,
+    #[serde(default)]
+    task_id: Option<String>,
+    /// start: the question (gemini, deep-search) or the focus (research-note); estimate.
+    #[serde(default)]
+    query: Option<String>,
+    /// start: gemini, deep-search or research-note (default: research-note with `uri` and no
+    /// query, else gemini when GEMINI_API_KEY is set, else deep-search).
+    #[serde(default)]
+    kind: Option<String>,
+    /// start research-note: the note.
+    #[serde(default)]
+    uri: Option<String>,
+    #[serde(default)]
+    max_wait_hours: Option<f64>,
+    #[serde(default)]
+    notify: Option<bool>,
+    /// cancel: keep partial results (default true).
+    #[serde(default)]
+    save_partial: Option<bool>,
+    /// save: the directory (default `research_reports` in the vault).
+    #[serde(default)]
+    output_dir: Option<String>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+fn need(value: Option<String>, field: &str, what: &str) -> RpcResult<String> {
+    match value {
+        Some(v) if !v.trim().is_empty() => Ok(v),
+        _ => Err(invalid(format!("{field}: missing; give {what}"))),
+    }
+}
+
+pub async fn execute_tasks(state: &Arc<State>, arguments: Vec<Value>) -> RpcResult<Option<Value>> {
+    let a: TaskArgs = super::commands::args(TASKS, arguments, "{action, …}")?;
+    let engine = state.engine().await.map_err(|e| rpc(&e))?;
+    let engine2 = engine.clone();
+    let tasks = tokio::task::spawn_blocking(move || engine2.tasks())
+        .await
+        .map_err(|e| rpc(&Error::internal(e.to_string())))?
+        .map_err(|e| rpc(&e))?;
+    let err = |e: crate::tasks::TaskError| rpc(&Error::from(e));
+    let value = match a.action.as_str() {
+        "start" => {
+            let query = a.query.unwrap_or_default();
+            let kind = match a.kind.as_deref() {
+                Some(k) => Kind::parse(k)
+                    .ok_or_else(|| invalid(format!("kind: `{k}` is not valid; valid: {}", Kind::NAMES.join(", "))))?,
+                None if a.uri.is_some() && query.trim().is_empty() => Kind::ResearchNote,
+                None if engine.settings().gemini_api.is_some() => Kind::Gemini,
+                None => Kind::DeepSearch,
+            };
+            let note = match (kind, &a.uri) {
+                (Kind::ResearchNote, Some(raw)) => {
+                    let uri: Uri = raw.parse().map_err(|_| invalid(format!("uri: `{raw}` is not a URI")))?;
+                    let note = state
+                        .note(&uri)
+                        .await
+                        .ok_or_else(|| invalid(format!("uri: {raw} is not a note of the vault")))?;
+                    Some(note.rel)
+                }
+                (Kind::ResearchNote, None) => return Err(invalid("uri: missing; a research-note task needs the note")),
+                _ => None,
+            };
+            let root = state.root.get().cloned().flatten();
+            let req = TaskStart {
+                query,
+                kind,
+                notify: a.notify.unwrap_or(true),
+                max_wait_hours: a.max_wait_hours.unwrap_or(8.0),
+                model: None,
+                note,
+            };
+            let t = engine
+                .start_task(req, root.as_deref(), None)
+                .await
+                .map_err(|e| rpc(&e))?;
+            json!({"task_id": t.id, "kind": t.kind, "status": t.status, "note": t.note,
+                   "message": format!("started {} task {}", t.kind.as_str(), t.id)})
+        }
+        "status" => {
+            let st = tasks
+                .status(&need(a.task_id, "task_id", "a task id")?)
+                .await
+                .map_err(err)?;
+            serde_json::to_value(&st).expect("serializable")
+        }
+        "results" => {
+            let (t, r) = tasks
+                .results(&need(a.task_id, "task_id", "a task id")?)
+                .await
+                .map_err(err)?;
+            json!({"task_id": t.id, "query": t.query, "status": t.status, "report": r.report,
+                   "sources": r.sources, "metadata": r.metadata})
+        }
+        "cancel" => {
+            let t = tasks
+                .cancel(
+                    &need(a.task_id, "task_id", "a task id")?,
+                    a.save_partial.unwrap_or(true),
+                )
+                .await
+                .map_err(err)?;
+            json!({"task_id": t.id, "status": t.status, "final_cost_usd": t.cost_usd})
+        }
+        "list" => {
+            let limit = a.limit.unwrap_or(20);
+            if !(1..=1000).contains(&limit) {
+                return Err(invalid(format!("limit: {limit} is not valid; valid: 1 to 1000")));
+            }
+            let list = tasks.list(limit).await.map_err(err)?;
+            json!({"tasks": list})
+        }
+        "save" => {
+            let id = need(a.task_id, "task_id", "a task id")?;
+            let root = state.root.get().cloned().flatten();
+            let output_dir = match (a.output_dir.map(std::path::PathBuf::from), root) {
+                (Some(d), _) if d.is_absolute() => d,
+                (Some(d), Some(root)) => root.join(d),
+                (None, Some(root)) => root.join("research_reports"),
+                (_, None) => return Err(invalid("output_dir: give an absolute directory (no vault is open)")),
+            };
+            let opts = SaveOptions {
+                output_dir,
+                prefix: "research".into(),
+                include_metadata: true,
+                include_sources: true,
+            };
+            let saved = tasks.save(engine.library(), &id, opts).await.map_err(err)?;
+            serde_json::to_value(&saved).expect("serializable")
+        }
+        "estimate" => {
+            let e = tasks.estimate(&need(a.query, "query", "the research question")?);
+            serde_json::to_value(&e).expect("serializable")
+        }
+        other => {
+            return Err(invalid(format!(
+                "action: `{other}` is not valid; valid: {}",
+                TASK_ACTIONS.join(", ")
+            )));
+        }
+    };
+    Ok(Some(value))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchArgs {
+    query: String,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// Full-text search of the vault: hits with their URIs, for a quickfix list or a picker.
+pub async fn execute_search(state: &Arc<State>, arguments: Vec<Value>) -> RpcResult<Option<Value>> {
+    let a: SearchArgs = super::commands::args(SEARCH, arguments, "{query}")?;
+    if a.query.trim().is_empty() {
+        return Err(invalid("query: empty; give the words to search for"));
+    }
+    let vault = state.vault.get().map_err(|e| rpc(&e))?;
+    let results = vault
+        .search(&a.query, a.limit.unwrap_or(50))
+        .await
+        .map_err(|e| rpc(&e))?;
+    let hits: Vec<Value> = results
+        .hits
+        .iter()
+        .map(|h| {
+            let uri = state.uri_of(&h.path).map(|u| u.as_str().to_string());
+            json!({"path": h.path, "uri": uri, "title": h.title, "snippet": h.snippet,
+                   "heading": h.heading, "score": h.score})
+        })
+        .collect();
+    Ok(Some(json!({"summary": results.summary(), "hits": hits})))
+}
