@@ -120,7 +120,12 @@ pub enum Command {
         action: TaskAction,
     },
     /// Language server on stdin/stdout
-    Lsp,
+    Lsp {
+        /// Print the commands, code actions, settings and environment variables the server
+        /// offers editors (JSON) and exit
+        #[arg(long)]
+        describe: bool,
+    },
     /// MCP server for agents: stdio, or streamable HTTP with --http
     Mcp {
         /// The vault (default: the current directory)
@@ -224,7 +229,7 @@ impl Command {
     /// The log level when SCHOLIA_LOG is not set: servers log more.
     pub fn default_log_level(&self) -> &'static str {
         match self {
-            Command::Lsp | Command::Mcp { .. } => "info",
+            Command::Lsp { .. } | Command::Mcp { .. } => "info",
             _ => "warn",
         }
     }

@@ -145,7 +145,8 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         }
         Command::Trust { dir, revoke, list } => trust(dir, revoke, list)?,
         Command::Tasks { action } => return tasks(action),
-        Command::Lsp => scholia::lsp::serve_stdio()?,
+        Command::Lsp { describe: true } => render::json(&scholia::lsp::describe())?,
+        Command::Lsp { describe: false } => scholia::lsp::serve_stdio()?,
         Command::Mcp { vault, http, token_env } => {
             scholia::mcp::serve(scholia::mcp::McpOptions { vault, http, token_env })?
         }

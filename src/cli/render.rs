@@ -49,8 +49,13 @@ pub fn index_bar(show: bool) -> impl FnMut(Progress) {
 }
 
 pub fn json(value: &impl serde::Serialize) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
-    Ok(())
+    use std::io::Write;
+    let text = serde_json::to_string_pretty(value)?;
+    match writeln!(std::io::stdout().lock(), "{text}") {
+        // The reader went away (`| head`): not an error of ours.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
 }
 
 pub fn sync_summary(s: &SyncSummary, reasons: bool) {

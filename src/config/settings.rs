@@ -163,6 +163,40 @@ struct FileDeepSearch {
 }
 
 impl FileConfig {
+    /// Every key `.scholia.toml` and initializationOptions take, dotted, with what it holds
+    /// (editor plugins are checked against this list).
+    pub const KEYS: &'static [(&'static str, &'static str)] = &[
+        ("vault", "string: the vault root (language server only)"),
+        (
+            "llm.base_url",
+            "string: research LLM base URL (OpenAI-compatible, …/v1)",
+        ),
+        ("llm.model", "string: research LLM model"),
+        (
+            "llm.api_key_env",
+            "string: the environment variable holding the LLM key",
+        ),
+        ("llm.max_concurrency", "integer: LLM calls at once"),
+        ("llm.timeout_secs", "integer: seconds per LLM call"),
+        ("llm.context_tokens", "integer: the model's context window"),
+        ("llm.price", "table {input, output}: USD per million tokens"),
+        ("search.provider", "string: duckduckgo or searxng"),
+        ("search.url", "string: the search provider's base URL"),
+        ("search.max_concurrency", "integer: web searches at once"),
+        ("search.timeout_secs", "integer: seconds per search"),
+        ("sonar.model", "string: default Sonar tier of Ask"),
+        ("deep_search.backend", "string: gemini-cli or llm"),
+        ("deep_search.timeout_secs", "integer: seconds per Gemini CLI run"),
+        ("deep_search.max_iterations", "string: rounds at most"),
+        ("deep_search.gemini_cli", "string: the Gemini CLI executable"),
+        ("deep_search.model", "string: model of the search rounds"),
+        ("deep_search.correction_model", "string: model of JSON correction"),
+        (
+            "tasks.price",
+            "table {input, output}: USD per million tokens of Gemini deep research",
+        ),
+    ];
+
     pub fn from_toml(text: &str) -> Result<FileConfig, ConfigError> {
         toml::from_str(text).map_err(|e| ConfigError::File {
             file: CONFIG_FILE.into(),
@@ -687,6 +721,25 @@ pub const ENV_VARS: &[(&str, &str)] = &[
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn every_listed_key_is_a_real_key() {
+        for (key, what) in FileConfig::KEYS {
+            let value = if what.starts_with("table") {
+                serde_json::json!({"input": 1.0, "output": 2.0})
+            } else if what.starts_with("integer") {
+                serde_json::json!(1)
+            } else {
+                serde_json::json!("x")
+            };
+            let mut json = value;
+            for part in key.rsplit('.') {
+                json = serde_json::json!({ part: json });
+            }
+            assert!(FileConfig::from_json(&json).is_ok(), "{key}: {json}");
+        }
+        assert!(FileConfig::from_json(&serde_json::json!({"llm": {"modle": "x"}})).is_err());
+    }
 
     fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         let mut m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();

@@ -61,6 +61,7 @@ struct Inner {
 
 struct Entry {
     title: String,
+    cancellable: bool,
     cancel: CancellationToken,
     latest: Option<Update>,
     started: Instant,
@@ -73,6 +74,7 @@ pub struct JobInfo {
     pub title: String,
     pub latest: Option<Update>,
     pub elapsed_ms: u64,
+    pub cancellable: bool,
 }
 
 impl Jobs {
@@ -96,6 +98,7 @@ impl Jobs {
             id,
             Entry {
                 title,
+                cancellable,
                 cancel: cancel.clone(),
                 latest: None,
                 started: Instant::now(),
@@ -123,6 +126,18 @@ impl Jobs {
         }
     }
 
+    /// Cancels the newest cancellable job (an editor's "cancel what is running").
+    pub fn cancel_latest(&self) -> Option<JobInfo> {
+        let running = lock(&self.inner.running);
+        let (id, e) = running
+            .iter()
+            .filter(|(_, e)| e.cancellable)
+            .max_by_key(|(id, _)| **id)?;
+        tracing::info!("cancelling job {id} ({})", e.title);
+        e.cancel.cancel();
+        Some(info(*id, e))
+    }
+
     pub fn cancel_all(&self) {
         for e in lock(&self.inner.running).values() {
             e.cancel.cancel();
@@ -146,6 +161,7 @@ fn info(id: JobId, e: &Entry) -> JobInfo {
         title: e.title.clone(),
         latest: e.latest.clone(),
         elapsed_ms: e.started.elapsed().as_millis() as u64,
+        cancellable: e.cancellable,
     }
 }
 

@@ -56,7 +56,7 @@ pub struct Engine {
     /// The background-task service of the data directory, opened on first use.
     tasks: std::sync::OnceLock<Arc<crate::tasks::Tasks>>,
     /// The vault whose research-note tasks this process writes through its own writer.
-    note_host: Mutex<Option<NoteHost>>,
+    note_host: Mutex<Option<tasks::HostedNotes>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -173,6 +173,32 @@ impl Engine {
             .expect("opening the task store does not panic")?;
         tasks.run(Arc::new(tasks::TaskRunner(self.clone())), shutdown).await;
         Ok(())
+    }
+
+    /// Which providers are configured, for health checks and status lines (never a secret:
+    /// URLs are shown without credentials, keys only as "set").
+    pub fn providers(&self) -> serde_json::Value {
+        let s = &self.settings;
+        let llm = s.llm.as_ref().map(|l| {
+            serde_json::json!({"model": l.model, "base_url": crate::http::redact(&l.base_url), "key": l.api_key.is_some()})
+        });
+        let search = match &s.search {
+            SearchProvider::DuckDuckGo { url } => {
+                serde_json::json!({"provider": "duckduckgo", "url": crate::http::redact(url)})
+            }
+            SearchProvider::Searxng { url } => {
+                serde_json::json!({"provider": "searxng", "url": crate::http::redact(url)})
+            }
+        };
+        serde_json::json!({
+            "llm": llm,
+            "search": search,
+            "sonar": s.openrouter.as_ref().map(|o| serde_json::json!({"base_url": crate::http::redact(&o.base_url), "default_model": s.sonar_model})),
+            "gemini_api": s.gemini_api.as_ref().map(|(base, _)| serde_json::json!({"base_url": crate::http::redact(base), "agent": s.gemini_agent})),
+            "gemini_cli": s.gemini_cli.program,
+            "data_dir": s.dirs.data,
+            "untrusted": s.untrusted.as_ref().map(|u| u.to_string()),
+        })
     }
 
     /// The research LLM's model, when one is configured.

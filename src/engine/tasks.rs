@@ -20,7 +20,16 @@ use crate::tasks::{Kind, RunOutput, StartRequest, Task, TaskNote, Tasks};
 #[derive(Clone)]
 pub struct NoteHost {
     pub session: Arc<VaultSession>,
+    /// Must not own what owns the engine (the engine keeps it): hold surface state weakly.
     pub writer: Arc<dyn NoteWriter>,
+}
+
+/// The engine keeps the hosted session weakly: the surface that opened it decides when it
+/// closes (and with it the index writer's lock).
+#[derive(Clone)]
+pub(super) struct HostedNotes {
+    session: std::sync::Weak<VaultSession>,
+    writer: Arc<dyn NoteWriter>,
 }
 
 /// A task as a surface asks for it.
@@ -41,7 +50,10 @@ impl Engine {
     /// Makes `host` the vault whose research-note tasks this process writes through
     /// `host.writer` (other vaults' notes are written on disk).
     pub fn host_notes(&self, host: NoteHost) {
-        *self.note_host.lock().unwrap_or_else(|e| e.into_inner()) = Some(host);
+        *self.note_host.lock().unwrap_or_else(|e| e.into_inner()) = Some(HostedNotes {
+            session: Arc::downgrade(&host.session),
+            writer: host.writer,
+        });
     }
 
     /// Starts a background task. A research-note task's note is resolved inside `vault_root`
@@ -109,9 +121,10 @@ impl Engine {
     async fn task_vault(&self, root: &Path) -> Result<(Arc<VaultSession>, Arc<dyn NoteWriter>), Error> {
         let host = self.note_host.lock().unwrap_or_else(|e| e.into_inner()).clone();
         if let Some(h) = host
-            && same_dir(h.session.vault().root(), root)
+            && let Some(session) = h.session.upgrade()
+            && same_dir(session.vault().root(), root)
         {
-            return Ok((h.session, h.writer));
+            return Ok((session, h.writer));
         }
         let (root, dirs) = (root.to_path_buf(), self.settings.dirs.clone());
         let session = blocking(move || VaultSession::open_synced(&root, &dirs, &mut |_| {}).map(|(s, _)| s)).await?;
@@ -142,7 +155,8 @@ impl crate::tasks::Runner for TaskRunner {
                 id: task.id.clone(),
                 handle: tokio::runtime::Handle::current(),
             };
-            let job = engine.jobs().start(&title, true, |_| Arc::new(sink));
+            // Cancelled through its task (`tasks cancel`), not as an editor's job.
+            let job = engine.jobs().start(&title, false, |_| Arc::new(sink));
             let token = job.token().clone();
             let watcher = tokio::spawn(async move {
                 stop.cancelled().await;

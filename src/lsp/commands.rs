@@ -31,8 +31,8 @@ pub const COMMANDS: &[&str] = &[
     DEEP_SEARCH,
     ASK,
     BACKGROUND,
-    super::tasks::TASKS,
-    super::tasks::SEARCH,
+    super::queries::TASKS,
+    super::queries::SEARCH,
 ];
 
 const RESEARCH_TITLE: &str = "Research this note";
@@ -270,8 +270,10 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
             });
             Ok(None)
         }
-        super::tasks::TASKS => super::tasks::execute_tasks(state, params.arguments).await,
-        super::tasks::SEARCH => super::tasks::execute_search(state, params.arguments).await,
+        super::queries::TASKS => super::queries::execute_tasks(state, params.arguments).await,
+        super::queries::SEARCH => super::queries::execute_search(state, params.arguments).await,
+        super::queries::STATUS => super::queries::execute_status(state).await,
+        super::queries::CANCEL => super::queries::execute_cancel(state, params.arguments).await,
         other => Err(invalid(format!(
             "command: `{other}` is not valid; valid: {}",
             COMMANDS.join(", ")

@@ -9,7 +9,7 @@ mod documents;
 mod errors;
 mod navigation;
 mod progress;
-mod tasks;
+mod queries;
 mod writer;
 
 use std::collections::HashMap;
@@ -24,6 +24,23 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
 pub use commands::{ACTIONS, COMMANDS};
+pub use queries::TASK_ACTIONS;
+
+/// What the server offers editors, in one JSON document (`scholia lsp --describe`): commands,
+/// code-action titles, `scholia.tasks` actions, settings (initializationOptions keys) and
+/// environment variables. Editor plugins are checked against it.
+pub fn describe() -> serde_json::Value {
+    serde_json::json!({
+        "name": "scholia",
+        "version": env!("CARGO_PKG_VERSION"),
+        "commands": COMMANDS,
+        "code_actions": ACTIONS.iter().map(|(title, command)| serde_json::json!({"title": title, "command": command})).collect::<Vec<_>>(),
+        "task_actions": TASK_ACTIONS,
+        "task_kinds": crate::tasks::Kind::NAMES,
+        "settings": crate::config::FileConfig::KEYS.iter().map(|(k, what)| serde_json::json!({"key": k, "description": what})).collect::<Vec<_>>(),
+        "env": crate::config::ENV_VARS.iter().map(|(k, what)| serde_json::json!({"name": k, "description": what})).collect::<Vec<_>>(),
+    })
+}
 
 use crate::config::{Dirs, FileConfig};
 use crate::engine::{Engine, Jobs, NotePath};
@@ -322,7 +339,7 @@ async fn start(client: Client, state: Arc<State>) {
             if let Some(engine) = &engine {
                 engine.host_notes(crate::engine::NoteHost {
                     session: session.clone(),
-                    writer: Arc::new(writer::EditorWriter::new(client.clone(), state.clone())),
+                    writer: Arc::new(writer::HostedWriter::new(client.clone(), &state)),
                 });
             }
         }

@@ -91,3 +91,43 @@ impl NoteWriter for EditorWriter {
         Box::pin(self.write_open(note, edit))
     }
 }
+
+/// The editor writer as the engine keeps it for research-note tasks: the server's state held
+/// weakly (the engine is owned by that state), the disk once the server is gone.
+pub struct HostedWriter {
+    client: Client,
+    state: std::sync::Weak<State>,
+}
+
+impl HostedWriter {
+    pub fn new(client: Client, state: &Arc<State>) -> HostedWriter {
+        HostedWriter {
+            client,
+            state: Arc::downgrade(state),
+        }
+    }
+
+    fn editor(&self) -> Option<EditorWriter> {
+        Some(EditorWriter::new(self.client.clone(), self.state.upgrade()?))
+    }
+}
+
+impl NoteWriter for HostedWriter {
+    fn read<'a>(&'a self, note: &'a NotePath) -> BoxFuture<'a, Result<String, WriteError>> {
+        Box::pin(async move {
+            match self.editor() {
+                Some(w) => w.read(note).await,
+                None => DiskWriter.read(note).await,
+            }
+        })
+    }
+
+    fn write<'a>(&'a self, note: &'a NotePath, edit: &'a SectionEdit) -> BoxFuture<'a, Result<bool, WriteError>> {
+        Box::pin(async move {
+            match self.editor() {
+                Some(w) => w.write(note, edit).await,
+                None => DiskWriter.write(note, edit).await,
+            }
+        })
+    }
+}

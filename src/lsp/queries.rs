@@ -1,5 +1,5 @@
-//! `scholia.tasks` and `scholia.search`: commands that answer at once with data (the editor
-//! plugins' `:ScholiaTask` and `:ScholiaSearch`). Task work itself runs in this server's task
+//! `scholia.tasks`, `scholia.search` and `scholia.status`: commands that answer at once with
+//! data (the editor plugins' `:ScholiaTask`, `:ScholiaSearch` and health checks). Task work itself runs in this server's task
 //! runner; a research-note task on a note open here lands in the buffer through the editor
 //! writer (see `Engine::host_notes`).
 
@@ -18,6 +18,8 @@ use crate::tasks::{Kind, SaveOptions};
 
 pub const TASKS: &str = "scholia.tasks";
 pub const SEARCH: &str = "scholia.search";
+pub const STATUS: &str = "scholia.status";
+pub const CANCEL: &str = "scholia.cancel";
 /// `scholia.tasks` actions.
 pub const TASK_ACTIONS: &[&str] = &["start", "status", "results", "cancel", "list", "save", "estimate"];
 
@@ -199,4 +201,57 @@ pub async fn execute_search(state: &Arc<State>, arguments: Vec<Value>) -> RpcRes
         })
         .collect();
     Ok(Some(json!({"summary": results.summary(), "hits": hits})))
+}
+
+/// The server's state for a health check: version, vault and index, configured providers,
+/// running jobs. Never a secret.
+pub async fn execute_status(state: &Arc<State>) -> RpcResult<Option<Value>> {
+    let vault = match state.vault.get() {
+        Ok(v) => {
+            let index = v.index().clone();
+            let (notes, writer) = tokio::task::spawn_blocking(move || (index.num_notes(), index.is_writer()))
+                .await
+                .map_err(|e| rpc(&Error::internal(e.to_string())))?;
+            json!({"state": "ready", "root": v.vault().root(), "notes": notes, "index_writer": writer,
+                   "index_dir": v.index().dir()})
+        }
+        Err(e) => json!({"state": e.code, "message": e.message}),
+    };
+    let (providers, jobs) = match state.engine().await {
+        Ok(engine) => (engine.providers(), json!(engine.jobs().running())),
+        Err(e) => (json!({"error": e.message}), json!([])),
+    };
+    Ok(Some(
+        json!({"name": "scholia", "version": env!("CARGO_PKG_VERSION"), "vault": vault,
+                   "providers": providers, "jobs": jobs}),
+    ))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CancelArgs {
+    #[serde(default)]
+    job: Option<u64>,
+}
+
+/// Cancels a running job: `job` (an id from `scholia.status`), else the newest cancellable one.
+/// Cancelling a job ends its progress as cancellation does from the editor's progress UI.
+pub async fn execute_cancel(state: &Arc<State>, arguments: Vec<Value>) -> RpcResult<Option<Value>> {
+    let a: CancelArgs = match arguments.is_empty() {
+        true => CancelArgs::default(),
+        false => super::commands::args(CANCEL, arguments, "{job?}")?,
+    };
+    let jobs = &state.jobs;
+    let cancelled = match a.job {
+        Some(id) => match jobs.get(id) {
+            Some(info) if info.cancellable && jobs.cancel(id) => Some(info),
+            Some(info) => return Err(invalid(format!("job: {id} ({}) cannot be cancelled", info.title))),
+            None => return Err(invalid(format!("job: no running job {id}"))),
+        },
+        None => jobs.cancel_latest(),
+    };
+    Ok(Some(match cancelled {
+        Some(info) => json!({"cancelled": true, "job": info.id, "title": info.title}),
+        None => json!({"cancelled": false, "message": "nothing to cancel"}),
+    }))
 }
