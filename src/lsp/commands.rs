@@ -33,6 +33,8 @@ pub const COMMANDS: &[&str] = &[
     BACKGROUND,
     super::queries::TASKS,
     super::queries::SEARCH,
+    super::queries::STATUS,
+    super::queries::CANCEL,
 ];
 
 const RESEARCH_TITLE: &str = "Research this note";

@@ -95,3 +95,31 @@ async fn background_research_from_the_code_action_and_a_research_note_task() {
         .unwrap();
     check("background.lua", out);
 }
+
+/// The plugin in `editor-plugins/nvim`, installed through 'packpath': every command against the
+/// fakes, :help and :checkhealth.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_neovim_plugin_every_command_help_and_health() {
+    let v = example();
+    let fake = crate::support::fakes().await;
+    let Some(mut nvim) = nvim_command("plugin.lua", &v) else {
+        return;
+    };
+    let base = format!("{}/v1beta", fake.base());
+    let (gemini_key, openrouter_key) = ("gemini-secret-4711", "or-secret-0815");
+    nvim.envs(crate::support::fake_env(&fake, "valid"))
+        .envs(crate::support::gemini_env("valid"))
+        .envs(crate::support::openrouter_env(&fake, openrouter_key))
+        .envs([
+            ("GEMINI_API_KEY", gemini_key),
+            ("GEMINI_API_BASE_URL", base.as_str()),
+            ("SCHOLIA_TASKS_POLL_MS", "20"),
+            ("GEMINI_DEEP_RESEARCH_AGENT", "fake:polls=20"),
+            ("SECRETS", &format!("{gemini_key},{openrouter_key}")),
+        ])
+        .env("PLUGIN", repo().join("editor-plugins/nvim"));
+    let out = tokio::task::spawn_blocking(move || nvim.output().unwrap())
+        .await
+        .unwrap();
+    check("plugin.lua", out);
+}
