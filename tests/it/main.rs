@@ -11,6 +11,7 @@ mod local_models;
 mod lsp;
 mod mcp;
 mod nvim;
+mod plugins;
 mod related;
 mod research;
 mod sonar;
