@@ -374,7 +374,7 @@ impl Engine {
                 &self.library,
                 &task.id,
                 SaveOptions {
-                    output_dir: vault.vault().root().join("research_reports"),
+                    output_dir: self.report_dir(Some(vault.vault().root()), None),
                     prefix: "research".into(),
                     include_metadata: true,
                     include_sources: true,

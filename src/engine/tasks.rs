@@ -15,6 +15,9 @@ use crate::index::VaultSession;
 use crate::research::note::{Depth, Source};
 use crate::tasks::{Kind, RunOutput, StartRequest, Task, TaskNote, Tasks};
 
+/// Reports are saved here in the vault unless a request names a directory.
+pub const REPORT_DIR: &str = "research_reports";
+
 /// A vault whose notes this process writes through its own writer: the language server hosts
 /// its vault, so a research-note task on a note open in the editor lands in the buffer.
 #[derive(Clone)]
@@ -114,6 +117,16 @@ impl Engine {
                 note,
             })
             .await?)
+    }
+
+    /// Where reports are saved: `given` (relative to the vault), else `research_reports/` in the
+    /// vault, so saved reports are notes the index sees.
+    pub fn report_dir(&self, vault_root: Option<&Path>, given: Option<&str>) -> PathBuf {
+        let dir = PathBuf::from(given.unwrap_or(REPORT_DIR));
+        match vault_root {
+            Some(root) if dir.is_relative() => root.join(dir),
+            _ => dir,
+        }
     }
 
     /// The session and writer for a research-note task's vault: the hosted one, else the

@@ -143,12 +143,7 @@ pub async fn execute_tasks(state: &Arc<State>, arguments: Vec<Value>) -> RpcResu
         "save" => {
             let id = need(a.task_id, "task_id", "a task id")?;
             let root = state.root.get().cloned().flatten();
-            let output_dir = match (a.output_dir.map(std::path::PathBuf::from), root) {
-                (Some(d), _) if d.is_absolute() => d,
-                (Some(d), Some(root)) => root.join(d),
-                (None, Some(root)) => root.join("research_reports"),
-                (_, None) => return Err(invalid("output_dir: give an absolute directory (no vault is open)")),
-            };
+            let output_dir = engine.report_dir(root.as_deref(), a.output_dir.as_deref());
             let opts = SaveOptions {
                 output_dir,
                 prefix: "research".into(),

@@ -710,15 +710,11 @@ async fn task_tool(s: &Scholia, name: &'static str, args: Option<JsonObject>) ->
                 ],
             )?;
             let id = a.string("task_id", "a task id")?;
-            let dir = a
-                .opt_string("output_dir", "a directory")?
-                .unwrap_or_else(|| "./research_reports".into());
+            let dir = a.opt_string("output_dir", "a directory")?;
             let vault = s.vault.wait(super::VAULT_WAIT).await.ok();
-            let output_dir = match (std::path::Path::new(&dir).is_absolute(), vault) {
-                (true, _) => std::path::PathBuf::from(&dir),
-                (false, Some(v)) => v.vault().root().join(&dir),
-                (false, None) => std::path::PathBuf::from(&dir),
-            };
+            let output_dir = s
+                .engine
+                .report_dir(vault.as_ref().map(|v| v.vault().root()), dir.as_deref());
             let opts = SaveOptions {
                 output_dir,
                 prefix: a

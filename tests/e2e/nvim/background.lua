@@ -13,12 +13,7 @@ local buf = vim.api.nvim_get_current_buf()
 local before = t.buffer_text(buf)
 
 local question = 'How long can a starter survive in the fridge without feeding?'
-local row
-for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
-  if line:find(question, 1, true) then row = i end
-end
-if not row then t.fail('question line not found') end
-vim.api.nvim_win_set_cursor(0, { row, 0 })
+t.goto_line(buf, question)
 vim.api.nvim_feedkeys('V', 'nx!', false)
 t.code_action('Start deep research (background)')
 local token = t.wait_progress_begin('Start deep research (background)', 10000)
@@ -48,13 +43,7 @@ local started = t.request('workspace/executeCommand', {
   arguments = { { action = 'start', kind = 'research-note', uri = vim.uri_from_bufnr(buf) } },
 }, buf)
 if not started or started.kind ~= 'research-note' then t.fail('start: ' .. vim.inspect(started)) end
-t.wait(60000, function()
-  local s = t.request('workspace/executeCommand', {
-    command = 'scholia.tasks',
-    arguments = { { action = 'status', task_id = started.task_id } },
-  }, buf)
-  return s.status == 'completed'
-end, 'the research-note task to complete')
+t.wait_task(started.task_id, buf)
 t.wait(5000, function() return t.buffer_text(buf):find('\n## Research\n\n### ', 1, true) ~= nil end, 'the findings')
 local after = t.buffer_text(buf)
 if not after:find('### ' .. question .. '\n', 1, true) then t.fail('the question subsection was lost:\n' .. after) end

@@ -106,6 +106,25 @@ function M.code_action(title)
   })
 end
 
+-- Puts the cursor on the line holding `text` (not a heading); returns its 1-based row.
+function M.goto_line(bufnr, text)
+  local row
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    if line:find(text, 1, true) and not line:find('^#') then row = i end
+  end
+  if not row then M.fail('line not found: ' .. text) end
+  vim.api.nvim_win_set_cursor(0, { row, 0 })
+  return row
+end
+
+-- Waits until the background task `id` has completed (asked through `scholia.tasks`).
+function M.wait_task(id, bufnr, ms)
+  M.wait(ms or 60000, function()
+    local r = M.request('workspace/executeCommand', { command = 'scholia.tasks', arguments = { { action = 'status', task_id = id } } }, bufnr)
+    return r.status == 'completed'
+  end, 'task ' .. tostring(id) .. ' to complete')
+end
+
 function M.request(method, params, bufnr)
   local client = M.client()
   local resp, err = client:request_sync(method, params, 10000, bufnr or 0)

@@ -11,12 +11,7 @@ local buf = vim.api.nvim_get_current_buf()
 local before = t.buffer_text(buf)
 
 local question = 'How long can a starter survive in the fridge without feeding?'
-local row
-for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
-  if line:find(question, 1, true) then row = i end
-end
-if not row then t.fail('question line not found') end
-vim.api.nvim_win_set_cursor(0, { row, 0 })
+t.goto_line(buf, question)
 vim.api.nvim_feedkeys('V', 'nx!', false)
 if vim.api.nvim_get_mode().mode ~= 'V' then t.fail('not in visual line mode') end
 t.code_action('Deep search selection')

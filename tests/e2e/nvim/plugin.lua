@@ -86,11 +86,7 @@ t.log(':ScholiaResearch landed; statusline showed e.g. ' .. shown[1])
 
 -- :ScholiaDeepSearch on a visual selection, then with an argument.
 local question = 'How long can a starter survive in the fridge without feeding?'
-local row
-for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
-  if line:find(question, 1, true) then row = i end
-end
-vim.api.nvim_win_set_cursor(0, { row, 0 })
+t.goto_line(buf, question)
 vim.api.nvim_feedkeys('V', 'nx!', false)
 vim.api.nvim_feedkeys(':ScholiaDeepSearch\r', 'nx!', false)
 local seen = seen_tokens()
@@ -105,10 +101,7 @@ t.log(':ScholiaDeepSearch: selection and argument landed')
 
 -- :ScholiaAsk on the current line with a tier.
 local other = 'Does the flour\'s own microbes or the baker\'s hands seed the culture?'
-for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
-  if line:find(other, 1, true) and not line:find('^#') then row = i end
-end
-vim.api.nvim_win_set_cursor(0, { row, 0 })
+t.goto_line(buf, other)
 vim.cmd('ScholiaAsk sonar-pro')
 local ask = t.wait_progress_begin('Ask Sonar about selection', 10000)
 local asked = t.wait_token_end(ask, 60000)
@@ -121,10 +114,7 @@ t.log(':ScholiaAsk landed: ' .. tostring(asked))
 vim.cmd('ScholiaTask start Why is sourdough sour?')
 wait_said('started gemini task')
 local id = scholia.last_task
-t.wait(60000, function()
-  local r = t.request('workspace/executeCommand', { command = 'scholia.tasks', arguments = { { action = 'status', task_id = id } } }, buf)
-  return r.status == 'completed'
-end, 'the task to complete')
+t.wait_task(id, buf)
 vim.cmd('ScholiaTask status')
 if not wait_said(id .. ' completed') then t.fail('status') end
 vim.cmd('ScholiaTask list')
@@ -142,10 +132,7 @@ t.log(':ScholiaTask start/status/list/results/save: ' .. saved)
 vim.cmd('ScholiaTask note')
 wait_said('started research-note task')
 local note_task = scholia.last_task
-t.wait(60000, function()
-  local r = t.request('workspace/executeCommand', { command = 'scholia.tasks', arguments = { { action = 'status', task_id = note_task } } }, buf)
-  return r.status == 'completed'
-end, 'the research-note task')
+t.wait_task(note_task, buf)
 if not t.buffer_text(buf):find('### ' .. question, 1, true) then t.fail('the research-note task dropped the questions') end
 t.log(':ScholiaTask note completed')
 
