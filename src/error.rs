@@ -98,10 +98,27 @@ mod impls {
     use crate::index::IndexError;
     use crate::prompts::TemplateError;
     use crate::vault::VaultError;
+    use crate::vault::confine::ConfineError;
     use crate::vault::paths::PathError;
     use crate::vault::read::ReadError;
     use crate::vault::section::SectionError;
     use crate::web::fetch::FetchError;
+
+    impl Coded for ConfineError {
+        fn code(&self) -> &'static str {
+            match self {
+                ConfineError::Parent { .. } | ConfineError::Outside { .. } => "INVALID_PATH",
+                ConfineError::Io { .. } | ConfineError::Exists { .. } => "WRITE_FAILED",
+            }
+        }
+        fn kind(&self) -> ErrorKind {
+            match self {
+                ConfineError::Parent { .. } | ConfineError::Outside { .. } => ErrorKind::InvalidInput,
+                ConfineError::Io { .. } => ErrorKind::Io,
+                ConfineError::Exists { .. } => ErrorKind::Conflict,
+            }
+        }
+    }
 
     impl Coded for ConfigError {
         fn code(&self) -> &'static str {
@@ -155,6 +172,7 @@ mod impls {
         fn code(&self) -> &'static str {
             match self {
                 SectionError::Duplicate { .. } => "DUPLICATE_SECTION",
+                SectionError::OpenAtEnd { .. } => "OPEN_BLOCK_AT_END",
             }
         }
         fn kind(&self) -> ErrorKind {
@@ -166,7 +184,7 @@ mod impls {
         fn code(&self) -> &'static str {
             match self {
                 IndexError::InsideVault(_) => "INVALID_CONFIG",
-                IndexError::EmptyQuery => "INVALID_QUERY",
+                IndexError::EmptyQuery | IndexError::QueryTooLong { .. } => "INVALID_QUERY",
                 IndexError::ReadOnly => "INDEX_READ_ONLY",
                 IndexError::Busy(_) => "INDEX_BUSY",
                 IndexError::Io { .. } | IndexError::Tantivy(_) => "INDEX_FAILED",
@@ -174,7 +192,9 @@ mod impls {
         }
         fn kind(&self) -> ErrorKind {
             match self {
-                IndexError::InsideVault(_) | IndexError::EmptyQuery => ErrorKind::InvalidInput,
+                IndexError::InsideVault(_) | IndexError::EmptyQuery | IndexError::QueryTooLong { .. } => {
+                    ErrorKind::InvalidInput
+                }
                 IndexError::ReadOnly | IndexError::Busy(_) => ErrorKind::Conflict,
                 IndexError::Io { .. } | IndexError::Tantivy(_) => ErrorKind::Io,
             }

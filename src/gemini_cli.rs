@@ -248,18 +248,22 @@ impl GeminiCli {
         cmd
     }
 
-    /// `--version`, once: whether this CLI supports `-o json`.
+    /// `--version`, once: whether this CLI supports `-o json`. Like every run, in a private
+    /// directory of its own, never in the vault or the current directory.
     pub async fn json_output(&self) -> Result<bool, CliError> {
         self.json
             .get_or_try_init(|| async {
+                let dir = self.prepare(Purpose::Correction).await?;
                 let mut cmd = self.command();
-                cmd.arg("--version")
+                cmd.current_dir(dir.path())
+                    .arg("--version")
                     .stdin(Stdio::null())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
                     .kill_on_drop(true);
-                let out = tokio::time::timeout(VERSION_TIMEOUT, cmd.output())
-                    .await
+                let out = tokio::time::timeout(VERSION_TIMEOUT, cmd.output()).await;
+                dir.remove().await;
+                let out = out
                     .map_err(|_| CliError::Timeout {
                         secs: VERSION_TIMEOUT.as_secs(),
                     })?

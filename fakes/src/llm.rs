@@ -9,7 +9,8 @@
 //! `malformed-first` · `malformed-always` · `empty-choices` · `null-content` · `think` ·
 //! `fail-call=K,fault=F` (the K-th request fails with fault F, see `faults`; `;` for `:`) ·
 //! `hallucinate` (invented citations) · `hostile` (a synthesis that tries to escape its section)
-//! · `no-topics` · `too-many-topics` · `fail-synthesis`.
+//! · `no-topics` · `too-many-topics` · `fail-synthesis` · `hostile-links` (reference
+//! definitions, schemes in every spelling, plugin code) · `long-synthesis=N` (N more characters).
 //!
 //! What a small local model does: `echo-topics` (the schema's description and numbers as
 //! topics) · `echo-prompt` (a synthesis that is its prompt, repeated) · `echo-prompt-once` (the
@@ -461,10 +462,10 @@ fn deep_round(prompt: &str, b: &Behaviour) -> String {
         .and_then(|r| r.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap_or(1);
-    let pages: Vec<&str> = prompt
+    let pages: Vec<String> = prompt
         .lines()
-        .filter_map(|l| l.strip_prefix("## Page read: "))
-        .map(str::trim)
+        .filter(|l| l.starts_with("<untrusted-data source=\"web page\""))
+        .filter_map(|l| attr_of(l, "url"))
         .collect();
     let mut report = format!("## {query}\n\nRound {round} findings.");
     for p in pages.iter().take(2) {
@@ -486,7 +487,8 @@ fn deep_round(prompt: &str, b: &Behaviour) -> String {
 /// OpenRouter serving a Perplexity model: top-level `citations`, `message.annotations` of type
 /// `url_citation`, `usage.cost`. Misbehaviour comes from a `fake:<flags>` word in the question:
 /// `stall` · `latency=MS` · `status=CODE` (always) · `server-error-first=N` · `think` ·
-/// `reasoning` · `no-citations` · `annotations-only` · `long=N` (an answer of about N
+/// `reasoning` · `no-citations` · `annotations-only` · `invent` (links no citation gave) ·
+/// `long=N` (an answer of about N
 /// characters). A missing key or `bad-key` gets 401.
 async fn sonar(state: &FakeState, headers: &HeaderMap, model: &str, body: &Value) -> Response {
     let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
@@ -533,6 +535,12 @@ async fn sonar(state: &FakeState, headers: &HeaderMap, model: &str, body: &Value
             .into_response();
     }
     let mut content = format!("Fake {model} answer to: {question} [1][2]");
+    if b.has("invent") {
+        content.push_str(
+            "\n\nSee [a made-up study](https://invented.example/study), <https://invented.example/auto>, \
+             https://invented.example/bare and the vault's [[Imaginary Note]].",
+        );
+    }
     if let Some(n) = b.num("long") {
         let sentence = "Koji grows on steamed rice at thirty degrees for two days. ";
         content.push_str("\n\n");
@@ -581,6 +589,19 @@ fn completion(model: &str, content: Value, prompt_tokens: u64) -> Value {
 }
 
 /// The text inside the first `<untrusted-data source="{source}" …>` block of `text`.
+/// The value of attribute `name` in a prompt line (`name="…"`, escaped as scholia escapes it).
+fn attr_of(line: &str, name: &str) -> Option<String> {
+    let start = line.find(&format!("{name}=\""))? + name.len() + 2;
+    let end = start + line[start..].find('"')?;
+    Some(
+        line[start..end]
+            .replace("&quot;", "\"")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&"),
+    )
+}
+
 fn data_block<'t>(text: &'t str, source: &str) -> Option<&'t str> {
     let open = text.find(&format!("<untrusted-data source=\"{source}\""))?;
     let start = open + text[open..].find('>')? + 1;
@@ -608,11 +629,7 @@ fn topics_json(prompt: &str, b: &Behaviour) -> Value {
         return json!({"topics": topics});
     }
     let note = data_block(prompt, "note").unwrap_or("");
-    let focus = prompt
-        .lines()
-        .find_map(|l| l.strip_prefix("Only list topics about this focus: "))
-        .map(words)
-        .unwrap_or_default();
+    let focus = data_block(prompt, "focus").map(words).unwrap_or_default();
     let mut topics = Vec::new();
     let mut in_frontmatter = note.starts_with("---");
     for (i, line) in note.lines().enumerate() {
@@ -663,11 +680,8 @@ fn topics_json(prompt: &str, b: &Behaviour) -> Value {
 }
 
 fn page_extract(prompt: &str) -> String {
-    let topic = prompt
-        .split_once("research topic\n\"")
-        .or_else(|| prompt.split_once("research topic \""))
-        .and_then(|(_, rest)| rest.split_once('"'))
-        .map(|(t, _)| t)
+    let topic = data_block(prompt, "topic")
+        .map(|t| t.split_once(" (").map_or(t, |(t, _)| t))
         .unwrap_or("");
     let page = data_block(prompt, "web page").unwrap_or("");
     let topic_words = words(topic);
@@ -695,24 +709,37 @@ fn synthesis(prompt: &str, b: &Behaviour) -> String {
         .split_once("Material gathered per topic:")
         .map(|(_, m)| m)
         .unwrap_or("");
-    for (i, section) in material.split("\n## Topic: ").skip(1).enumerate() {
-        let title = section
-            .lines()
-            .next()
-            .unwrap_or("")
-            .rsplit_once(" (")
-            .map(|(t, _)| t)
+    for (i, section) in material.split("\n## Topic ").skip(1).enumerate() {
+        let title = data_block(section, "topic")
+            .and_then(|t| t.lines().next())
             .unwrap_or("")
             .trim();
-        let web = section.lines().find_map(|l| l.strip_prefix("- Web source "));
-        let vault = section.lines().find_map(|l| l.strip_prefix("- Vault note "));
+        let kind = section
+            .lines()
+            .find(|l| l.starts_with("<untrusted-data source=\"topic\""))
+            .and_then(|l| attr_of(l, "type"))
+            .unwrap_or_default();
+        let lines: Vec<&str> = section.lines().collect();
+        let fence = |source: &str| {
+            let open = format!("<untrusted-data source=\"{source}\"");
+            lines.iter().find(|l| l.starts_with(&open)).copied()
+        };
+        let web = fence("web search result").and_then(|l| {
+            let (url, name) = (attr_of(l, "url")?, attr_of(l, "title").unwrap_or_default());
+            Some(format!("[{name}]({url})"))
+        });
+        let vault = fence("vault note")
+            .and_then(|l| attr_of(l, "target"))
+            .map(|t| format!("[[{t}]]"));
+        let web = web.as_deref();
+        let vault = vault.as_deref();
         if web.is_none() && vault.is_none() {
             continue;
         }
         out.push_str(&format!("### {title}\n\n"));
         if let Some(link) = web {
             out.push_str(&format!("The web has more on {title}: see {link}.\n"));
-            if !contradicted && section.lines().next().unwrap_or("").ends_with("(claim)") {
+            if !contradicted && kind == "claim" {
                 contradicted = true;
                 out.push_str(&format!(
                     "\n**Contradiction:** the note's claim about {title} is disputed by {link}.\n"
@@ -728,6 +755,33 @@ fn synthesis(prompt: &str, b: &Behaviour) -> String {
             );
         }
         out.push('\n');
+    }
+    if b.has("hostile-links") {
+        // Links and blocks that would act outside the section: definitions that repoint the
+        // note's own links, schemes in every spelling, plugin code, a tracking pixel.
+        out.push_str(
+            "See the [guide] and ![pixel][px] and [x](https&#58;//evil.example/entity) and [y](HTTPS://EVIL.example/upper).\n\n\
+             Autolinks: <javascript:alert(1)> <obsidian://open?vault=v&file=secret> <file:///etc/passwd> <HTTPS://evil.example/a> <ftp://evil.example/f>.\n\n\
+             Bare obsidian://open?vault=v and https://evil.example/bare here.\n\n\
+             ```dataviewjs\ndv.el('b', app.vault.getFiles().length)\n```\n\n\
+             Inline `$= dv.pages().length` and `= this.file.name`.\n\n\
+             [^1]: a footnote that lands at the end of the note\n\n\
+             [guide]: HTTPS://evil.example/guide\n[px]: https://evil.example/pixel.gif\n",
+        );
+    }
+    if let Some(n) = b.num("long-synthesis") {
+        // Distinct sentences (a repeated one would be refused as a loop).
+        out.push_str("\n\n");
+        let mut i = 0u64;
+        while out.len() < n as usize {
+            i += 1;
+            out.push_str(&format!(
+                "Jar {i} rose {} mm in {} hours at {} degrees. ",
+                i + 3,
+                i + 1,
+                i + 2
+            ));
+        }
     }
     if b.has("hostile") {
         // An answer that tries every way out of its section.
@@ -773,7 +827,7 @@ mod tests {
                 ("Does rye help", "question")
             ]
         );
-        let focused = format!("{prompt}\nOnly list topics about this focus: rye flour");
+        let focused = format!("{prompt}\n<untrusted-data source=\"focus\">\nrye flour\n</untrusted-data>");
         assert_eq!(
             topics_json(&focused, &Behaviour::default())["topics"]
                 .as_array()

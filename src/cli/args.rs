@@ -195,10 +195,15 @@ pub enum TaskAction {
     /// Save a finished task's report as Markdown
     Save {
         id: String,
-        #[arg(long, default_value = "./research_reports")]
-        output_dir: PathBuf,
-        #[arg(long, default_value = "research")]
-        prefix: String,
+        /// Folder inside the vault (default research_reports), or inside scholia's data directory
+        #[arg(long)]
+        output_dir: Option<String>,
+        /// The vault the report is saved in (default: the current directory)
+        #[arg(long)]
+        vault: Option<PathBuf>,
+        /// File name prefix (default research)
+        #[arg(long)]
+        prefix: Option<String>,
         #[arg(long)]
         no_metadata: bool,
         #[arg(long)]

@@ -232,7 +232,7 @@ fn open_vault(
 
 fn tasks(action: args::TaskAction) -> Result<ExitCode> {
     use args::TaskAction as A;
-    use scholia::tasks::SaveOptions;
+    use scholia::engine::ReportSave;
     // The current directory is the vault whose `.scholia.toml` applies, as for research.
     let cwd = std::env::current_dir()?;
     let engine = std::sync::Arc::new(load_engine(Some(&cwd))?);
@@ -343,23 +343,20 @@ fn tasks(action: args::TaskAction) -> Result<ExitCode> {
         A::Save {
             id,
             output_dir,
+            vault,
             prefix,
             no_metadata,
             no_sources,
             json,
         } => {
-            let saved = rt
-                .block_on(tasks.save(
-                    engine.library(),
-                    &id,
-                    SaveOptions {
-                        output_dir,
-                        prefix,
-                        include_metadata: !no_metadata,
-                        include_sources: !no_sources,
-                    },
-                ))
-                .map_err(Error::from)?;
+            let root = dir_or_cwd(vault)?;
+            let opts = ReportSave {
+                output_dir,
+                prefix,
+                include_metadata: !no_metadata,
+                include_sources: !no_sources,
+            };
+            let saved = rt.block_on(engine.save_report(Some(&root), &id, opts))?;
             let line = saved.file_path.clone();
             print(json, serde_json::to_value(&saved)?, line)?;
         }

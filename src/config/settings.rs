@@ -151,12 +151,29 @@ struct FileSonar {
     model: Option<String>,
 }
 
+/// A number written as a TOML/JSON integer or as a string (environment-style).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum IntOrString {
+    Int(i64),
+    Str(String),
+}
+
+impl IntOrString {
+    fn text(&self) -> String {
+        match self {
+            IntOrString::Int(n) => n.to_string(),
+            IntOrString::Str(s) => s.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileDeepSearch {
     backend: Option<String>,
     timeout_secs: Option<u64>,
-    max_iterations: Option<String>,
+    max_iterations: Option<IntOrString>,
     gemini_cli: Option<String>,
     model: Option<String>,
     correction_model: Option<String>,
@@ -187,7 +204,7 @@ impl FileConfig {
         ("sonar.model", "string: default Sonar tier of Ask"),
         ("deep_search.backend", "string: gemini-cli or llm"),
         ("deep_search.timeout_secs", "integer: seconds per Gemini CLI run"),
-        ("deep_search.max_iterations", "string: rounds at most"),
+        ("deep_search.max_iterations", "integer: rounds at most (2 to 50)"),
         ("deep_search.gemini_cli", "string: the Gemini CLI executable"),
         ("deep_search.model", "string: model of the search rounds"),
         ("deep_search.correction_model", "string: model of JSON correction"),
@@ -219,11 +236,18 @@ impl FileConfig {
         self.vault.as_deref()
     }
 
-    /// The keys this file sets that only a trusted vault may set.
+    /// The keys this file sets that only a trusted vault may set: what runs a program, picks an
+    /// endpoint or a credential, or spends the user's money (the model, and limits that
+    /// multiply calls or tokens).
     pub fn sensitive_keys(&self) -> Vec<&'static str> {
         let set = [
             ("llm.base_url", self.llm.base_url.is_some()),
+            ("llm.model", self.llm.model.is_some()),
             ("llm.api_key_env", self.llm.api_key_env.is_some()),
+            ("llm.max_concurrency", self.llm.max_concurrency.is_some()),
+            ("llm.context_tokens", self.llm.context_tokens.is_some()),
+            ("sonar.model", self.sonar.model.is_some()),
+            ("deep_search.max_iterations", self.deep_search.max_iterations.is_some()),
             ("search.provider", self.search.provider.is_some()),
             ("search.url", self.search.url.is_some()),
             ("deep_search.gemini_cli", self.deep_search.gemini_cli.is_some()),
@@ -238,12 +262,13 @@ impl FileConfig {
     }
 
     fn strip_sensitive(&mut self) {
-        // A model named with an endpoint belongs to that endpoint.
-        if self.llm.base_url.is_some() {
-            self.llm.model = None;
-        }
+        self.llm.model = None;
         self.llm.base_url = None;
         self.llm.api_key_env = None;
+        self.llm.max_concurrency = None;
+        self.llm.context_tokens = None;
+        self.sonar.model = None;
+        self.deep_search.max_iterations = None;
         self.search.provider = None;
         self.search.url = None;
         self.deep_search.gemini_cli = None;
@@ -299,10 +324,19 @@ impl Settings {
         };
         let empty = FileConfig::default();
         let over = overrides.unwrap_or(&empty);
+        // A model the vault's file named but may not choose: the error says why it is missing.
+        let llm = research_llm(env, &over.llm, &file.llm).map_err(|e| match (e, &untrusted) {
+            (ConfigError::Invalid { field, value, valid }, Some(u)) => ConfigError::Invalid {
+                field,
+                value,
+                valid: format!("{valid} ({u})"),
+            },
+            (e, _) => e,
+        })?;
         Ok(Settings {
             untrusted,
             dirs,
-            llm: research_llm(env, &over.llm, &file.llm)?,
+            llm,
             search: search_provider(env, &over.search, &file.search)?,
             search_concurrency: match over.search.max_concurrency.or(file.search.max_concurrency).unwrap_or(4) {
                 n @ 1..=64 => n,
@@ -401,8 +435,8 @@ impl Settings {
             deep_search_max_iterations: max_iterations(
                 over.deep_search
                     .max_iterations
-                    .clone()
-                    .map(|v| ("deep_search.max_iterations", v))
+                    .as_ref()
+                    .map(|v| ("deep_search.max_iterations", v.text()))
                     .or_else(|| {
                         env.var("DEEP_SEARCH_MAX_ITERATIONS")
                             .map(|v| ("DEEP_SEARCH_MAX_ITERATIONS", v))
@@ -410,8 +444,8 @@ impl Settings {
                     .or_else(|| {
                         file.deep_search
                             .max_iterations
-                            .clone()
-                            .map(|v| ("deep_search.max_iterations", v))
+                            .as_ref()
+                            .map(|v| ("deep_search.max_iterations", v.text()))
                     }),
             )?,
             deep_search_backend: over
@@ -879,9 +913,12 @@ mod tests {
             (s.gemini_cli.model.as_deref(), s.gemini_cli.correction_model.as_deref()),
             (None, None)
         );
-        assert_eq!(s.deep_search_max_iterations, 3, "tuning is honoured");
+        assert_eq!(
+            s.deep_search_max_iterations, 5,
+            "rounds cost money: not from an untrusted vault"
+        );
         let u = s.untrusted.unwrap();
-        assert_eq!(u.keys.len(), 7);
+        assert_eq!(u.keys.len(), 10);
         let shown = u.to_string();
         assert!(
             shown.contains("llm.base_url") && shown.contains("scholia trust"),
@@ -898,6 +935,52 @@ mod tests {
         std::fs::write(dir.path().join(CONFIG_FILE), text).unwrap();
         let s = Settings::load(&e, Some(dir.path()), None).unwrap();
         assert!(s.untrusted.is_some() && s.llm.is_none());
+    }
+
+    #[test]
+    fn an_untrusted_vault_cannot_spend_the_users_money() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "[llm]\nmodel = \"openai/o1-pro\"\nmax_concurrency = 64\ncontext_tokens = 10000000\ntimeout_secs = 90\n\
+             [sonar]\nmodel = \"sonar-deep-research\"\n[deep_search]\nmax_iterations = \"50\"\n",
+        )
+        .unwrap();
+        // The user's key, and no model named: the vault's file would pick it.
+        let mut e = env(&[("OPENAI_API_KEY", "sk-user"), ("OPENROUTER_API_KEY", "sk-or")]);
+        e.insert("SCHOLIA_CONFIG_DIR".into(), config.path().display().to_string());
+        let s = Settings::load(&e, Some(dir.path()), None).unwrap();
+        let llm = s.llm.clone().unwrap();
+        assert_eq!(llm.model, "gpt-4o-mini");
+        assert_eq!(
+            llm.max_concurrency,
+            Settings::load(&e, None, None).unwrap().llm.unwrap().max_concurrency
+        );
+        assert_eq!(llm.context_tokens, None);
+        assert_eq!(llm.timeout, std::time::Duration::from_secs(90), "tuning is honoured");
+        assert_eq!(s.sonar_model, None);
+        assert_eq!(s.deep_search_max_iterations, 5);
+        let keys = s.untrusted.unwrap().keys;
+        assert_eq!(
+            keys,
+            [
+                "llm.model",
+                "llm.max_concurrency",
+                "llm.context_tokens",
+                "sonar.model",
+                "deep_search.max_iterations"
+            ]
+        );
+        // Trusted, and an integer is an integer.
+        std::fs::write(dir.path().join(CONFIG_FILE), "[deep_search]\nmax_iterations = 7\n").unwrap();
+        crate::config::trust::trust(config.path(), dir.path()).unwrap();
+        assert_eq!(
+            Settings::load(&e, Some(dir.path()), None)
+                .unwrap()
+                .deep_search_max_iterations,
+            7
+        );
     }
 
     #[test]

@@ -14,7 +14,12 @@ use super::{CONFIG_FILE, ConfigError};
 /// `.scholia.toml` keys honoured only in a trusted vault.
 pub const SENSITIVE: &[&str] = &[
     "llm.base_url",
+    "llm.model",
     "llm.api_key_env",
+    "llm.max_concurrency",
+    "llm.context_tokens",
+    "sonar.model",
+    "deep_search.max_iterations",
     "search.provider",
     "search.url",
     "deep_search.gemini_cli",
@@ -50,7 +55,7 @@ impl std::fmt::Display for Untrusted {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} sets {}, which scholia ignores until you trust this vault (they choose programs, endpoints, credentials or command-line arguments): run `scholia trust {}`",
+            "{} sets {}, which scholia ignores until you trust this vault (they choose programs, endpoints, credentials, command-line arguments or what costs money): run `scholia trust {}`",
             self.root.join(CONFIG_FILE).display(),
             self.keys.join(", "),
             self.root.display()

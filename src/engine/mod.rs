@@ -20,7 +20,7 @@ pub use jobs::{Job, JobId, JobInfo, JobStart, Jobs, NoProgress, ProgressSink, Up
 pub(crate) use ops::blocking;
 pub use ops::{Answer, BackgroundOutcome, Question, QuestionOutcome, ResearchOutcome, SearchResults, Summary};
 pub use progress::Event;
-pub use tasks::{NoteHost, TaskStart};
+pub use tasks::{NoteHost, REPORT_DIR, REPORT_PREFIX, ReportSave, TaskStart};
 pub use writer::{
     BoxFuture, DiskWriter, NotePath, NoteWriter, QUESTION_MARKER, SECTION, SECTION_LEVEL, SectionEdit, WriteError,
 };
@@ -171,8 +171,7 @@ impl Engine {
         let tasks = tokio::task::spawn_blocking(move || engine.tasks())
             .await
             .expect("opening the task store does not panic")?;
-        tasks.run(Arc::new(tasks::TaskRunner(self.clone())), shutdown).await;
-        Ok(())
+        Ok(tasks.run(Arc::new(tasks::TaskRunner(self.clone())), shutdown).await?)
     }
 
     /// Which providers are configured, for health checks and status lines (never a secret:

@@ -123,8 +123,33 @@ impl Question {
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum Answer {
-    DeepSearch(DeepSearchResult),
+    DeepSearch(Box<DeepSearchResult>),
     Ask(SonarAnswer),
+}
+
+impl Answer {
+    /// The answer's Markdown.
+    pub fn text(&self) -> &str {
+        match self {
+            Answer::DeepSearch(r) => &r.result,
+            Answer::Ask(a) => &a.answer,
+        }
+    }
+
+    /// The URLs the answer may link to: what it gathered.
+    pub fn links(&self) -> crate::vault::inert::Links {
+        match self {
+            Answer::DeepSearch(r) => r.links.clone(),
+            Answer::Ask(a) => a.links(),
+        }
+    }
+
+    fn source(&self) -> String {
+        match self {
+            Answer::DeepSearch(r) => format!("Deep search ({})", r.metadata.backend),
+            Answer::Ask(a) => format!("Perplexity {}", a.metadata.model),
+        }
+    }
 }
 
 impl Summary for Answer {
@@ -188,18 +213,28 @@ impl Engine {
             return Err(Error::cancelled());
         }
         job.report(Event::Writing);
-        let edit = SectionEdit::research(research.section.clone())?;
+        let edit = match research.synthesis_failed {
+            Some(_) => SectionEdit::sources_only(research.section.clone(), &research.links)?,
+            None => SectionEdit::research(research.section.clone(), &research.links)?,
+        };
         let written = writer.write(note, &edit).await?;
         if let Some(why) = &research.synthesis_failed {
-            // The sources are in the note; the run still failed, and says why.
+            // The run failed and says why; the sources are in the note unless it already held
+            // better research, which is never replaced by a list of links.
+            let kept = !written && writer.read(note).await.is_ok_and(|now| edit.keeps_better(&now));
+            let what = if kept {
+                format!("the research already in `{}` was kept", note.rel)
+            } else {
+                format!(
+                    "the {} gathered sources were written to `{}` as a sources-only section",
+                    research.sources.len(),
+                    note.rel
+                )
+            };
             return Err(Error::new(
                 "SYNTHESIS_FAILED",
                 ErrorKind::Upstream,
-                format!(
-                    "synthesis failed: {why}; the {} gathered sources were written to `{}` as a sources-only section",
-                    research.sources.len(),
-                    note.rel
-                ),
+                format!("synthesis failed: {why}; {what}"),
             ));
         }
         Ok(ResearchOutcome { research, written })
@@ -253,7 +288,10 @@ impl Engine {
     /// Answers `question` (deep search or a Sonar tier).
     pub async fn answer(&self, question: &Question, job: &Job) -> Result<Answer, Error> {
         match question {
-            Question::DeepSearch(req) => self.deep_search(req, job).await.map(Answer::DeepSearch),
+            Question::DeepSearch(req) => self
+                .deep_search(req, job)
+                .await
+                .map(|r| Answer::DeepSearch(Box::new(r))),
             Question::Ask(req) => self.ask(req, job).await.map(Answer::Ask),
         }
     }
@@ -268,9 +306,13 @@ impl Engine {
         job: &Job,
     ) -> Result<QuestionOutcome, Error> {
         let answer = self.answer(question, job).await?;
+        let rest = match answer.text().chars().count() > crate::research::MAX_ANSWER_CHARS {
+            true => Some(self.save_whole_answer(note, question.query(), &answer).await?),
+            false => None,
+        };
         let body = match (question, &answer) {
-            (Question::Ask(req), Answer::Ask(a)) => sonar::render_section(self, req, a)?,
-            (_, Answer::DeepSearch(r)) => deep_search::render_section(self, r)?,
+            (Question::Ask(req), Answer::Ask(a)) => sonar::render_section(self, req, a, rest.as_deref())?,
+            (_, Answer::DeepSearch(r)) => deep_search::render_section(self, r, rest.as_deref())?,
             (Question::DeepSearch(_), Answer::Ask(_)) => unreachable!("answers match their questions"),
         };
         if job.is_cancelled() {
@@ -278,7 +320,7 @@ impl Engine {
         }
         job.report(Event::Writing);
         let heading = deep_search::heading_for(question.query());
-        let edit = SectionEdit::question(&heading, body)?;
+        let edit = SectionEdit::question(&heading, body, &answer.links())?;
         let written = writer.write(note, &edit).await?;
         Ok(QuestionOutcome {
             path: note.rel.clone(),
@@ -286,6 +328,28 @@ impl Engine {
             written,
             answer,
         })
+    }
+
+    /// Saves an answer too long for a note, whole and made inert, beside the vault's reports;
+    /// returns its wikilink target.
+    async fn save_whole_answer(&self, note: &NotePath, question: &str, answer: &Answer) -> Result<String, Error> {
+        let root = note.vault_root();
+        let dir = self.report_dir(Some(&root), None).await?;
+        let links = answer.links();
+        let text = crate::vault::inert::markdown(answer.text(), 2, &links, &|_| false).0;
+        let now = time::OffsetDateTime::now_utc();
+        let body = self.library.render(
+            crate::prompts::WHOLE_ANSWER,
+            serde_json::json!({
+                "question": question, "source": answer.source(), "date": now.date().to_string(),
+                "note": crate::vault::stem(&note.rel), "answer": text,
+            }),
+        )?;
+        let month = format!("{}-{:02}", now.year(), now.month() as u8);
+        let name = format!("answer_{}.md", now.unix_timestamp_nanos());
+        let path = blocking(move || Ok(dir.join(&month)?.create(&name, &body)?)).await?;
+        let rel = crate::vault::paths::relative(&root, &path).unwrap_or_default();
+        Ok(rel.trim_end_matches(".md").to_string())
     }
 
     /// The brief background research on a whole note sends: its title and text (without its
@@ -321,7 +385,7 @@ impl Engine {
         writer: &dyn NoteWriter,
         job: &Job,
     ) -> Result<BackgroundOutcome, Error> {
-        use crate::tasks::{Kind, SaveOptions, StartRequest, Status};
+        use crate::tasks::{Kind, StartRequest, Status};
         let engine_tasks = self.tasks()?;
         let kind = match self.settings.gemini_api {
             Some(_) => Kind::Gemini,
@@ -369,17 +433,8 @@ impl Engine {
                 ),
             ));
         }
-        let saved = engine_tasks
-            .save(
-                &self.library,
-                &task.id,
-                SaveOptions {
-                    output_dir: self.report_dir(Some(vault.vault().root()), None),
-                    prefix: "research".into(),
-                    include_metadata: true,
-                    include_sources: true,
-                },
-            )
+        let saved = self
+            .save_report(Some(vault.vault().root()), &task.id, super::ReportSave::default())
             .await?;
         let (_, results) = engine_tasks.results(&task.id).await?;
         let report_rel = std::path::Path::new(&saved.file_path)
@@ -405,7 +460,7 @@ impl Engine {
         )?;
         job.report(Event::Writing);
         let heading = crate::research::deep_search::heading_for(query);
-        let edit = SectionEdit::question(&heading, body)?;
+        let edit = SectionEdit::question(&heading, body, &crate::vault::inert::Links::none())?;
         let written = writer.write(note, &edit).await?;
         Ok(BackgroundOutcome {
             path: note.rel.clone(),

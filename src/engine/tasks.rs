@@ -13,10 +13,33 @@ use super::{DiskWriter, Engine, NoteWriter, ProgressSink, Update};
 use crate::error::{Error, ErrorKind};
 use crate::index::VaultSession;
 use crate::research::note::{Depth, Source};
-use crate::tasks::{Kind, RunOutput, StartRequest, Task, TaskNote, Tasks};
+use crate::tasks::{Kind, RunOutput, SaveOptions, SavedReport, StartRequest, Task, TaskNote, Tasks};
+use crate::vault::confine::ConfinedDir;
 
 /// Reports are saved here in the vault unless a request names a directory.
 pub const REPORT_DIR: &str = "research_reports";
+/// Saved reports' file names start with this unless a request names a prefix.
+pub const REPORT_PREFIX: &str = "research";
+
+/// How a surface asks to save a report; `None` takes the default.
+#[derive(Debug, Clone)]
+pub struct ReportSave {
+    pub output_dir: Option<String>,
+    pub prefix: Option<String>,
+    pub include_metadata: bool,
+    pub include_sources: bool,
+}
+
+impl Default for ReportSave {
+    fn default() -> ReportSave {
+        ReportSave {
+            output_dir: None,
+            prefix: None,
+            include_metadata: true,
+            include_sources: true,
+        }
+    }
+}
 
 /// A vault whose notes this process writes through its own writer: the language server hosts
 /// its vault, so a research-note task on a note open in the editor lands in the buffer.
@@ -120,13 +143,40 @@ impl Engine {
     }
 
     /// Where reports are saved: `given` (relative to the vault), else `research_reports/` in the
-    /// vault, so saved reports are notes the index sees.
-    pub fn report_dir(&self, vault_root: Option<&Path>, given: Option<&str>) -> PathBuf {
-        let dir = PathBuf::from(given.unwrap_or(REPORT_DIR));
-        match vault_root {
-            Some(root) if dir.is_relative() => root.join(dir),
-            _ => dir,
-        }
+    /// vault, so saved reports are notes the index sees; without a vault, the data directory.
+    /// Only inside the vault or the data directory (the write gate).
+    pub async fn report_dir(&self, vault_root: Option<&Path>, given: Option<&str>) -> Result<ConfinedDir, Error> {
+        let data = self.settings.dirs.data.clone();
+        let (root, given) = (vault_root.map(Path::to_path_buf), given.map(str::to_string));
+        blocking(move || {
+            let base = root.clone().unwrap_or_else(|| data.clone());
+            let mut roots: Vec<&Path> = vec![&data];
+            roots.extend(root.as_deref());
+            Ok(ConfinedDir::new(
+                "output_dir",
+                given.as_deref().unwrap_or(REPORT_DIR),
+                &base,
+                &roots,
+            )?)
+        })
+        .await
+    }
+
+    /// Saves a finished task's report (`save_research_to_markdown`): defaults for the prefix
+    /// and the directory ([`Engine::report_dir`]) applied here for every surface.
+    pub async fn save_report(
+        &self,
+        vault_root: Option<&Path>,
+        id: &str,
+        opts: ReportSave,
+    ) -> Result<SavedReport, Error> {
+        let save = SaveOptions {
+            output_dir: self.report_dir(vault_root, opts.output_dir.as_deref()).await?,
+            prefix: opts.prefix.unwrap_or_else(|| REPORT_PREFIX.into()),
+            include_metadata: opts.include_metadata,
+            include_sources: opts.include_sources,
+        };
+        Ok(self.tasks()?.save(&self.library, id, save).await?)
     }
 
     /// The session and writer for a research-note task's vault: the hosted one, else the

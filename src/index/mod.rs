@@ -15,7 +15,7 @@ mod watch;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tantivy::directory::error::LockError;
@@ -54,6 +54,8 @@ pub enum IndexError {
     ReadOnly,
     #[error("query: empty; type some words, a \"quoted phrase\", or title:word")]
     EmptyQuery,
+    #[error("query: {chars} characters is longer than {max}; give a few words")]
+    QueryTooLong { chars: usize, max: usize },
     #[error("the index cannot be read ({0}) and another scholia process is writing it; try again in a moment")]
     Busy(String),
 }
@@ -93,7 +95,13 @@ pub struct VaultIndex {
     body_consumed: Arc<AtomicU64>,
     /// Every note name, for finding names in a text (see `related`).
     names: Mutex<Option<Arc<related::Names>>>,
+    /// This process has brought the whole vault into the index: its commits say so.
+    complete: std::sync::atomic::AtomicBool,
 }
+
+/// The payload of commits made once the writer's start-up sync is over: what a second process
+/// waits for before it trusts the index to hold the whole vault.
+const COMPLETE: &str = "scholia:complete";
 
 impl VaultIndex {
     /// Opens (or creates, or rebuilds when corrupt or foreign) the index of `vault` in `dir`.
@@ -130,6 +138,7 @@ impl VaultIndex {
             overlays: Mutex::new(HashMap::new()),
             body_consumed,
             names: Mutex::new(None),
+            complete: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -154,6 +163,11 @@ impl VaultIndex {
         Ok(guard.is_some())
     }
 
+    /// Makes the latest commit (another process's too) visible to searches now.
+    pub fn reload(&self) -> Result<(), IndexError> {
+        Ok(self.reader.reload()?)
+    }
+
     /// Number of notes searchable now.
     pub fn num_notes(&self) -> u64 {
         self.reader.searcher().num_docs()
@@ -173,9 +187,27 @@ impl VaultIndex {
 
     /// Makes committed changes visible to searches in this process.
     fn commit(&self, writer: &mut IndexWriter) -> Result<(), IndexError> {
-        writer.commit()?;
+        let mut prepared = writer.prepare_commit()?;
+        if self.complete.load(Ordering::Relaxed) {
+            prepared.set_payload(COMPLETE);
+        }
+        prepared.commit()?;
         self.reader.reload()?;
         Ok(())
+    }
+
+    /// Marks the start-up sync over: this and later commits say the index holds the vault.
+    fn mark_complete(&self, writer: &mut IndexWriter) -> Result<(), IndexError> {
+        self.complete.store(true, Ordering::Relaxed);
+        self.commit(writer)
+    }
+
+    /// Whether the process writing the index has finished its start-up sync (a reader asks
+    /// before it answers from the index).
+    pub fn writer_is_complete(&self) -> bool {
+        self.index
+            .load_metas()
+            .is_ok_and(|m| m.payload.as_deref() == Some(COMPLETE))
     }
 
     /// Indexes `text` as the content of `rel` (an unsaved buffer, or a file just read).

@@ -63,6 +63,14 @@ pub struct NoteRef {
 }
 
 const SNIPPET_CHARS: usize = 220;
+/// The longest query searched: tantivy's parser recurses over the query's structure, so its
+/// input is bounded before it runs.
+pub const MAX_QUERY_CHARS: usize = 1_000;
+/// Deeper-nested or operator-heavy queries are read as plain words.
+const MAX_QUERY_NESTING: usize = 8;
+const MAX_QUERY_OPERATORS: usize = 64;
+/// Words of a query given a typo-tolerant title match (each builds an automaton).
+const MAX_FUZZY_WORDS: usize = 16;
 const SYMBOL_CANDIDATES: usize = 256;
 
 impl VaultIndex {
@@ -89,6 +97,24 @@ impl VaultIndex {
         if query.trim().is_empty() {
             return Err(IndexError::EmptyQuery);
         }
+        let chars = query.chars().count();
+        if chars > MAX_QUERY_CHARS {
+            return Err(IndexError::QueryTooLong {
+                chars,
+                max: MAX_QUERY_CHARS,
+            });
+        }
+        let plain;
+        let query = if syntax_is_bounded(query) {
+            query
+        } else {
+            tracing::debug!("query nested or operator-heavy: searched as plain words");
+            plain = plain_words(query);
+            if plain.trim().is_empty() {
+                return Err(IndexError::EmptyQuery);
+            }
+            plain.as_str()
+        };
         let f = &self.fields;
         let mut parser = QueryParser::for_index(&self.index, vec![f.title, f.headings, f.tags, f.body]);
         parser.set_field_boost(f.title, 3.0);
@@ -307,6 +333,7 @@ impl VaultIndex {
         let clauses: Vec<(Occur, Box<dyn Query>)> = words
             .iter()
             .filter(|w| w.chars().count() >= 3)
+            .take(MAX_FUZZY_WORDS)
             .map(|w| {
                 let distance = if w.chars().count() > 5 { 2 } else { 1 };
                 let q: Box<dyn Query> = Box::new(FuzzyTermQuery::new(
@@ -324,6 +351,7 @@ impl VaultIndex {
     fn prefix_words(query: &str) -> Vec<String> {
         tokenizer::tokens(query)
             .into_iter()
+            .take(MAX_FUZZY_WORDS)
             .map(|w| w.chars().take(MAX_PREFIX_CHARS).collect())
             .collect()
     }
@@ -584,4 +612,38 @@ fn match_score(analyzer: &mut tantivy::tokenizer::TextAnalyzer, words: &[String]
         score += 10.0;
     }
     Some(score - name_words.len() as f32 * 0.1)
+}
+/// Whether the query's syntax is shallow enough for tantivy's recursive parser.
+fn syntax_is_bounded(query: &str) -> bool {
+    let (mut depth, mut max, mut operators) = (0usize, 0usize, 0usize);
+    for c in query.chars() {
+        match c {
+            '(' | '[' | '{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            '+' | '-' | '!' | '^' | '~' | ':' | '*' | '\\' => operators += 1,
+            _ => {}
+        }
+    }
+    let words = query
+        .split_whitespace()
+        .filter(|w| matches!(*w, "AND" | "OR" | "NOT"))
+        .count();
+    max <= MAX_QUERY_NESTING && operators + words <= MAX_QUERY_OPERATORS
+}
+
+/// The query's words without any syntax.
+fn plain_words(query: &str) -> String {
+    query
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c.is_whitespace() {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect()
 }

@@ -101,6 +101,9 @@ pub struct VaultSession {
     synced: tokio::sync::watch::Sender<bool>,
 }
 
+/// How long a second process waits for the first to finish indexing the vault.
+pub const READER_WAIT: Duration = Duration::from_secs(120);
+
 impl VaultSession {
     /// Opens (or creates) the index of the vault at `root` (blocking).
     pub fn open(root: &Path, dirs: &Dirs) -> Result<VaultSession, Error> {
@@ -117,7 +120,8 @@ impl VaultSession {
     }
 
     /// Opens the index and, when this process holds the writer, brings it up to date
-    /// (blocking). `None` for the summary when another process keeps the index.
+    /// (blocking). `None` for the summary when another process keeps the index: then this one
+    /// waits (at most [`READER_WAIT`]) until that process has the whole vault in it.
     pub fn open_synced(
         root: &Path,
         dirs: &Dirs,
@@ -127,7 +131,24 @@ impl VaultSession {
         let summary = if session.index.is_writer() {
             Some(session.index.sync(progress)?)
         } else {
-            None
+            // Another process keeps the index: answer once it holds the whole vault (a cold
+            // build by a process started a moment earlier), or take it over if that one left.
+            let started = Instant::now();
+            let mut said = false;
+            let mut summary = None;
+            while !session.index.writer_is_complete() && started.elapsed() < READER_WAIT {
+                if session.index.try_acquire_writer()? {
+                    summary = Some(session.index.sync(progress)?);
+                    break;
+                }
+                if !said && started.elapsed() > Duration::from_millis(500) {
+                    tracing::warn!("another scholia process is indexing this vault; waiting for it");
+                    said = true;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            session.index.reload()?;
+            summary
         };
         session.synced.send_replace(true);
         Ok((session, summary))

@@ -174,9 +174,8 @@ impl VaultIndex {
                 searchable: self.num_notes(),
             });
         }
-        if total == 0 && summary.removed > 0 {
-            self.commit(writer)?;
-        }
+        // Always one last commit: it carries the mark that the vault is all in.
+        self.mark_complete(writer)?;
         for s in summary.skipped.iter().chain(&summary.failed) {
             tracing::debug!("not indexed: {} ({})", s.path, s.reason);
         }
@@ -196,6 +195,9 @@ impl VaultIndex {
             },
         };
         let note = crate::vault::parse::parse(&text, crate::vault::stem(&f.rel));
+        for w in &note.warnings {
+            tracing::warn!("{}: {w}", f.rel);
+        }
         Prepared::Doc {
             doc: super::schema::document(&self.fields, &f.rel, f.stamp, &note),
             truncated,

@@ -12,9 +12,9 @@ use tower_lsp_server::ls_types::Uri;
 
 use super::State;
 use super::errors::{invalid, rpc};
-use crate::engine::{Summary, TaskStart};
+use crate::engine::{ReportSave, Summary, TaskStart};
 use crate::error::Error;
-use crate::tasks::{Kind, SaveOptions};
+use crate::tasks::Kind;
 
 pub const TASKS: &str = "scholia.tasks";
 pub const SEARCH: &str = "scholia.search";
@@ -143,14 +143,14 @@ pub async fn execute_tasks(state: &Arc<State>, arguments: Vec<Value>) -> RpcResu
         "save" => {
             let id = need(a.task_id, "task_id", "a task id")?;
             let root = state.root.get().cloned().flatten();
-            let output_dir = engine.report_dir(root.as_deref(), a.output_dir.as_deref());
-            let opts = SaveOptions {
-                output_dir,
-                prefix: "research".into(),
-                include_metadata: true,
-                include_sources: true,
+            let opts = ReportSave {
+                output_dir: a.output_dir,
+                ..ReportSave::default()
             };
-            let saved = tasks.save(engine.library(), &id, opts).await.map_err(err)?;
+            let saved = engine
+                .save_report(root.as_deref(), &id, opts)
+                .await
+                .map_err(|e| rpc(&e))?;
             serde_json::to_value(&saved).expect("serializable")
         }
         "estimate" => {

@@ -13,12 +13,31 @@ pub struct Args {
     known: &'static [&'static str],
 }
 
+/// The longest string argument any tool takes (a note's text included); longer ones are
+/// refused before anything reads them.
+pub const MAX_ARG_CHARS: usize = 200_000;
+
 fn invalid(field: &str, value: &Value, valid: &str) -> Error {
     let shown = match value {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
+    // A hostile value is named, not echoed whole.
+    let mut shown: String = shown.chars().take(80).collect();
+    if shown.len() >= 80 {
+        shown.push('…');
+    }
     Error::invalid(format!("{field}: `{shown}` is not valid; valid: {valid}"))
+}
+
+fn bounded(field: &str, s: &str) -> Result<(), Error> {
+    let chars = s.chars().count();
+    if chars > MAX_ARG_CHARS {
+        return Err(Error::invalid(format!(
+            "{field}: {chars} characters is longer than {MAX_ARG_CHARS}; give less"
+        )));
+    }
+    Ok(())
 }
 
 impl Args {
@@ -45,7 +64,7 @@ impl Args {
             Some(Value::String(s)) if s.trim().is_empty() => {
                 Err(Error::invalid(format!("{field}: empty; give {what}")))
             }
-            Some(Value::String(s)) => Ok(s.clone()),
+            Some(Value::String(s)) => bounded(field, s).map(|_| s.clone()),
             Some(v) => Err(invalid(field, v, what)),
         }
     }
@@ -54,7 +73,7 @@ impl Args {
         match self.get(field) {
             None => Ok(None),
             Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::String(s)) => bounded(field, s).map(|_| Some(s.clone())),
             Some(v) => Err(invalid(field, v, what)),
         }
     }

@@ -617,8 +617,9 @@ fn task_name(name: &str) -> &'static str {
 }
 
 async fn task_tool(s: &Scholia, name: &'static str, args: Option<JsonObject>) -> Result<CallToolResult, Error> {
+    use crate::engine::ReportSave;
     use crate::engine::TaskStart;
-    use crate::tasks::{Kind, SaveOptions};
+    use crate::tasks::Kind;
     let engine = s.engine.clone();
     let tasks = tokio::task::spawn_blocking(move || engine.tasks())
         .await
@@ -712,18 +713,16 @@ async fn task_tool(s: &Scholia, name: &'static str, args: Option<JsonObject>) ->
             let id = a.string("task_id", "a task id")?;
             let dir = a.opt_string("output_dir", "a directory")?;
             let vault = s.vault.wait(super::VAULT_WAIT).await.ok();
-            let output_dir = s
-                .engine
-                .report_dir(vault.as_ref().map(|v| v.vault().root()), dir.as_deref());
-            let opts = SaveOptions {
-                output_dir,
-                prefix: a
-                    .opt_string("filename_prefix", "a file name prefix")?
-                    .unwrap_or_else(|| "research".into()),
+            let opts = ReportSave {
+                output_dir: dir,
+                prefix: a.opt_string("filename_prefix", "a file name prefix")?,
                 include_metadata: a.bool("include_metadata", true)?,
                 include_sources: a.bool("include_sources", true)?,
             };
-            let saved = tasks.save(s.engine.library(), &id, opts).await?;
+            let saved = s
+                .engine
+                .save_report(vault.as_ref().map(|v| v.vault().root()), &id, opts)
+                .await?;
             Ok(ok(
                 format!("saved {}", saved.file_path),
                 "",

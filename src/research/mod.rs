@@ -11,6 +11,10 @@ pub mod sonar;
 
 pub use note::{Depth, NoteResearch, ResearchError, Source};
 
+/// The most of one answer (a synthesis, a deep-search report, a Sonar answer) that lands in a
+/// note; the rest is cut at a block boundary and the section says so.
+pub const MAX_ANSWER_CHARS: usize = 60_000;
+
 /// Progress of research_note.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "stage", rename_all = "snake_case")]

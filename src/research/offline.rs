@@ -176,5 +176,6 @@ pub(crate) async fn research(
         usage: Usage::default(),
         warnings: input.warnings,
         synthesis_failed: None,
+        links: crate::vault::inert::Links::none(),
     })
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::citations::normalize_url;
+use super::citations::url_key;
 use crate::engine::Engine;
 use crate::error::{Coded, ErrorKind};
 use crate::llm::{ChatClient, ChatRequest, LlmConfig, LlmError, Message, Usage};
@@ -278,6 +278,13 @@ pub struct SonarAnswer {
     pub metadata: AskMetadata,
 }
 
+impl SonarAnswer {
+    /// The URLs the answer may link to: its citations and annotations.
+    pub fn links(&self) -> crate::vault::inert::Links {
+        crate::vault::inert::Links::from_urls(self.sources.iter().map(|s| s.url.as_str()))
+    }
+}
+
 type Slot = Arc<tokio::sync::OnceCell<Result<SonarAnswer, SonarError>>>;
 
 /// The OpenRouter client with in-flight sharing and the answer cache.
@@ -432,14 +439,14 @@ pub fn sources(raw: &Value) -> Vec<SonarSource> {
             return;
         }
         let title = title.map(str::trim).filter(|t| !t.is_empty()).map(str::to_string);
-        match index.get(&normalize_url(url)) {
+        match index.get(&url_key(url)) {
             Some(&i) => {
                 if out[i].title.is_none() {
                     out[i].title = title;
                 }
             }
             None => {
-                index.insert(normalize_url(url), out.len());
+                index.insert(url_key(url), out.len());
                 out.push(SonarSource {
                     url: url.to_string(),
                     title,
@@ -471,17 +478,25 @@ pub fn sources(raw: &Value) -> Vec<SonarSource> {
 }
 
 /// The `### <question>` block for the editor: the question quoted, the answer, the sources.
+/// `rest` is where the whole answer was saved when it was cut.
 pub fn render_section(
     engine: &Engine,
     req: &AskRequest,
     a: &SonarAnswer,
+    rest: Option<&str>,
 ) -> Result<String, crate::prompts::TemplateError> {
     let date = time::OffsetDateTime::now_utc().date().to_string();
+    // Sonar's own citations are what it gathered: the answer links to them or to nothing (and
+    // to no note: a web answer cannot know the vault).
+    let (answer, cut) = crate::vault::inert::cap(&a.answer, super::MAX_ANSWER_CHARS);
+    let (answer, _) = super::citations::enforce(&answer, 4, &a.links(), &|_| false);
     engine.library.render(
         prompts::ASK_SECTION,
         json!({
             "question": req.query.lines().map(|l| format!("> {}", crate::vault::contain::passage(l))).collect::<Vec<_>>().join("\n"),
-            "answer": crate::vault::contain::model_markdown(&a.answer, 4).trim(),
+            "answer": answer.trim(),
+            "cut": cut.then(|| a.answer.chars().count()),
+            "rest": rest,
             "sources": a.sources,
             "model": a.metadata.model,
             "date": date,

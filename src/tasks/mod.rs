@@ -11,7 +11,7 @@ pub mod store;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -100,6 +100,9 @@ impl Status {
     }
 }
 
+/// The longest the runner keeps retrying a task store that fails every time (30 polls).
+pub const STORE_GIVE_UP: Duration = Duration::from_secs(60);
+
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
     #[error("task store: {0}")]
@@ -118,8 +121,8 @@ pub enum TaskError {
     NoGemini,
     #[error(transparent)]
     Gemini(#[from] InteractionError),
-    #[error("{path}: {message}")]
-    Save { path: String, message: String },
+    #[error(transparent)]
+    Save(#[from] crate::vault::confine::ConfineError),
 }
 
 impl From<TaskError> for Error {
@@ -132,7 +135,10 @@ impl From<TaskError> for Error {
             TaskError::Invalid(_) => ("INVALID_INPUT", ErrorKind::InvalidInput),
             TaskError::NoGemini => ("GEMINI_NOT_CONFIGURED", ErrorKind::NotConfigured),
             TaskError::Gemini(_) => ("GEMINI_FAILED", ErrorKind::Upstream),
-            TaskError::Save { .. } => ("SAVE_FAILED", ErrorKind::Io),
+            TaskError::Save(e) => {
+                use crate::error::Coded;
+                (e.code(), e.kind())
+            }
         };
         Error::new(code, kind, e.to_string())
     }
@@ -436,24 +442,43 @@ impl Tasks {
     }
 
     /// Drives tasks until `shutdown`: claims unleased ones (a dead process's after its lease
-    /// expires), renews its own, polls each. Leases are given up on a clean shutdown.
-    pub async fn run(self: Arc<Self>, runner: Arc<dyn Runner>, shutdown: CancellationToken) {
+    /// expires), renews its own, polls each. Leases are given up on a clean shutdown. A store
+    /// that keeps failing (a full disk, a read-only file) is logged once, retried with backoff,
+    /// and after [`STORE_GIVE_UP`] ends the run with its error.
+    pub async fn run(self: Arc<Self>, runner: Arc<dyn Runner>, shutdown: CancellationToken) -> Result<(), TaskError> {
         let lease = lease(self.poll);
         let renew_every = lease / 3;
+        let mut failing: Option<(Instant, Duration)> = None;
         loop {
             let until = now_ms() + lease.as_millis() as i64;
-            let held = match self.store.renew(&self.owner, until).await {
-                Ok(held) => held,
-                Err(e) => {
-                    tracing::warn!("renewing task leases failed: {e}");
-                    Vec::new()
-                }
+            let store = async {
+                let held = self.store.renew(&self.owner, until).await?;
+                let claimed = self.store.claim(&self.owner, until, CLAIM_BATCH).await?;
+                Ok::<_, TaskError>((held, claimed))
             };
-            let mut to_drive = match self.store.claim(&self.owner, until, CLAIM_BATCH).await {
-                Ok(claimed) => claimed,
+            let (held, mut to_drive) = match store.await {
+                Ok(found) => {
+                    if failing.take().is_some() {
+                        tracing::info!("the task store works again");
+                    }
+                    found
+                }
                 Err(e) => {
-                    tracing::warn!("claiming tasks failed: {e}");
-                    Vec::new()
+                    let (since, backoff) = failing.get_or_insert_with(|| {
+                        tracing::error!("the task store failed: {e}; retrying with backoff");
+                        (Instant::now(), self.poll.max(Duration::from_millis(50)))
+                    });
+                    let give_up = (self.poll * 30).clamp(Duration::from_secs(1), STORE_GIVE_UP);
+                    if since.elapsed() >= give_up {
+                        tracing::error!("the task store kept failing for {give_up:?}; background tasks stop here");
+                        return Err(e);
+                    }
+                    let wait = *backoff;
+                    *backoff = (*backoff * 2).min(Duration::from_secs(10));
+                    tokio::select! {
+                        _ = shutdown.cancelled() => return Ok(()),
+                        _ = tokio::time::sleep(wait) => continue,
+                    }
                 }
             };
             // A task this process holds but does not drive (its driver had just given it up
@@ -490,6 +515,7 @@ impl Tasks {
             }
         }
         let _ = self.store.release(&self.owner).await;
+        Ok(())
     }
 
     /// Runs one task to its end (or until this process loses it).
@@ -657,39 +683,33 @@ impl Tasks {
             .unwrap_or(now)
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap_or_default();
+        // A report becomes a note of the vault: made inert like any section, its links only
+        // to the sources it lists.
+        let links = crate::vault::inert::Links::from_urls(
+            r.sources
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.get("url").and_then(|u| u.as_str())),
+        );
+        let report = crate::vault::inert::markdown(&r.report, 2, &links, &|_| false).0;
         let text = library
             .render(
                 crate::prompts::RESEARCH_REPORT,
                 json!({
-                    "task": t, "report": r.report, "sources": r.sources, "metadata": r.metadata,
+                    "task": t, "report": report, "sources": r.sources, "metadata": r.metadata,
                     "include_metadata": opts.include_metadata, "include_sources": opts.include_sources,
                     "saved_at": created,
                 }),
             )
             .map_err(|e| TaskError::Invalid(e.to_string()))?;
-        let dir = opts.output_dir.join(&month);
         let filename = format!("{}_{}_{}.md", opts.prefix, t.id, stamp);
-        let path = dir.join(&filename);
-        let shown = path.display().to_string();
         let bytes = text.len();
-        tokio::task::spawn_blocking(move || -> std::io::Result<()> {
-            std::fs::create_dir_all(&dir)?;
-            let tmp = path.with_extension("md.partial");
-            std::fs::write(&tmp, text.as_bytes())
-                .and_then(|_| std::fs::rename(&tmp, &path))
-                .inspect_err(|_| {
-                    let _ = std::fs::remove_file(&tmp);
-                })
-        })
-        .await
-        .expect("saving does not panic")
-        .map_err(|e| TaskError::Save {
-            path: shown.clone(),
-            message: match e.raw_os_error() {
-                Some(28) => format!("the disk is full ({bytes} bytes needed)"),
-                _ => e.to_string(),
-            },
-        })?;
+        let (dir, name) = (opts.output_dir.clone(), filename.clone());
+        let path = tokio::task::spawn_blocking(move || dir.join(&month)?.create(&name, &text))
+            .await
+            .expect("saving does not panic")?;
+        let shown = path.display().to_string();
         Ok(SavedReport {
             success: true,
             task_id: t.id,
@@ -720,7 +740,8 @@ fn results_of(task: &Task, i: &interactions::Interaction, price: crate::llm::Pri
 
 #[derive(Debug, Clone)]
 pub struct SaveOptions {
-    pub output_dir: PathBuf,
+    /// Where to save: only a directory the write gate allows.
+    pub output_dir: crate::vault::confine::ConfinedDir,
     pub prefix: String,
     pub include_metadata: bool,
     pub include_sources: bool,

@@ -443,6 +443,39 @@ fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// The store's error with its path and, when SQLite only says it cannot open or write the
+/// file, the cause found on disk.
 fn store_error(path: &Path, e: rusqlite::Error) -> TaskError {
-    TaskError::Store(format!("{}: {e}", path.display()))
+    use rusqlite::ErrorCode;
+    let cause = match e.sqlite_error_code() {
+        Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => unwritable(path),
+        Some(ErrorCode::DiskFull) => Some("the disk is full".to_string()),
+        _ => None,
+    };
+    let cause = cause
+        .map(|c| format!(" ({c}; or set SCHOLIA_DATA_DIR to another directory)"))
+        .unwrap_or_default();
+    TaskError::Store(format!("{}: {e}{cause}", path.display()))
+}
+
+/// Why `path` (or its directory) cannot be written, if the file system says.
+fn unwritable(path: &Path) -> Option<String> {
+    let read_only = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.permissions().readonly()) || !writable(p);
+    if path.exists() && read_only(path) {
+        return Some("the file is read-only".into());
+    }
+    let dir = path.parent()?;
+    if !dir.exists() {
+        return Some(format!("the directory {} does not exist", dir.display()));
+    }
+    read_only(dir).then(|| format!("the directory {} is read-only", dir.display()))
+}
+
+fn writable(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+        return true;
+    };
+    // SAFETY: a valid NUL-terminated path; access(2) only reads it.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }

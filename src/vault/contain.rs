@@ -1,29 +1,22 @@
-//! Markdown that cannot escape the section it is written into.
+//! The containment gate: the one check every section body passes before any writer writes
+//! it, and the escapers that make interpolated values inert.
 //!
-//! Everything scholia writes into a note is untrusted text put together: model answers,
-//! passages quoted from other notes, titles and URLs of web pages. Three tools keep it inside
-//! `## Research`:
-//!
-//! - [`model_markdown`] neutralises a model's Markdown: headings above the section's level are
-//!   lowered, setext underlines cannot make headings, raw HTML (blocks, comments, inline tags)
-//!   is escaped, embeds become plain wikilinks, callouts and Obsidian comments are defused, and
-//!   a fence left open is closed. It works on what pulldown-cmark parses — fence info strings,
-//!   tilde and indented fences, HTML block rules — not on guesses about lines.
+//! - [`check`] refuses a body that would not stay inside its section or would act outside it:
+//!   a heading at the section's level or above, a block left open, raw HTML, embeds, Obsidian
+//!   comments, odd math, link or footnote definitions, links to anything but the URLs gathered
+//!   in the run ([`Links`]), images, code a plugin would run, oversized bodies.
 //! - [`passage`], [`text`], [`url`], [`target`] make quoted text and interpolated values inert.
-//! - [`check`] is the one gate every section body passes before any writer writes it: a body
-//!   that would not stay inside its section is refused.
+//! - Model answers are made inert first by [`super::inert::markdown`].
 
 use std::ops::Range;
 
-use pulldown_cmark::{CodeBlockKind, Event, LinkType, Options, Parser, Tag};
+use pulldown_cmark::{CodeBlockKind, Event, LinkType, Parser, Tag, TagEnd};
 
-fn options() -> Options {
-    Options::ENABLE_TABLES
-        | Options::ENABLE_FOOTNOTES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_WIKILINKS
-}
+pub use super::inert::Links;
+use super::inert::{definition_lines, inline_query, options, plain_language, urls_in};
+
+/// The most a section body may hold; pipelines cut longer answers first ([`super::inert::cap`]).
+pub const MAX_BODY_CHARS: usize = 100_000;
 
 /// Why a body is not contained.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,38 +29,73 @@ pub struct Uncontained {
 }
 
 /// Checks that `body`, written under a heading of `level` named `name`, stays inside that
-/// section: no heading at `level` or above, no block left open that would swallow what
-/// follows, no raw HTML, no embeds, balanced Obsidian comments and math blocks.
-pub fn check(name: &str, level: u8, body: &str) -> Result<(), Uncontained> {
+/// section and is inert: see the module. `links` are the URLs the body may link to.
+pub fn check(name: &str, level: u8, body: &str, links: &Links) -> Result<(), Uncontained> {
     let fail = |reason: String| {
         Err(Uncontained {
             section: format!("{} {name}", "#".repeat(level as usize)),
             reason,
         })
     };
+    let chars = body.chars().count();
+    if chars > MAX_BODY_CHARS {
+        return fail(format!("hold {chars} characters, more than {MAX_BODY_CHARS}"));
+    }
     let marker = "#".repeat(level as usize);
     let probe = format!("{marker} {name}\n\n{body}\n\n{marker} Sentinel scholia end\n");
+    let probe = super::lines::normalized(&probe).into_owned();
+    let parser = Parser::new_ext(&probe, options());
+    if let Some((label, _)) = parser.reference_definitions().iter().next() {
+        return fail(format!("define a link reference (`[{label}]: …`)"));
+    }
     let mut top = Vec::new();
     let mut depth = 0usize;
     let mut heading: Option<(u8, String)> = None;
-    let mut code = false;
+    let mut code: Vec<Range<usize>> = Vec::new();
+    let mut in_code = false;
     let mut math = 0;
-    for (event, range) in Parser::new_ext(&probe, options()).into_offset_iter() {
+    let mut in_link = 0usize;
+    // Consecutive text events (entities are events of their own) read as one run.
+    let mut text_run = String::new();
+    for (event, range) in parser.into_offset_iter() {
+        match &event {
+            Event::Text(t) if !in_code && in_link == 0 => text_run.push_str(t),
+            Event::Text(_) => {}
+            _ => {
+                if let Some(u) = urls_in(&text_run)
+                    .into_iter()
+                    .find(|u| !links.allows(&text_run[u.clone()]))
+                {
+                    return fail(format!("link to `{}`, which was not gathered", &text_run[u]));
+                }
+                text_run.clear();
+            }
+        }
         match event {
-            Event::Start(Tag::BlockQuote(_) | Tag::List(_) | Tag::Item | Tag::FootnoteDefinition(_)) => depth += 1,
-            Event::End(
-                pulldown_cmark::TagEnd::BlockQuote(_)
-                | pulldown_cmark::TagEnd::List(_)
-                | pulldown_cmark::TagEnd::Item
-                | pulldown_cmark::TagEnd::FootnoteDefinition,
-            ) => depth = depth.saturating_sub(1),
-            Event::Start(Tag::CodeBlock(_)) => code = true,
-            Event::End(pulldown_cmark::TagEnd::CodeBlock) => code = false,
+            Event::Start(Tag::BlockQuote(_) | Tag::List(_) | Tag::Item) => depth += 1,
+            Event::End(TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::Item) => depth = depth.saturating_sub(1),
+            Event::Start(Tag::FootnoteDefinition(label)) => {
+                return fail(format!("define a footnote (`[^{label}]: …`)"));
+            }
+            Event::FootnoteReference(label) => return fail(format!("refer to a footnote (`[^{label}]`)")),
+            Event::Start(Tag::CodeBlock(kind)) => {
+                in_code = true;
+                code.push(range);
+                if let CodeBlockKind::Fenced(info) = kind
+                    && !plain_language(&info)
+                {
+                    return fail(format!("hold a `{info}` code block, which a plugin could run"));
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => in_code = false,
+            Event::Code(c) if inline_query(&c) => {
+                return fail(format!("hold an inline query (`{c}`), which a plugin could run"));
+            }
             Event::Start(Tag::Heading { level: l, .. }) if depth == 0 && (l as u8) <= level => {
                 heading = Some((l as u8, String::new()));
             }
             Event::Text(t) if heading.is_some() => heading.as_mut().expect("some").1.push_str(&t),
-            Event::End(pulldown_cmark::TagEnd::Heading(_)) => {
+            Event::End(TagEnd::Heading(_)) => {
                 if let Some((_, text)) = heading.take() {
                     top.push(text);
                 }
@@ -82,7 +110,21 @@ pub fn check(name: &str, level: u8, body: &str) -> Result<(), Uncontained> {
             }) => {
                 return fail(format!("embed another note (`{}`)", &probe[range]));
             }
-            Event::Text(t) if !code => {
+            Event::Start(Tag::Image { dest_url, .. }) => {
+                return fail(format!("show an image (`{dest_url}`)"));
+            }
+            Event::Start(Tag::Link {
+                link_type: LinkType::WikiLink { .. },
+                ..
+            }) => {}
+            Event::Start(Tag::Link { dest_url, .. }) => {
+                if !links.allows(&dest_url) {
+                    return fail(format!("link to `{dest_url}`, which was not gathered"));
+                }
+                in_link += 1;
+            }
+            Event::End(TagEnd::Link) => in_link = in_link.saturating_sub(1),
+            Event::Text(t) if !in_code => {
                 if t.contains("%%") {
                     return fail("contain an Obsidian comment (`%%`)".into());
                 }
@@ -90,6 +132,10 @@ pub fn check(name: &str, level: u8, body: &str) -> Result<(), Uncontained> {
             }
             _ => {}
         }
+    }
+    if let Some(at) = definition_lines(&probe, &code).first() {
+        let line: String = probe[*at..].lines().next().unwrap_or("").chars().take(40).collect();
+        return fail(format!("define a link or footnote (`{line}`)"));
     }
     match top.as_slice() {
         [_, last] if last == "Sentinel scholia end" => {}
@@ -108,167 +154,6 @@ pub fn check(name: &str, level: u8, body: &str) -> Result<(), Uncontained> {
     Ok(())
 }
 
-/// One edit: insert `text` at `at`, or replace `at..end`.
-struct Edit {
-    at: usize,
-    end: usize,
-    text: String,
-}
-
-fn apply(text: &str, mut edits: Vec<Edit>) -> String {
-    edits.sort_by_key(|e| (e.at, e.end));
-    let mut out = String::with_capacity(text.len() + edits.len() * 2);
-    let mut pos = 0;
-    for e in edits {
-        if e.at < pos {
-            continue;
-        }
-        out.push_str(&text[pos..e.at]);
-        out.push_str(&e.text);
-        pos = e.end;
-    }
-    out.push_str(&text[pos..]);
-    out
-}
-
-fn insert(at: usize, text: &str) -> Edit {
-    Edit {
-        at,
-        end: at,
-        text: text.to_string(),
-    }
-}
-
-/// The start of the line holding `at`.
-fn line_start(text: &str, at: usize) -> usize {
-    text[..at].rfind('\n').map(|i| i + 1).unwrap_or(0)
-}
-
-/// Makes a model's Markdown safe under a heading of level `min_level - 1`: see the module.
-pub fn model_markdown(markdown: &str, min_level: u8) -> String {
-    let mut text = markdown.replace("\r\n", "\n");
-    // Each pass fixes what the parse shows; escaping an HTML block can expose the next.
-    for _ in 0..8 {
-        let edits = edits(&text, min_level);
-        if edits.is_empty() {
-            break;
-        }
-        text = apply(&text, edits);
-    }
-    close_open_fence(&text)
-}
-
-fn edits(text: &str, min_level: u8) -> Vec<Edit> {
-    let mut out = Vec::new();
-    let mut code: Vec<Range<usize>> = Vec::new();
-    // Math blocks (`$$`) are kept when they pair up; an odd one out could swallow the note.
-    let math: usize = Parser::new_ext(text, options())
-        .filter_map(|e| match e {
-            Event::Text(t) => Some(t.matches("$$").count()),
-            _ => None,
-        })
-        .sum();
-    for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
-        match event {
-            Event::Start(Tag::CodeBlock(_)) => code.push(range),
-            Event::Start(Tag::Heading { level, .. }) if (level as u8) < min_level => {
-                let line = line_start(text, range.start);
-                let head = &text[line..range.end];
-                let indent = head.len() - head.trim_start_matches(' ').len();
-                if head[indent..].starts_with('#') {
-                    let hashes = head[indent..].chars().take_while(|c| *c == '#').count();
-                    out.push(Edit {
-                        at: line + indent,
-                        end: line + indent + hashes,
-                        text: "#".repeat(min_level as usize),
-                    });
-                } else {
-                    // A setext heading: a blank line before the underline turns it into a
-                    // paragraph and a rule.
-                    let underline = line_start(text, range.end.saturating_sub(1).max(range.start));
-                    out.push(insert(underline, "\n"));
-                }
-            }
-            Event::Html(_) => {
-                // Every line of an HTML block: its first `<` is escaped.
-                let mut at = line_start(text, range.start);
-                while at < range.end {
-                    let line_end = text[at..].find('\n').map(|i| at + i + 1).unwrap_or(text.len());
-                    if let Some(lt) = text[at..line_end].find('<') {
-                        out.push(insert(at + lt, "\\"));
-                    }
-                    at = line_end;
-                }
-            }
-            Event::InlineHtml(_) => out.push(insert(range.start, "\\")),
-            Event::Start(Tag::Image {
-                link_type: LinkType::WikiLink { .. },
-                ..
-            }) => out.push(insert(range.start, "\\")),
-            Event::Text(t) if t.contains("%%") || (math % 2 == 1 && t.contains("$$")) => {
-                if let Some(src) = text.get(range.clone())
-                    && src == &*t
-                {
-                    for (i, _) in src.match_indices("%%") {
-                        out.push(Edit {
-                            at: range.start + i,
-                            end: range.start + i + 2,
-                            text: "%&#37;".into(),
-                        });
-                    }
-                    if math % 2 == 1 {
-                        for (i, _) in src.match_indices("$$") {
-                            out.push(Edit {
-                                at: range.start + i,
-                                end: range.start + i + 2,
-                                text: "$&#36;".into(),
-                            });
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    // Callouts: `> [!type]` lines outside code.
-    let mut at = 0;
-    for line in text.split_inclusive('\n') {
-        if !code.iter().any(|r| r.contains(&at)) {
-            let rest = line.trim_start_matches([' ', '>']);
-            if line.trim_start().starts_with('>') && rest.starts_with("[!") {
-                out.push(insert(at + (line.len() - rest.len()), "\\"));
-            }
-        }
-        at += line.len();
-    }
-    out
-}
-
-/// Appends a closing fence when the text ends inside a fenced code block.
-fn close_open_fence(text: &str) -> String {
-    let mut open: Option<String> = None;
-    for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
-        match event {
-            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) => {
-                let src = text[range.clone()].trim_start();
-                let fence: String = src.chars().take_while(|c| *c == '`' || *c == '~').collect();
-                let body = text[range.clone()].trim_end();
-                let closed = body.lines().count() > 1
-                    && body.lines().last().is_some_and(|l| {
-                        let l = l.trim();
-                        l.len() >= fence.len() && l.chars().all(|c| fence.starts_with(c))
-                    });
-                open = (!closed && range.end >= text.trim_end().len()).then_some(fence);
-            }
-            _ => open = open.filter(|_| range.end >= text.trim_end().len()),
-        }
-    }
-    match open {
-        Some(fence) => format!("{}\n{fence}", text.trim_end()),
-        None => text.to_string(),
-    }
-}
-
 impl crate::error::Coded for Uncontained {
     fn code(&self) -> &'static str {
         "UNCONTAINED"
@@ -279,11 +164,25 @@ impl crate::error::Coded for Uncontained {
 }
 
 /// Text quoted from a note or a page, made inert on one line: it renders as the words it
-/// holds and cannot make links, embeds, callouts, HTML, code or comments.
+/// holds and cannot make links, embeds, callouts, HTML, code or comments. URLs in it become
+/// code, which no reader turns into a link.
 pub fn passage(s: &str) -> String {
     let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let urls = urls_in(&one_line);
     let mut out = String::with_capacity(one_line.len() + 16);
-    for (i, c) in one_line.chars().enumerate() {
+    let mut next_url = urls.iter().peekable();
+    let mut skip_to = 0;
+    for (i, c) in one_line.char_indices() {
+        if i < skip_to {
+            continue;
+        }
+        if let Some(u) = next_url.next_if(|u| u.start == i) {
+            out.push('`');
+            out.push_str(&one_line[u.clone()].replace('`', ""));
+            out.push('`');
+            skip_to = u.end;
+            continue;
+        }
         match c {
             // Links, embeds, wikilinks, callouts, HTML, code and math all need one of these.
             '\\' | '`' | '[' | '<' | '$' => {
@@ -337,12 +236,23 @@ pub fn url(s: &str) -> String {
     out
 }
 
-/// A wikilink target for `[[target]]`: nothing that ends or splits the link, and no `%%` or
-/// `$$` that would open a comment or a math block.
+/// `[title](url)` (`<url>` without a title of its own) for an http(s) URL; the title alone, as
+/// text, for anything else.
+pub fn link(title: &str, url: &str) -> String {
+    let untitled = title.trim().is_empty() || title.trim() == url.trim();
+    match self::url(url) {
+        u if u.is_empty() => text(if untitled { url } else { title }),
+        u if untitled => format!("<{u}>"),
+        u => format!("[{}]({u})", text(title)),
+    }
+}
+
+/// A wikilink target for `[[target]]`: nothing that ends or splits the link, no backtick that
+/// would open code around it, and no `%%` or `$$` that would open a comment or a math block.
 pub fn target(s: &str) -> String {
     let mut t: String = s
         .chars()
-        .filter(|c| !matches!(c, '[' | ']' | '|' | '#' | '^' | '\n' | '\r'))
+        .filter(|c| !matches!(c, '[' | ']' | '|' | '#' | '^' | '`' | '\n' | '\r'))
         .collect();
     while t.contains("%%") || t.contains("$$") {
         t = t.replace("%%", "%").replace("$$", "$");
@@ -354,16 +264,39 @@ pub fn target(s: &str) -> String {
 mod tests {
     use super::*;
 
+    fn links() -> Links {
+        Links::from_urls(["https://example.org", "https://real.example/a"])
+    }
+
     fn contained(body: &str) -> bool {
-        check("Research", 2, body).is_ok()
+        check("Research", 2, body, &links()).is_ok()
     }
 
     #[test]
     fn the_check() {
-        let ok = |b: &str| assert!(contained(b), "{b:?}: {:?}", check("Research", 2, b));
+        let ok = |b: &str| assert!(contained(b), "{b:?}: {:?}", check("Research", 2, b, &links()));
         let bad = |b: &str| assert!(!contained(b), "{b:?} passed");
         ok("### Topic\n\ntext\n\n```\ncode\n```");
         ok("text with <https://example.org> autolink and [[Note]] link");
+        ok("[a](HTTPS://Real.Example/a#x) and https://real.example/a/ bare");
+        ok("[https://shown.example](https://real.example/a) label");
+        bad("[a](https://evil.example)");
+        bad("[a](https&#58;//evil.example)");
+        bad("<javascript:alert(1)>");
+        bad("<obsidian://open?vault=v>");
+        bad("<a@b.example>");
+        bad("bare https://evil.example/x");
+        bad("bare https&#58;//evil.example/x");
+        bad("![pixel](https://real.example/a)");
+        bad("x\n\n[guide]: https://real.example/a");
+        bad("> [guide]: https://real.example/a");
+        bad("x[^1]\n\n[^1]: note");
+        bad("```dataviewjs\ndv.el('b')\n```");
+        bad("```DataView\nLIST\n```");
+        bad("`$= dv.pages()`");
+        bad("`= this.file`");
+        bad(&"a".repeat(MAX_BODY_CHARS + 1));
+        ok("```python\nprint(1)\n```");
         ok("```html\n<div>in code</div>\n```");
         ok("`<b>` in code and `%%` too");
         ok("$$x$$ balanced math");
@@ -386,44 +319,20 @@ mod tests {
     }
 
     #[test]
-    fn model_markdown_is_made_safe() {
-        let check_case = |input: &str, expected: &str| {
-            let got = model_markdown(input, 3);
-            assert_eq!(got, expected, "{input:?}");
-            assert!(contained(&got), "{got:?}: {:?}", check("Research", 2, &got));
-        };
-        check_case("## Topic\ntext", "### Topic\ntext");
-        check_case("# Big\n### Fine", "### Big\n### Fine");
-        check_case("Line\n---\nafter", "Line\n\n---\nafter");
-        check_case("Line\n===\nafter", "Line\n\n===\nafter");
-        check_case("```rust\nfn x() {}\n", "```rust\nfn x() {}\n```");
-        check_case("```\n## not a heading\n```", "```\n## not a heading\n```");
-        check_case("#hashtag stays", "#hashtag stays");
-        // A fence whose info string looks like a fence line never closes it.
-        check_case("```rust\ncode\n```rust\n", "```rust\ncode\n```rust\n```");
-        check_case("~~~\n## x\n", "~~~\n## x\n~~~");
-        check_case("    ## indented code\n", "    ## indented code\n");
-        check_case("<div>\n## Escape\n</div>", "\\<div>\n### Escape\n\\</div>");
-        check_case("<!-- hide\n## rest", "\\<!-- hide\n### rest");
-        check_case("a <script>x</script> b", "a \\<script>x\\</script> b");
-        check_case("see ![[Secret]] and [[Public]]", "see \\![[Secret]] and [[Public]]");
-        check_case("> [!warning] boo\n> text", "> \\[!warning] boo\n> text");
-        check_case("%% hidden", "%&#37; hidden");
-        check_case("$$ open math", "$&#36; open math");
-        check_case("$$x$$ paired", "$$x$$ paired");
-        check_case(
-            "keep <https://a.example/x> and `<b>`",
-            "keep <https://a.example/x> and `<b>`",
-        );
-    }
-
-    #[test]
     fn quoted_and_interpolated_values_are_inert() {
         assert_eq!(
             passage("half [[Link\nand ![[Embed]] <b> # x"),
             "half \\[\\[Link and !\\[\\[Embed]] \\<b> # x"
         );
         assert_eq!(passage("# heading"), "\\# heading");
+        // A URL in quoted text is shown, never linked.
+        assert_eq!(
+            passage("failed at http://127.0.0.1:4/v1: 500"),
+            "failed at `http://127.0.0.1:4/v1`: 500"
+        );
+        assert!(contained(&passage(
+            "see obsidian://open?vault=x and https://evil.example/"
+        )));
         assert_eq!(passage("> [!note] x %% y"), "\\> \\[!note] x &#37;&#37; y");
         for p in ["half [[Link", "```", "<!--", "%%", "$$", "> [!x]", "## h", "</div>"] {
             let body = format!("- [[Note]]\n  > {}", passage(p));

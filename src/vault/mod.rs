@@ -1,7 +1,9 @@
 //! Notes on disk: scanning, parsing, sections, safe paths, reading and atomic writes.
 
+pub mod confine;
 pub mod contain;
 pub mod frontmatter;
+pub mod inert;
 pub mod lines;
 pub mod parse;
 pub mod passage;

@@ -5,10 +5,10 @@
 
 use std::ops::Range;
 
-use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, LinkType, MetadataBlockKind, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
 
 use super::frontmatter::{self, Frontmatter};
-use super::lines::LineIndex;
+use super::lines::{LineIndex, normalized};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Heading {
@@ -45,6 +45,8 @@ pub struct ParsedNote {
     pub links: Vec<Link>,
     /// The readable text without markup, for full-text search.
     pub plain_text: String,
+    /// What was left out of the note and why (frontmatter over its bounds).
+    pub warnings: Vec<String>,
 }
 
 fn options() -> Options {
@@ -52,9 +54,19 @@ fn options() -> Options {
         | Options::ENABLE_FOOTNOTES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
-        | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS
         | Options::ENABLE_WIKILINKS
+}
+
+/// The Markdown events of `text` after its frontmatter, with byte ranges into `text`: the one
+/// way notes are read, so that a `---` line anywhere but byte 0 is a rule, never metadata.
+/// `text` must be [`normalized`] (lone `\r` made `\n`).
+pub fn events(text: &str) -> (Option<Frontmatter>, impl Iterator<Item = (Event<'_>, Range<usize>)>) {
+    let fm = frontmatter::read(text);
+    let offset = fm.as_ref().map_or(0, |f| f.range.end);
+    let events = Parser::new_ext(&text[offset..], options())
+        .into_offset_iter()
+        .map(move |(e, r)| (e, r.start + offset..r.end + offset));
+    (fm, events)
 }
 
 fn level_num(level: HeadingLevel) -> u8 {
@@ -63,23 +75,23 @@ fn level_num(level: HeadingLevel) -> u8 {
 
 /// Parses `text`; `stem` (the file name without extension) is the title of last resort.
 pub fn parse(text: &str, stem: &str) -> ParsedNote {
+    // Offsets into the normalised text are offsets into `text`.
+    let text = &*normalized(text);
     let lines = LineIndex::new(text);
     let mut note = ParsedNote::default();
     let mut heading: Option<(u8, usize, String, bool)> = None;
     let mut link: Option<(Link, String)> = None;
-    let mut in_metadata = false;
     let mut in_code_block = false;
     let mut container_depth = 0usize;
     let mut raw_headings: Vec<(u8, usize, String, bool)> = Vec::new();
 
-    for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
+    let (fm, events) = events(text);
+    if let Some(why) = fm.as_ref().and_then(|f| f.refused.clone()) {
+        note.warnings.push(why);
+    }
+    note.frontmatter = fm;
+    for (event, range) in events {
         match event {
-            Event::Start(Tag::MetadataBlock(kind)) => {
-                in_metadata = true;
-                let yaml = matches!(kind, MetadataBlockKind::YamlStyle);
-                note.frontmatter = Some(frontmatter::parse_block(text, range.clone(), yaml));
-            }
-            Event::End(TagEnd::MetadataBlock(_)) => in_metadata = false,
             Event::Start(Tag::Heading { level, .. }) => {
                 heading = Some((level_num(level), range.start, String::new(), container_depth == 0));
             }
@@ -137,9 +149,6 @@ pub fn parse(text: &str, stem: &str) -> ParsedNote {
                 }
             }
             Event::Text(t) | Event::Code(t) => {
-                if in_metadata {
-                    continue;
-                }
                 if let Some((_, _, buf, _)) = heading.as_mut() {
                     buf.push_str(&t);
                 } else {

@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use super::lines::dominant_eol;
+use super::lines::{dominant_eol, eol_of_line, trailing_line_breaks};
 use super::parse::{self, Heading};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -21,6 +21,10 @@ pub enum SectionError {
         count: usize,
         lines: String,
     },
+    #[error(
+        "the note ends inside {what} opened on line {line}, which would hide a section appended after it; close it and run again, nothing was written"
+    )]
+    OpenAtEnd { what: &'static str, line: usize },
 }
 
 fn same_name(a: &str, b: &str) -> bool {
@@ -66,17 +70,21 @@ pub fn find(text: &str, name: &str, level: u8) -> Result<Option<Range<usize>>, S
 /// The body of the section (without its heading line), if present.
 pub fn body<'t>(text: &'t str, name: &str, level: u8) -> Result<Option<&'t str>, SectionError> {
     Ok(find(text, name, level)?.map(|r| {
-        let section = &text[r];
-        section.split_once('\n').map(|(_, rest)| rest).unwrap_or("")
+        let section = &text[r.clone()];
+        match eol_of_line(text, r.start) {
+            Some(eol) => section.split_once(eol).map(|(_, rest)| rest).unwrap_or(""),
+            None => "",
+        }
     }))
 }
 
 /// `heading` + blank line + `body`, ending with a line break, in the note's line endings.
 fn render(level: u8, name: &str, body: &str, eol: &str) -> String {
     let mut out = format!("{} {}{eol}{eol}", "#".repeat(level as usize), name.trim());
-    let body = body.trim_matches(|c| c == '\n' || c == '\r');
-    for line in body.lines() {
-        out.push_str(line.trim_end_matches('\r'));
+    // Every terminator of the body (a lone `\r` is one too) becomes the note's.
+    let body = body.replace("\r\n", "\n").replace('\r', "\n");
+    for line in body.trim_matches('\n').lines() {
+        out.push_str(line);
         out.push_str(eol);
     }
     out
@@ -100,7 +108,7 @@ fn append_at(text: &str, at: usize, block: &str, eol: &str) -> String {
     let mut out = String::with_capacity(text.len() + block.len() + 4);
     out.push_str(head);
     if !head.is_empty() {
-        if !head.ends_with('\n') {
+        if !head.ends_with(['\n', '\r']) {
             out.push_str(eol);
         }
         if !ends_with_blank_line(&out) {
@@ -117,17 +125,13 @@ fn append_at(text: &str, at: usize, block: &str, eol: &str) -> String {
 
 fn ends_with_blank_line(s: &str) -> bool {
     let trimmed = s.trim_end_matches(['\n', '\r']);
-    trimmed.is_empty() || s[trimmed.len()..].matches('\n').count() >= 2
+    trimmed.is_empty() || trailing_line_breaks(s) >= 2
 }
 
 /// The line ending of the line starting at `at`: new text follows the lines it replaces, so a
 /// second run over a note with mixed endings writes exactly what the first did.
 fn eol_at(text: &str, at: usize) -> &'static str {
-    match text[at..].find('\n') {
-        Some(i) if i > 0 && text.as_bytes()[at + i - 1] == b'\r' => "\r\n",
-        Some(_) => "\n",
-        None => dominant_eol(text),
-    }
+    eol_of_line(text, at).unwrap_or_else(|| dominant_eol(text))
 }
 
 /// The line ending of the note's last terminated line, for text appended at its end.
@@ -136,25 +140,78 @@ fn eol_at_end(text: &str) -> &'static str {
     if trimmed.len() == text.len() {
         return dominant_eol(text);
     }
-    if text[trimmed.len()..].starts_with("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
+    eol_of_line(text, trimmed.len()).unwrap_or("\n")
+}
+
+/// Why a section appended at the end of `text` would not be seen: the note ends inside a
+/// block that swallows it (a code fence, an HTML block or comment, an Obsidian `%%` comment or
+/// a `$$` math block). The answer comes from the parser itself: a probe heading is appended and
+/// looked for.
+pub fn open_at_end(text: &str) -> Option<SectionError> {
+    use pulldown_cmark::{Event, Tag, TagEnd};
+    let eol = eol_at_end(text);
+    let probed = append_at(text, text.len(), &format!("## Scholia probe{eol}"), eol);
+    let probed = super::lines::normalized(&probed);
+    let probe_at = text.len();
+    let (mut seen, mut swallowed) = (false, None);
+    let (mut in_code, mut comment, mut math) = (false, None::<usize>, None::<usize>);
+    let toggle = |open: Option<usize>, at: usize| if open.is_some() { None } else { Some(at) };
+    for (event, range) in parse::events(&probed).1 {
+        match event {
+            Event::Start(Tag::Heading { .. }) if range.start >= probe_at => seen = true,
+            Event::Start(Tag::CodeBlock(_)) => {
+                in_code = true;
+                if range.end > probe_at {
+                    swallowed = Some(("a code block", range.start));
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => in_code = false,
+            Event::Start(Tag::HtmlBlock) if range.end > probe_at => {
+                swallowed = Some(("an HTML block or comment", range.start));
+            }
+            Event::Text(t) if !in_code && range.start < probe_at => {
+                for _ in t.matches("%%") {
+                    comment = toggle(comment, range.start);
+                }
+                for _ in t.matches("$$") {
+                    math = toggle(math, range.start);
+                }
+            }
+            _ => {}
+        }
     }
+    let lines = super::lines::LineIndex::new(text);
+    let open = |what: &'static str, at: usize| SectionError::OpenAtEnd {
+        what,
+        line: lines.line_of(at) as usize + 1,
+    };
+    if !seen {
+        let (what, at) = swallowed.unwrap_or(("a block", text.len()));
+        return Some(open(what, at));
+    }
+    comment
+        .map(|at| open("an Obsidian comment (`%%`)", at))
+        .or_else(|| math.map(|at| open("a math block (`$$`)", at)))
+}
+
+/// Appends a new section at the end of `text`, unless the note ends inside an open block.
+fn append_section(text: &str, block: impl FnOnce(&str) -> String) -> Result<String, SectionError> {
+    if let Some(e) = open_at_end(text) {
+        return Err(e);
+    }
+    let eol = eol_at_end(text);
+    Ok(append_at(text, text.len(), &block(eol), eol))
 }
 
 /// Replaces the section `name` at `level` with `body`, or appends it at the end of the note.
 pub fn upsert(text: &str, name: &str, level: u8, body: &str) -> Result<String, SectionError> {
-    Ok(match find(text, name, level)? {
+    match find(text, name, level)? {
         Some(range) => {
             let eol = eol_at(text, range.start);
-            splice(text, range, render(level, name, body, eol), eol)
+            Ok(splice(text, range, render(level, name, body, eol), eol))
         }
-        None => {
-            let eol = eol_at_end(text);
-            append_at(text, text.len(), &render(level, name, body, eol), eol)
-        }
-    })
+        None => append_section(text, |eol| render(level, name, body, eol)),
+    }
 }
 
 /// Inside the section `parent` (level `level`), replaces or appends the subsection `child`
@@ -162,11 +219,11 @@ pub fn upsert(text: &str, name: &str, level: u8, body: &str) -> Result<String, S
 pub fn upsert_subsection(text: &str, parent: &str, level: u8, child: &str, body: &str) -> Result<String, SectionError> {
     let headings = parse::headings(text);
     let Some(parent_heading) = one(matching(&headings, parent, level, &(0..text.len())), parent, level)? else {
-        let eol = eol_at_end(text);
-        let block = render(level + 1, child, body, eol);
-        let mut whole = render(level, parent, "", eol);
-        whole.push_str(&block);
-        return Ok(append_at(text, text.len(), &whole, eol));
+        return append_section(text, |eol| {
+            let mut whole = render(level, parent, "", eol);
+            whole.push_str(&render(level + 1, child, body, eol));
+            whole
+        });
     };
     let within = parent_heading.section.clone();
     let eol = eol_at(text, within.start);
@@ -311,6 +368,89 @@ mod tests {
         check("## Research\n```\n## B\n```\n", "new", "## Research\n\nnew\n");
     }
 
+    /// Hostile notes: the section is found where a reader sees it, and nothing else changes.
+    #[test]
+    fn hostile_notes() {
+        // A rule, text and a later rule are not frontmatter: the user's sections survive.
+        for close in ["---", "...", "+++"] {
+            let open = if close == "+++" { "+++" } else { "---" };
+            check(
+                &format!(
+                    "# Trip\nA sentence.\n## Research\nold\n\n{open}\n## Packing list\n- passport\n\n{close}\n\nLast line.\n"
+                ),
+                "new",
+                &format!(
+                    "# Trip\nA sentence.\n## Research\n\nnew\n\n## Packing list\n- passport\n\n{close}\n\nLast line.\n"
+                ),
+            );
+        }
+        // An unclosed `---` at the top is a rule, not frontmatter that swallows the note.
+        check(
+            "---\n# Title\n## Research\nold\n",
+            "new",
+            "---\n# Title\n## Research\n\nnew\n",
+        );
+        // Frontmatter holding a heading-like line stays frontmatter.
+        check(
+            "---\ntitle: x\n## Research: no\n---\n# N\n",
+            "new",
+            "---\ntitle: x\n## Research: no\n---\n# N\n\n## Research\n\nnew\n",
+        );
+        // Classic Mac line endings: the section is where it is, never at byte 0.
+        check(
+            "---\rtitle: T\r---\r# N\rtext\r",
+            "x\ny",
+            "---\rtitle: T\r---\r# N\rtext\r\r## Research\r\rx\ry\r",
+        );
+        check(
+            "# N\r## Research\rold\r## After\rkeep\r",
+            "new",
+            "# N\r## Research\r\rnew\r\r## After\rkeep\r",
+        );
+    }
+
+    #[test]
+    fn never_appended_where_it_cannot_be_seen() {
+        let refused = |input: &str, what: &str, line: usize| {
+            let err = upsert(input, "Research", 2, "x").unwrap_err();
+            assert_eq!(
+                err,
+                SectionError::OpenAtEnd {
+                    what: match what {
+                        "code" => "a code block",
+                        "html" => "an HTML block or comment",
+                        "comment" => "an Obsidian comment (`%%`)",
+                        _ => "a math block (`$$`)",
+                    },
+                    line
+                },
+                "{input:?}"
+            );
+            assert!(upsert_subsection(input, "Research", 2, "Q", "x").is_err());
+        };
+        refused("# N\n```\ncode\n", "code", 2);
+        refused("# N\n~~~python\ncode", "code", 2);
+        refused("# N\n\n<!-- hidden\ntext\n", "html", 3);
+        refused("# N\n\n%% hidden\n", "comment", 3);
+        refused("# N\n\n$$\nx = 1\n", "math", 3);
+        assert_eq!(
+            SectionError::OpenAtEnd {
+                what: "a code block",
+                line: 2
+            }
+            .to_string(),
+            "the note ends inside a code block opened on line 2, which would hide a section appended after it; close it and run again, nothing was written"
+        );
+        // Closed blocks are fine; an open block inside an existing section is replaced with it.
+        check(
+            "# N\n```\ncode\n```\n",
+            "x",
+            "# N\n```\ncode\n```\n\n## Research\n\nx\n",
+        );
+        check("# N\n%% c %%\n", "x", "# N\n%% c %%\n\n## Research\n\nx\n");
+        check("## Research\n```\nopen\n", "x", "## Research\n\nx\n");
+    }
+
     #[test]
     fn duplicate_is_refused() {
         let err = upsert("## Research\na\n## research\nb\n", "Research", 2, "x").unwrap_err();
@@ -409,6 +549,22 @@ mod properties {
             1 => Just(Block { lines: vec!["- ## Research".into()], heading: None }),
             1 => Just(Block { lines: vec![String::new(), "    ## Research (indented code)".into()], heading: None }),
             1 => Just(Block { lines: vec!["<div>".into(), "## Research".into(), "</div>".into(), String::new()], heading: None }),
+            // Rules of every spelling, set apart so that no line above becomes a setext heading.
+            2 => prop_oneof![Just("---"), Just("***"), Just("___"), Just("..."), Just("+++")].prop_map(|r| Block {
+                lines: vec![String::new(), r.to_string(), String::new()],
+                heading: None,
+            }),
+            1 => Just(Block { lines: vec!["<!-- a comment".into(), "## Research".into(), "-->".into()], heading: None }),
+            1 => Just(Block { lines: vec!["%% hidden %%".into()], heading: None }),
+        ]
+    }
+
+    /// A block that leaves the note open when it ends it.
+    fn open_tail() -> impl Strategy<Value = Vec<String>> {
+        prop_oneof![
+            Just(vec!["```".to_string(), "## Research".to_string()]),
+            Just(vec!["<!-- never closed".to_string()]),
+            Just(vec!["%% never closed".to_string()]),
         ]
     }
 
@@ -417,34 +573,54 @@ mod properties {
         text: String,
         /// Byte offset where each block starts, with its heading info.
         starts: Vec<(usize, Option<(u8, bool)>)>,
+        /// The note ends inside an open block.
+        open_at_end: bool,
     }
 
     fn note() -> impl Strategy<Value = Note> {
         (
-            any::<bool>(),
-            prop::collection::vec(block(), 0..14),
             prop_oneof![Just(0u8), Just(1), Just(2)],
+            prop::collection::vec(block(), 0..14),
+            prop_oneof![Just(0u8), Just(1), Just(2), Just(3)],
             any::<bool>(),
             any::<u64>(),
+            prop::option::weighted(0.15, open_tail()),
         )
-            .prop_map(|(frontmatter, blocks, eol_mode, trailing, seed)| {
+            .prop_map(|(frontmatter, blocks, eol_mode, trailing, seed, tail)| {
                 let mut rng = seed;
                 let mut eol = || match eol_mode {
                     0 => "\n",
                     1 => "\r\n",
+                    3 => "\r",
                     _ => {
                         rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                         if rng >> 63 == 0 { "\n" } else { "\r\n" }
                     }
                 };
                 let mut all: Vec<Block> = Vec::new();
-                if frontmatter {
-                    all.push(Block {
+                match frontmatter {
+                    1 => all.push(Block {
                         lines: vec!["---".into(), "title: T".into(), "tags: [a, b]".into(), "---".into()],
+                        heading: None,
+                    }),
+                    // Never closed: a rule and a line of text.
+                    2 => all.push(Block {
+                        lines: vec!["---".into(), "title: T".into(), String::new()],
+                        heading: None,
+                    }),
+                    _ => {}
+                }
+                // After an unclosed `---` at the top, a later `---` or `...` line would close it
+                // (frontmatter, as in Obsidian): the oracle's notes keep it unclosed.
+                let closes = |b: &Block| b.lines.iter().any(|l| l == "---" || l == "...");
+                all.extend(blocks.into_iter().filter(|b| frontmatter != 2 || !closes(b)));
+                let open_at_end = tail.is_some();
+                if let Some(lines) = tail {
+                    all.push(Block {
+                        lines: std::iter::once(String::new()).chain(lines).collect(),
                         heading: None,
                     });
                 }
-                all.extend(blocks);
                 let mut text = String::new();
                 let mut starts = Vec::new();
                 let n = all.len();
@@ -458,7 +634,11 @@ mod properties {
                         }
                     }
                 }
-                Note { text, starts }
+                Note {
+                    text,
+                    starts,
+                    open_at_end,
+                }
             })
     }
 
@@ -483,6 +663,14 @@ mod properties {
         (research.len(), Some(start..end))
     }
 
+    /// Research sections a reader sees in `text`.
+    fn oracle_count(text: &str) -> usize {
+        parse::headings(text)
+            .iter()
+            .filter(|h| h.top_level && h.level == 2 && same_name(&h.text, "Research"))
+            .count()
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(3000))]
 
@@ -496,7 +684,13 @@ mod properties {
                 prop_assert!(dup, "expected duplicate error");
                 return Ok(());
             }
+            if count == 0 && note.open_at_end {
+                prop_assert!(matches!(result, Err(SectionError::OpenAtEnd { .. })), "{:?}", result);
+                return Ok(());
+            }
             let new = result.unwrap();
+            // One section, always: the one written.
+            prop_assert_eq!(oracle_count(&new), 1);
             prop_assert_eq!(find(old, "Research", 2).unwrap(), range.clone());
             match range {
                 Some(r) => {
@@ -507,7 +701,8 @@ mod properties {
             }
             let written = find(&new, "Research", 2).unwrap().expect("section present after upsert");
             let expected_body: Vec<&str> = body.trim_matches('\n').lines().collect();
-            let got_body: Vec<&str> = new[written].lines().skip(2).map(|l| l.trim_end_matches('\r')).filter(|l| !l.is_empty() || !expected_body.is_empty()).collect();
+            let written_text = new[written].replace("\r\n", "\n").replace('\r', "\n");
+            let got_body: Vec<&str> = written_text.lines().skip(2).filter(|l| !l.is_empty() || !expected_body.is_empty()).collect();
             let got_body: Vec<&str> = got_body.into_iter().take(expected_body.len()).collect();
             prop_assert_eq!(got_body, expected_body);
             prop_assert_eq!(upsert(&new, "Research", 2, &body).unwrap(), new.clone());

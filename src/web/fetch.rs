@@ -47,6 +47,8 @@ pub enum FetchError {
 
 /// Extracting one page may take this long (a hostile page must not hang a run).
 const EXTRACT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Pages extracted at once, in this process.
+static EXTRACTIONS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
 
 /// Cloud metadata services: refused even when private hosts are allowed (tests).
 const METADATA: &[IpAddr] = &[
@@ -342,39 +344,47 @@ impl Fetcher {
     pub async fn fetch_page(&self, url: &str, timeout: Duration, max_chars: usize) -> Result<Page, FetchError> {
         let fetched = self.fetch(url, timeout).await?;
         let final_url = fetched.url.clone();
-        let content = if fetched.content_type.starts_with("text/plain")
-            || fetched.content_type.starts_with("text/markdown")
-        {
-            let (markdown, truncated) = match fetched.body.char_indices().nth(max_chars) {
-                Some((i, _)) => (fetched.body[..i].to_string(), true),
-                None => (fetched.body, false),
+        let content =
+            if fetched.content_type.starts_with("text/plain") || fetched.content_type.starts_with("text/markdown") {
+                let (markdown, truncated) = match fetched.body.char_indices().nth(max_chars) {
+                    Some((i, _)) => (fetched.body[..i].to_string(), true),
+                    None => (fetched.body, false),
+                };
+                Extracted {
+                    title: None,
+                    markdown,
+                    method: extract::Method::Html2text,
+                    truncated,
+                }
+            } else {
+                let url_for_extract = final_url.clone();
+                // The page's shape is bounded before it is parsed, so extraction ends; should one
+                // still outlive its deadline, it keeps its permit, and at most EXTRACTIONS threads
+                // can ever be busy with pages nobody waits for.
+                let work = async move {
+                    let permit = EXTRACTIONS.acquire().await.expect("never closed");
+                    tokio::task::spawn_blocking(move || {
+                        let _permit = permit;
+                        extract::extract(&fetched.body, Some(&url_for_extract), max_chars)
+                    })
+                    .await
+                };
+                match tokio::time::timeout(EXTRACT_TIMEOUT, work).await {
+                    Ok(Ok(extracted)) => extracted,
+                    Ok(Err(e)) => {
+                        return Err(FetchError::Http {
+                            url: final_url.clone(),
+                            reason: format!("extraction failed: {e}"),
+                        });
+                    }
+                    Err(_) => {
+                        return Err(FetchError::TooSlow {
+                            url: final_url.clone(),
+                            secs: EXTRACT_TIMEOUT.as_secs(),
+                        });
+                    }
+                }
             };
-            Extracted {
-                title: None,
-                markdown,
-                method: extract::Method::Html2text,
-                truncated,
-            }
-        } else {
-            let url_for_extract = final_url.clone();
-            let work =
-                tokio::task::spawn_blocking(move || extract::extract(&fetched.body, Some(&url_for_extract), max_chars));
-            match tokio::time::timeout(EXTRACT_TIMEOUT, work).await {
-                Ok(Ok(extracted)) => extracted,
-                Ok(Err(e)) => {
-                    return Err(FetchError::Http {
-                        url: final_url.clone(),
-                        reason: format!("extraction failed: {e}"),
-                    });
-                }
-                Err(_) => {
-                    return Err(FetchError::TooSlow {
-                        url: final_url.clone(),
-                        secs: EXTRACT_TIMEOUT.as_secs(),
-                    });
-                }
-            }
-        };
         Ok(Page {
             url: final_url,
             content,

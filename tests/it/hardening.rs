@@ -182,7 +182,7 @@ async fn quoted_passages_cannot_make_links_html_or_callouts() {
         "the note before the section is kept"
     );
     let body = &after[after.find("\n## Research\n").unwrap() + "\n## Research\n".len()..];
-    scholia::vault::contain::check("Research", 2, body).unwrap();
+    scholia::vault::contain::check("Research", 2, body, &scholia::vault::contain::Links::none()).unwrap();
     for line in body.lines().filter(|l| l.trim_start().starts_with('>')) {
         let unescaped = |pat: &str| line.match_indices(pat).any(|(i, _)| !line[..i].ends_with('\\'));
         assert!(!unescaped("[[") && !unescaped("<") && !unescaped("[!"), "{line}");
@@ -248,19 +248,47 @@ mod properties {
             Just("> [!note] callout\n> body\n".to_string()),
             Just("Setext heading\n---\n".to_string()),
             Just("### Question?\n\n<!-- scholia:question -->\nanswer\n".to_string()),
+            // Rules of every spelling, which must never read as frontmatter mid-note.
+            Just("\n---\n## After a rule\ntext\n\n---\n\n".to_string()),
+            Just("\n---\n# Research\n...\n".to_string()),
+            Just("\n+++\nx = 1\n+++\n".to_string()),
+            Just("%% comment %%\n".to_string()),
+            Just("<!-- scholia:sources-only -->\n".to_string()),
+        ]
+    }
+
+    /// Blocks a note may end inside, left open.
+    fn open_tail() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("\n```\n## Research\n".to_string()),
+            Just("\n<!-- open\n".to_string()),
+            Just("\n%% open\n".to_string()),
+            Just("\n$$\nx\n".to_string()),
         ]
     }
 
     fn note() -> impl Strategy<Value = String> {
-        (any::<bool>(), prop::collection::vec(block(), 0..10), any::<bool>()).prop_map(|(fm, blocks, crlf)| {
-            let mut t = if fm {
-                "---\ntitle: T\n---\n".to_string()
-            } else {
-                String::new()
-            };
-            t.extend(blocks);
-            if crlf { t.replace('\n', "\r\n") } else { t }
-        })
+        (
+            0u8..4,
+            prop::collection::vec(block(), 0..10),
+            0u8..3,
+            prop::option::weighted(0.1, open_tail()),
+        )
+            .prop_map(|(fm, blocks, eol, tail)| {
+                let mut t = match fm {
+                    1 => "---\ntitle: T\n---\n".to_string(),
+                    2 => "---\ntitle: T\n\n".to_string(),
+                    3 => "+++\ntitle = \"T\"\n+++\n".to_string(),
+                    _ => String::new(),
+                };
+                t.extend(blocks);
+                t.extend(tail);
+                match eol {
+                    1 => t.replace('\n', "\r\n"),
+                    2 => t.replace('\n', "\r"),
+                    _ => t,
+                }
+            })
     }
 
     fn hostile() -> impl Strategy<Value = String> {
@@ -297,7 +325,8 @@ mod properties {
         let e = engine();
         let lib = e.library();
         let mut out = Vec::new();
-        let findings = contain::model_markdown(answer, 3);
+        let links = contain::Links::from_urls([url]);
+        let findings = scholia::vault::inert::markdown(answer, 3, &links, &|_| true).0;
         let research = lib
             .render(
                 scholia::prompts::RESEARCH_SECTION,
@@ -305,14 +334,15 @@ mod properties {
                        "sources": [{"title": title, "url": url, "target": null}, {"title": title, "url": null, "target": title}]}),
             )
             .unwrap();
-        out.extend(SectionEdit::research(research.trim()).ok());
+        out.extend(SectionEdit::research(research.trim(), &links).ok());
         let offline = lib
             .render(
                 scholia::prompts::RESEARCH_OFFLINE,
                 json!({"terms": [title], "notes": [{"target": title, "terms": [title], "passages": [answer, title]}], "provenance": title}),
             )
             .unwrap();
-        out.extend(SectionEdit::research(offline.trim()).ok());
+        out.extend(SectionEdit::research(offline.trim(), &contain::Links::none()).ok());
+        out.extend(SectionEdit::sources_only(offline.trim(), &contain::Links::none()).ok());
         let result = DeepSearchResult {
             success: true,
             result: answer.to_string(),
@@ -333,9 +363,12 @@ mod properties {
                 usage: None,
                 citations_removed: 0,
             },
+            links: contain::Links::from_urls([url, title]),
         };
-        let body = deep_search::render_section(e, &result).unwrap();
-        out.extend(SectionEdit::question(&deep_search::heading_for(title).replace('\r', " "), body).ok());
+        let body = deep_search::render_section(e, &result, Some(title)).unwrap();
+        out.extend(
+            SectionEdit::question(&deep_search::heading_for(title).replace('\r', " "), body, &result.links).ok(),
+        );
         if let Ok(req) = AskRequest::new(&format!("{title}\n{answer}"), None, None) {
             let a = sonar::SonarAnswer {
                 answer: answer.into(),
@@ -354,8 +387,8 @@ mod properties {
                     cached: false,
                 },
             };
-            let body = sonar::render_section(e, &req, &a).unwrap();
-            out.extend(SectionEdit::question(&deep_search::heading_for(&req.query), body).ok());
+            let body = sonar::render_section(e, &req, &a, None).unwrap();
+            out.extend(SectionEdit::question(&deep_search::heading_for(&req.query), body, &a.links()).ok());
         }
         out
     }
@@ -371,7 +404,7 @@ mod properties {
             url in prop_oneof![Just("https://a.example/x(y)<z> w".to_string()), Just("javascript:alert(1)".to_string()), hostile()],
         ) {
             let made = edits(&answer, &title, &url);
-            prop_assert!(made.len() >= 3, "the pipelines' own output is always contained: {}", made.len());
+            prop_assert!(made.len() >= 4, "the pipelines' own output is always contained: {}", made.len());
             let old_range = match section::find(&text, "Research", 2) {
                 Ok(r) => r,
                 Err(_) => return Ok(()), // duplicate headings: nothing is written
@@ -379,7 +412,20 @@ mod properties {
             let old_outline = outline(&text, old_range.clone());
             let dir = tempfile::tempdir().unwrap();
             for edit in made {
-                let new = edit.apply(&text).unwrap();
+                let new = match edit.apply(&text) {
+                    Ok(new) => new,
+                    // Only a note ending inside an open block, with nowhere visible to write.
+                    Err(e) => {
+                        prop_assert!(old_range.is_none() && section::open_at_end(&text).is_some(), "{}", e);
+                        continue;
+                    }
+                };
+                // One section, always.
+                let sections = parse::headings(&new)
+                    .iter()
+                    .filter(|h| h.top_level && h.level == 2 && h.text.eq_ignore_ascii_case("research"))
+                    .count();
+                prop_assert_eq!(sections, 1);
                 // Bytes outside the section.
                 match &old_range {
                     Some(r) => {
@@ -431,7 +477,9 @@ async fn an_untrusted_vault_cannot_run_programs_or_redirect_secrets() {
     assert!(!marker.exists(), "the vault ran a program");
     assert!(
         err.contains("scholia: warning:")
-            && err.contains("llm.base_url, llm.api_key_env, deep_search.gemini_cli")
+            && err.contains(
+                "llm.base_url, llm.model, llm.api_key_env, deep_search.max_iterations, deep_search.gemini_cli"
+            )
             && err.contains("scholia trust"),
         "{err}"
     );
@@ -563,7 +611,17 @@ async fn a_hostile_synthesis_stays_inside_the_section() {
     );
     let range = scholia::vault::section::find(&text, "Research", 2).unwrap().unwrap();
     let body = &text[range][text.find("## Research").map(|_| "## Research\n".len()).unwrap()..];
-    scholia::vault::contain::check("Research", 2, body).unwrap();
+    // Every link left points at the fake web the run searched.
+    let gathered = scholia::research::citations::linked_urls(body)
+        .into_iter()
+        .filter(|u| u.starts_with(&server.base()));
+    scholia::vault::contain::check(
+        "Research",
+        2,
+        body,
+        &scholia::vault::contain::Links::from_urls(gathered),
+    )
+    .unwrap();
     assert!(
         body.contains("### Escaped section") && body.contains("\\<div>") && !body.contains("![["),
         "{body}"

@@ -84,6 +84,53 @@ async fn initialize_answers_at_once_and_indexing_reports_progress() {
     c.shutdown().await;
 }
 
+/// Hostile queries and report directories from the editor: answers or clear errors, and the
+/// server keeps serving.
+#[tokio::test(flavor = "multi_thread")]
+async fn hostile_queries_and_directories_from_the_editor() {
+    let v = TestVault::example();
+    let mut c = ready(&v).await;
+    let deep = format!("{}wild", "(".repeat(990));
+    let r = c
+        .request_raw(
+            "workspace/executeCommand",
+            json!({"command": "scholia.search", "arguments": [{"query": deep}]}),
+        )
+        .await;
+    assert!(r.get("error").is_none(), "{r}");
+    let r = c.request("workspace/symbol", json!({"query": "(".repeat(5000)})).await;
+    assert!(r.is_array(), "{r}");
+    let r = c
+        .request_raw(
+            "workspace/executeCommand",
+            json!({"command": "scholia.search", "arguments": [{"query": "wild ".repeat(300)}]}),
+        )
+        .await;
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("query: 1500 characters"),
+        "{r}"
+    );
+    let r = c
+        .request_raw(
+            "workspace/executeCommand",
+            json!({"command": "scholia.tasks", "arguments": [{"action": "save", "task_id": "t", "output_dir": "/etc"}]}),
+        )
+        .await;
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("output_dir `/etc`: outside the vault"),
+        "{r}"
+    );
+    let r = c.request("workspace/symbol", json!({"query": "wild"})).await;
+    assert_eq!(names(&r)[0], "Wild yeast");
+    c.shutdown().await;
+}
+
 #[tokio::test]
 async fn workspace_symbols_from_the_index() {
     let v = TestVault::example();
@@ -928,6 +975,8 @@ mod selection {
     async fn ask_sonar_inserts_the_quoted_question_and_sources() {
         let fake = fakes().await;
         let v = TestVault::with_files(&[("Koji.md", NOTE), (".scholia.toml", "[sonar]\nmodel = \"sonar-pro\"\n")]);
+        // The Sonar tier costs money: the vault's choice holds once the user trusts it.
+        scholia::config::trust::trust(&v.dirs().config, &v.root).unwrap();
         let base = format!("{}/v1", fake.base());
         let mut c = server(
             &v,
@@ -1018,11 +1067,15 @@ mod engine_api {
             );
             c.notifications.clear();
         }
+        let probes = std::fs::read_to_string(&versions).unwrap();
         assert_eq!(
-            std::fs::read_to_string(&versions).unwrap().lines().count(),
+            probes.lines().count(),
             1,
             "one Gemini CLI handle per process: `--version` runs once"
         );
+        // Even the probe runs in a private directory of scholia's, never where it was started.
+        let cwd = probes.trim_end().trim_start_matches("--version ");
+        assert!(cwd.starts_with(v.home.join("config").to_str().unwrap()), "{cwd}");
         c.request(
             "workspace/executeCommand",
             json!({"command": "scholia.research", "arguments": [{"uri": uri, "depth": "shallow"}]}),

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod attacks;
 mod cli;
 mod deep_search;
 mod hardening;

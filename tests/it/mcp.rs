@@ -169,6 +169,51 @@ async fn every_invalid_argument_is_a_tool_error_naming_the_field() {
     c.cancel().await.unwrap();
 }
 
+/// Hostile arguments: query syntax a thousand deep, a 10 MB query, report directories outside
+/// the vault. Each is a tool error (or a plain search), and the server keeps serving.
+#[tokio::test(flavor = "multi_thread")]
+async fn hostile_arguments_never_take_the_server_down() {
+    let v = TestVault::with_files(&[("Koji.md", "# Koji\n\nKoji grows on rice.\n")]);
+    let (c, _stop) = connect(&v, &Vec::new()).await;
+    let r = call(&c, "find_notes", json!({"query": format!("{}koji", "(".repeat(990))})).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let big = "koji ".repeat(2_000_000);
+    let elsewhere = tempfile::tempdir().unwrap();
+    check_errors(
+        &c,
+        &[
+            (
+                "find_notes",
+                json!({"query": big}),
+                "INVALID_INPUT",
+                "query: 10000000 characters is longer than 200000",
+            ),
+            (
+                "find_notes",
+                json!({"query": "koji ".repeat(300)}),
+                "INVALID_QUERY",
+                "query: 1500 characters is longer than 1000",
+            ),
+            (
+                "save_research_to_markdown",
+                json!({"task_id": "t", "output_dir": "../../x"}),
+                "INVALID_PATH",
+                "output_dir `../../x`: `..` is not allowed",
+            ),
+            (
+                "save_research_to_markdown",
+                json!({"task_id": "t", "output_dir": elsewhere.path().to_str().unwrap()}),
+                "INVALID_PATH",
+                "outside the vault and scholia's data directory",
+            ),
+        ],
+    )
+    .await;
+    assert!(std::fs::read_dir(elsewhere.path()).unwrap().next().is_none());
+    let r = call(&c, "find_notes", json!({"query": "koji"})).await;
+    assert!(text(&r).contains("Koji.md"), "still serving: {}", text(&r));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn tools_that_need_a_provider_say_which_setting_is_missing() {
     let v = TestVault::example();
@@ -311,7 +356,16 @@ async fn a_long_answer_is_cut_with_how_to_read_all_of_it() {
     );
     let written = &r.structured_content.as_ref().unwrap()["written_to"];
     assert_eq!(written["path"], "Kombucha.md");
-    assert!(v.read("Kombucha.md").len() > 60_000, "the note holds the whole answer");
+    // The note holds the start of it and a link to the whole answer, saved beside the reports.
+    let note = v.read("Kombucha.md");
+    let at = note
+        .find("the whole answer is in [[research_reports/")
+        .expect("a link to the rest");
+    let target = note[at..].split("[[").nth(1).unwrap().split("]]").next().unwrap();
+    assert!(
+        v.read(&format!("{target}.md")).len() > 60_000,
+        "the whole answer is saved"
+    );
     let r = call(
         &c,
         "read_note",

@@ -167,7 +167,12 @@ async fn focus_and_topic_cap() {
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["topics"], json!(["How long can a starter survive"]));
     let prompt = chat_requests(&server)[0].to_string();
-    assert!(prompt.contains("Only list topics about this focus: fridge"));
+    assert!(
+        prompt.contains(
+            "Only list topics about this focus (from the owner):\\n<untrusted-data source=\\\"focus\\\">\\nfridge"
+        ),
+        "{prompt}"
+    );
 
     let out = run(
         &v,

@@ -88,7 +88,8 @@ async fn a_gemini_task_from_start_to_saved_report() {
         let r = json(&v, &e, &["tasks", "results", &id, "--json", "--no-sources"]).await;
         assert!(r.get("sources").is_none());
 
-        let out_dir = v.home.join("reports");
+        // Inside scholia's data directory (or the vault): the only places reports may go.
+        let out_dir = v.home.join("data").join("reports");
         let saved = json(
             &v,
             &e,

@@ -127,6 +127,7 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> std::io::Result<T> + Se
 
 fn output(r: RoundJson) -> RoundOutput {
     RoundOutput {
+        links: crate::vault::inert::Links::from_urls(&r.metadata.sources_visited),
         verified: r.verified,
         summary: summary_of(r.metadata.summary, &r.report),
         report: r.report,

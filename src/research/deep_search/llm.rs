@@ -136,7 +136,7 @@ impl LlmBackend<'_> {
             for (_, rs) in &results {
                 if let Some(r) = rs.get(rank)
                     && page_urls.len() < PAGES_PER_ROUND
-                    && seen_pages.insert(citations::normalize_url(&r.url))
+                    && seen_pages.insert(citations::url_key(&r.url))
                 {
                     page_urls.push(r.url.clone());
                 }
@@ -148,14 +148,14 @@ impl LlmBackend<'_> {
                 .map(|u| engine.fetcher.fetch_page(u, engine.page_timeout, PAGE_CHARS)),
         )
         .await;
-        let mut allowed: HashSet<String> = HashSet::new();
+        let mut allowed = citations::Links::none();
         let searches: Vec<Value> = results
             .iter()
             .map(|(q, rs)| {
                 let results: Vec<Value> = rs
                     .iter()
                     .map(|r| {
-                        allowed.insert(citations::normalize_url(&r.url));
+                        allowed.insert(&r.url);
                         json!({"title": untrusted(&r.title), "url": r.url, "snippet": untrusted(&r.snippet)})
                     })
                     .collect();
@@ -190,8 +190,8 @@ impl LlmBackend<'_> {
         let mut read_pages = Vec::new();
         let mut page_texts = Vec::new();
         for (url, p) in &fetched {
-            allowed.insert(citations::normalize_url(&p.url));
-            allowed.insert(citations::normalize_url(url));
+            allowed.insert(&p.url);
+            allowed.insert(url);
             let content = match per_page {
                 Some(t) => window::fit_text(&p.content.markdown, t).0,
                 None => p.content.markdown.as_str(),
@@ -207,8 +207,8 @@ impl LlmBackend<'_> {
         // A verification round may keep the sources the report already cites.
         if let Some(c) = current {
             // Checking against nothing lists every URL the text links to.
-            for u in citations::enforce(c, &HashSet::new(), &|_| true).1.urls {
-                allowed.insert(citations::normalize_url(&u));
+            for u in citations::linked_urls(c) {
+                allowed.insert(&u);
             }
         }
         let prompt = render_round_prompt(engine, query, n, current, Some(material))?;
@@ -241,9 +241,10 @@ impl LlmBackend<'_> {
             },
         )
         .map_err(|why| failed("writing the report", &why))?;
-        let (report, removed) = citations::enforce(&round.report, &allowed, &|_| false);
-        spend.citations_removed += removed.urls.len();
+        let (report, removed) = citations::enforce(&round.report, 1, &allowed, &|_| false);
+        spend.citations_removed += removed.count();
         Ok(RoundOutput {
+            links: allowed,
             verified: round.verified,
             summary: summary_of(round.metadata.summary, &report),
             report,

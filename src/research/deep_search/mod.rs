@@ -232,6 +232,9 @@ pub struct DeepSearchResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     pub metadata: Metadata,
+    /// The URLs the report may link to (every round's sources): what a note may cite.
+    #[serde(skip)]
+    pub links: crate::vault::inert::Links,
 }
 
 /// Progress of deep_search.
@@ -275,6 +278,8 @@ fn info(line: String) {
 
 /// How a backend's round went.
 struct RoundOutput {
+    /// The URLs the report may link to: what the round gathered or the CLI says it visited.
+    links: crate::vault::inert::Links,
     verified: bool,
     report: String,
     sources: Vec<String>,
@@ -400,6 +405,7 @@ async fn run<B: Backend>(
     let mut spend = Spend::default();
     let mut rounds: Vec<RoundMeta> = Vec::new();
     let mut best: Option<RoundOutput> = None;
+    let mut links = crate::vault::inert::Links::none();
     let mut last_error = String::new();
     let mut iterations = 0;
     for n in 1..=max {
@@ -430,6 +436,7 @@ async fn run<B: Backend>(
                     error: None,
                 });
                 let verified = out.verified;
+                links.extend(&out.links);
                 best = Some(out);
                 if verified {
                     break;
@@ -497,6 +504,7 @@ async fn run<B: Backend>(
             citations_removed: spend.citations_removed,
         },
         result: best.report,
+        links,
     })
 }
 
@@ -529,14 +537,18 @@ fn render_round_prompt(
     current: Option<&str>,
     material: Option<String>,
 ) -> Result<String, DeepSearchError> {
+    // The material was rendered by scholia from prompts/deep-search-material.md: its fences
+    // are real ones.
+    let material = material.map(minijinja::Value::from_safe_string);
+    let schema = schema_example();
     Ok(match current {
         None => engine.library.render(
             prompts::DEEP_SEARCH_PROMPT,
-            json!({"query": untrusted(query), "schema": schema_example(), "material": material}),
+            minijinja::context! {query => untrusted(query), schema, material},
         )?,
         Some(current) => engine.library.render(
             prompts::VERIFY_PROMPT,
-            json!({"query": untrusted(query), "current": untrusted(current), "round": n, "schema": schema_example(), "material": material}),
+            minijinja::context! {query => untrusted(query), current => untrusted(current), round => n, schema, material},
         )?,
     })
 }
@@ -563,16 +575,24 @@ pub fn heading_for(query: &str) -> String {
         .collect()
 }
 
-/// The `### <query>` subsection body, from `templates/deep-search-section.md`.
-pub fn render_section(engine: &Engine, r: &DeepSearchResult) -> Result<String, crate::prompts::TemplateError> {
+/// The `### <query>` subsection body, from `templates/deep-search-section.md`: the report made
+/// inert, linking only to what the rounds gathered (no wikilinks: a web answer names no note),
+/// cut to what a note should hold.
+/// `rest` is where the whole report was saved when it was cut.
+pub fn render_section(
+    engine: &Engine,
+    r: &DeepSearchResult,
+    rest: Option<&str>,
+) -> Result<String, crate::prompts::TemplateError> {
     let date = r.metadata.timestamp.get(..10).unwrap_or_default().to_string();
-    let report = crate::vault::contain::model_markdown(&r.result, 4);
+    let (report, cut) = crate::vault::inert::cap(&r.result, crate::research::MAX_ANSWER_CHARS);
+    let (report, _) = super::citations::enforce(&report, 4, &r.links, &|_| false);
     // The CLI reports its own sources: only real web addresses are listed.
     let sources: Vec<&String> = r
         .metadata
         .sources_visited
         .iter()
-        .filter(|s| !crate::vault::contain::url(s).is_empty())
+        .filter(|s| r.links.allows(s))
         .collect();
     engine.library.render(
         prompts::DEEP_SEARCH_SECTION,
@@ -584,6 +604,8 @@ pub fn render_section(engine: &Engine, r: &DeepSearchResult) -> Result<String, c
             "model": r.metadata.model,
             "note": r.note,
             "report": report.trim(),
+            "cut": cut.then(|| r.result.chars().count()),
+            "rest": rest,
             "sources": sources,
         }),
     )

@@ -14,7 +14,7 @@ use crate::engine::Engine;
 use crate::index::{IndexError, VaultIndex};
 use crate::llm::{ChatClient, ChatRequest, Message, Usage, window};
 use crate::prompts::{self, untrusted};
-use crate::research::citations::normalize_url;
+use crate::research::citations::url_key;
 use crate::research::gate;
 use crate::web::fetch::{FetchError, Page};
 use crate::web::search::{self as websearch, WebResult};
@@ -236,7 +236,7 @@ impl PageCache {
             .pages
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .entry(normalize_url(url))
+            .entry(url_key(url))
             .or_default()
             .clone();
         cell.get_or_init(|| async { engine.fetcher.fetch_page(url, engine.page_timeout, PAGE_CHARS).await })

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::ResearchEvent;
-use super::citations::{self, normalize_url};
+use super::citations::{self, Links};
 use super::gate;
 use crate::engine::{Engine, Job, NotePath, SECTION_LEVEL};
 use crate::error::{Coded, ErrorKind};
@@ -188,6 +188,9 @@ pub struct NoteResearch {
     /// only, and the run reports this as its error once the section is written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub synthesis_failed: Option<String>,
+    /// The URLs the section may link to: the web sources gathered in the run.
+    #[serde(skip)]
+    pub links: Links,
 }
 
 /// Runs research_note over `text` (the note's current text) — offline when no LLM is
@@ -312,27 +315,28 @@ async fn with_llm(
     };
 
     // 4. Citation integrity.
-    let allowed: HashSet<String> = materials
-        .iter()
-        .flat_map(|m| m.web.iter().map(|w| normalize_url(&w.url)))
-        .collect();
+    let links = gathered_links(&materials);
     let vault_targets: HashSet<String> = materials
         .iter()
         .flat_map(|m| m.vault.iter().map(|v| v.target.to_lowercase()))
         .collect();
     let index = index.clone();
     let rel = input.rel.clone();
-    let content = answer.content.clone();
+    let (content, cut) = crate::vault::inert::cap(&answer.content, super::MAX_ANSWER_CHARS);
+    if cut {
+        warnings.push(format!(
+            "the synthesis was cut at {} characters (the model wrote {})",
+            super::MAX_ANSWER_CHARS,
+            answer.content.chars().count()
+        ));
+    }
+    let allowed = links.clone();
     let (findings, removed) = tokio::task::spawn_blocking(move || {
         let resolves = |t: &str| {
             vault_targets.contains(&t.to_lowercase()) || index.resolve_link(t, Some(&rel)).ok().flatten().is_some()
         };
-        let (cited, removed) = citations::enforce(&content, &allowed, &resolves);
-        // Then made safe to write: it goes below `## Research`.
-        (
-            crate::vault::contain::model_markdown(&cited, SECTION_LEVEL + 1),
-            removed,
-        )
+        // Only gathered sources, made inert below `## Research`.
+        citations::enforce(&content, SECTION_LEVEL + 1, &allowed, &resolves)
     })
     .await
     .expect("citation check does not panic");
@@ -386,7 +390,13 @@ async fn with_llm(
         usage,
         warnings,
         synthesis_failed: None,
+        links,
     })
+}
+
+/// The URLs of every web source gathered.
+fn gathered_links(materials: &[gather::Material]) -> Links {
+    Links::from_urls(materials.iter().flat_map(|m| m.web.iter().map(|w| w.url.as_str())))
 }
 
 /// Tokens the synthesis may write: a paragraph or two per topic.
@@ -573,6 +583,7 @@ fn sources_only(
         usage,
         warnings,
         synthesis_failed: Some(reason),
+        links: gathered_links(found),
     })
 }
 

@@ -6,7 +6,7 @@ use super::gather::Material;
 use super::{Depth, NoteResearch, ResearchError, Source, Topic};
 use crate::engine::{SECTION, SECTION_LEVEL};
 use crate::llm::Usage;
-use crate::research::citations::normalize_url;
+use crate::research::citations::url_key;
 
 /// Everything a finished run is made of.
 pub(crate) struct Finished {
@@ -21,12 +21,13 @@ pub(crate) struct Finished {
     pub usage: Usage,
     pub warnings: Vec<String>,
     pub synthesis_failed: Option<String>,
+    pub links: crate::vault::inert::Links,
 }
 
 /// The result, once the section is known to stay inside `## Research`.
 pub(crate) fn finish(f: Finished) -> Result<NoteResearch, ResearchError> {
     let section = f.section.trim().to_string();
-    crate::vault::contain::check(SECTION, SECTION_LEVEL, &section)?;
+    crate::vault::contain::check(SECTION, SECTION_LEVEL, &section, &f.links)?;
     let preview: String = section.chars().take(500).collect();
     Ok(NoteResearch {
         path: f.path,
@@ -43,6 +44,7 @@ pub(crate) fn finish(f: Finished) -> Result<NoteResearch, ResearchError> {
         usage: f.usage,
         warnings: f.warnings,
         synthesis_failed: f.synthesis_failed,
+        links: f.links,
     })
 }
 
@@ -76,7 +78,7 @@ pub(super) fn cited_sources(findings: &str, materials: &[Material]) -> Vec<Sourc
     let mut seen = HashSet::new();
     for m in materials {
         for w in &m.web {
-            if findings.contains(&w.url) && seen.insert(normalize_url(&w.url)) {
+            if findings.contains(&w.url) && seen.insert(url_key(&w.url)) {
                 out.push(Source::Web {
                     title: w.title.clone(),
                     url: w.url.clone(),

@@ -31,16 +31,26 @@ pub struct Extracted {
 /// whole page instead.
 const MIN_ARTICLE_CHARS: usize = 250;
 
-/// Pages nested deeper than this, or with more elements, are not parsed into a DOM (the
-/// readers recurse over it): their text is read in one pass instead.
+/// Pages nested deeper than this, with more elements (counted wherever they sit, inside
+/// `<svg>`, `<template>` and `<noscript>` too) or with more end tags that close nothing, are
+/// not parsed into a DOM (the readers recurse over it and some of their passes are quadratic):
+/// their text is read in one linear pass instead. Real pages stay far below (the largest of the
+/// test pages: 10,000 elements).
 pub const MAX_DEPTH: usize = 256;
-pub const MAX_ELEMENTS: usize = 150_000;
+pub const MAX_ELEMENTS: usize = 50_000;
+pub const MAX_UNMATCHED_END_TAGS: usize = 2_000;
 
 /// Extracts the main content of `html` as Markdown, at most `max_chars` characters.
 pub fn extract(html: &str, url: Option<&str>, max_chars: usize) -> Extracted {
-    let (elements, depth) = shape(html);
-    if elements > MAX_ELEMENTS || depth > MAX_DEPTH {
-        tracing::info!("page has {elements} elements nested {depth} deep: reading its text without a DOM");
+    let Shape {
+        elements,
+        depth,
+        unmatched,
+    } = shape(html);
+    if elements > MAX_ELEMENTS || depth > MAX_DEPTH || unmatched > MAX_UNMATCHED_END_TAGS {
+        tracing::info!(
+            "page has {elements} elements nested {depth} deep, {unmatched} stray end tags: reading its text without a DOM"
+        );
         let (markdown, truncated) = cut(tidy(&strip_tags(html)), max_chars);
         return Extracted {
             title: None,
@@ -134,6 +144,36 @@ const VOID: &[&str] = &[
 ];
 /// Elements whose content is not text to read.
 const RAW: &[&str] = &["script", "style", "noscript", "template", "svg"];
+/// Elements whose content every parser reads as text, never as tags.
+const RAW_TEXT: &[&str] = &["script", "style", "textarea", "title", "xmp", "plaintext"];
+/// Opening one of these closes an open `<p>`.
+const CLOSES_P: &[&str] = &[
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "div",
+    "dl",
+    "fieldset",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hr",
+    "main",
+    "nav",
+    "ol",
+    "p",
+    "pre",
+    "section",
+    "table",
+    "ul",
+];
 
 /// The tag name at the start of `s` (after `<` or `</`), lowercased.
 fn tag_name(s: &str) -> String {
@@ -144,19 +184,46 @@ fn tag_name(s: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// Element count and nesting depth of `html`, estimated in one pass without building a DOM.
-fn shape(html: &str) -> (usize, usize) {
-    let (mut elements, mut depth, mut max_depth) = (0usize, 0usize, 0usize);
+/// What a page would make as a DOM, estimated in one linear pass without building it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shape {
+    elements: usize,
+    depth: usize,
+    /// End tags that close no open element.
+    unmatched: usize,
+}
+
+/// End tags look this far down the open elements for their start tag (a parser's "in scope").
+const SCOPE: usize = 64;
+
+fn shape(html: &str) -> Shape {
+    let mut s = Shape {
+        elements: 0,
+        depth: 0,
+        unmatched: 0,
+    };
+    let mut open: Vec<String> = Vec::new();
     let mut rest = html;
     while let Some(i) = rest.find('<') {
+        // Past every bound: the answer is known.
+        if s.elements > MAX_ELEMENTS || s.depth > MAX_DEPTH || s.unmatched > MAX_UNMATCHED_END_TAGS {
+            break;
+        }
         rest = &rest[i + 1..];
         if let Some(after) = rest.strip_prefix("!--") {
             rest = after.find("-->").map(|e| &after[e + 3..]).unwrap_or("");
             continue;
         }
         if let Some(after) = rest.strip_prefix('/') {
-            if !OPTIONAL_END.contains(&tag_name(after).as_str()) {
-                depth = depth.saturating_sub(1);
+            let name = tag_name(after);
+            if name.is_empty() {
+                continue;
+            }
+            let from = open.len().saturating_sub(SCOPE);
+            match open[from..].iter().rposition(|n| *n == name) {
+                Some(at) => open.truncate(from + at),
+                None if OPTIONAL_END.contains(&name.as_str()) || VOID.contains(&name.as_str()) => {}
+                None => s.unmatched += 1,
             }
             continue;
         }
@@ -166,19 +233,26 @@ fn shape(html: &str) -> (usize, usize) {
         let name = tag_name(rest);
         let end = rest.find('>').unwrap_or(rest.len());
         let self_closing = rest[..end].ends_with('/');
-        elements += 1;
-        if RAW.contains(&name.as_str()) {
+        s.elements += 1;
+        if RAW_TEXT.contains(&name.as_str()) {
             let close = format!("</{name}");
             rest = find_ci(rest, &close).map(|e| &rest[e..]).unwrap_or("");
             continue;
         }
-        if !(self_closing || VOID.contains(&name.as_str()) || OPTIONAL_END.contains(&name.as_str())) {
-            depth += 1;
-            max_depth = max_depth.max(depth);
+        // Elements whose end tag may be left out close an open one of their kind; block
+        // elements close an open paragraph.
+        if (OPTIONAL_END.contains(&name.as_str()) && open.last() == Some(&name))
+            || (CLOSES_P.contains(&name.as_str()) && open.last().is_some_and(|n| n == "p"))
+        {
+            open.pop();
+        }
+        if !(self_closing || VOID.contains(&name.as_str())) {
+            open.push(name);
+            s.depth = s.depth.max(open.len());
         }
         rest = &rest[end.min(rest.len())..];
     }
-    (elements, max_depth)
+    s
 }
 
 fn find_ci(hay: &str, needle: &str) -> Option<usize> {
@@ -424,12 +498,53 @@ mod tests {
         // Too many elements.
         let wide = format!("<html><body>{}</body></html>", "<span>x</span>".repeat(200_000));
         assert_eq!(extract(&wide, None, 100).method, Method::Text);
+        // Elements counted wherever they sit, and end tags that close nothing.
+        for (name, page) in [
+            (
+                "svg",
+                format!(
+                    "<html><body><p>text</p><svg>{}</svg></body></html>",
+                    "<g>".repeat(40_000)
+                ),
+            ),
+            (
+                "noscript",
+                format!(
+                    "<html><body><noscript>{}</noscript></body></html>",
+                    "<div>".repeat(30_000)
+                ),
+            ),
+            (
+                "template",
+                format!(
+                    "<html><body><template>{}</template></body></html>",
+                    "<div>".repeat(100_000)
+                ),
+            ),
+            (
+                "stray end tags",
+                format!("<html><body>{}</body></html>", "<div></i>".repeat(100_000)),
+            ),
+            (
+                "only stray end tags",
+                format!("<html><body>{}x</body></html>", "</i>".repeat(100_000)),
+            ),
+        ] {
+            let started = std::time::Instant::now();
+            let e = extract(&page, None, 1000);
+            assert_eq!(e.method, Method::Text, "{name}");
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(3),
+                "{name}: {:?}",
+                started.elapsed()
+            );
+        }
         // Ordinary pages with unclosed paragraphs and list items are not mistaken for deep ones.
         let normal = format!(
             "<html><body><article>{}</article></body></html>",
             "<p>Some words about bread and yeast here.".repeat(500)
         );
-        assert_eq!(shape(&normal).1, 3);
+        assert_eq!(shape(&normal).depth, 4);
         assert_ne!(extract(&normal, None, 100).method, Method::Text);
         assert_eq!(
             strip_tags("a<script>x<y</script>b<br>c &amp; d<!-- hidden -->"),
