@@ -149,7 +149,11 @@ mod impls {
             }
         }
         fn kind(&self) -> ErrorKind {
-            ErrorKind::InvalidInput
+            match self {
+                // A note that is not there could not be read: a local file problem.
+                PathError::NotFound(_) => ErrorKind::Io,
+                _ => ErrorKind::InvalidInput,
+            }
         }
     }
 
@@ -188,6 +192,7 @@ mod impls {
                 IndexError::ReadOnly => "INDEX_READ_ONLY",
                 IndexError::Busy(_) => "INDEX_BUSY",
                 IndexError::Io { .. } | IndexError::Tantivy(_) => "INDEX_FAILED",
+                IndexError::Cancelled => "CANCELLED",
             }
         }
         fn kind(&self) -> ErrorKind {
@@ -197,6 +202,7 @@ mod impls {
                 }
                 IndexError::ReadOnly | IndexError::Busy(_) => ErrorKind::Conflict,
                 IndexError::Io { .. } | IndexError::Tantivy(_) => ErrorKind::Io,
+                IndexError::Cancelled => ErrorKind::Cancelled,
             }
         }
     }
@@ -239,10 +245,10 @@ mod tests {
     #[test]
     fn coded_errors_convert() {
         let e: Error = crate::vault::paths::PathError::NotFound("x.md".into()).into();
-        assert_eq!((e.code, e.kind), ("NOTE_NOT_FOUND", ErrorKind::InvalidInput));
+        assert_eq!((e.code, e.kind), ("NOTE_NOT_FOUND", ErrorKind::Io));
         assert_eq!(e.message, "path `x.md`: no such note in the vault");
         let json = serde_json::to_value(&e).unwrap();
-        assert_eq!(json["kind"], "invalid_input");
+        assert_eq!(json["kind"], "io");
         assert!(Error::cancelled().is_cancelled());
     }
 }

@@ -30,12 +30,15 @@ pub enum Command {
     },
     /// Full-text search of the vault (BM25; "quoted phrases", title:word)
     Search {
+        /// Words, "quoted phrases", title:word
         query: String,
+        /// Vault directory (default: the current directory)
         #[arg(long, value_name = "DIR")]
         vault: Option<PathBuf>,
-        /// Maximum number of results
-        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        /// Maximum number of results, 1 to 1000
+        #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
         limit: u32,
+        /// Print the hits as JSON
         #[arg(long)]
         json: bool,
     },
@@ -47,11 +50,12 @@ pub enum Command {
         #[arg(long, conflicts_with = "depth")]
         deep: bool,
         /// shallow (search snippets) or deep (read pages)
-        #[arg(long, value_parser = parse_depth)]
+        #[arg(long, value_name = "DEPTH", value_parser = parse_depth)]
         depth: Option<Depth>,
         /// Narrow the research to this aspect of the note
         #[arg(long, value_name = "TEXT")]
         focus: Option<String>,
+        /// Vault directory (default: the current directory)
         #[arg(long, value_name = "DIR")]
         vault: Option<PathBuf>,
         /// Print the result as JSON
@@ -63,10 +67,10 @@ pub enum Command {
         /// The question to research
         query: String,
         /// gemini-cli or llm (default: the Gemini CLI when installed, else the LLM)
-        #[arg(long, value_parser = parse_backend)]
+        #[arg(long, value_name = "BACKEND", value_parser = parse_backend)]
         backend: Option<DeepSearchBackend>,
-        /// Rounds at most (default DEEP_SEARCH_MAX_ITERATIONS or 5; below 2 becomes 2)
-        #[arg(long, value_name = "N")]
+        /// Rounds at most, 2 to 50 (default DEEP_SEARCH_MAX_ITERATIONS or 5)
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=50))]
         max_iterations: Option<u32>,
         /// Where `.scholia.toml` is read from (default: the current directory)
         #[arg(long, value_name = "DIR")]
@@ -81,10 +85,10 @@ pub enum Command {
         /// The question
         query: String,
         /// sonar (default), sonar-pro, sonar-reasoning-pro or sonar-deep-research
-        #[arg(long, value_name = "MODEL")]
+        #[arg(long, value_name = "MODEL", value_parser = parse_sonar_model)]
         model: Option<String>,
         /// Overall deadline in milliseconds, retries included (5000..=600000; default per model)
-        #[arg(long, value_name = "MS")]
+        #[arg(long, value_name = "MS", value_parser = parse_timeout)]
         timeout: Option<String>,
         /// Where `.scholia.toml` is read from (default: the current directory)
         #[arg(long, value_name = "DIR")]
@@ -95,10 +99,12 @@ pub enum Command {
     },
     /// Print the Markdown research would read from a web page
     Fetch {
+        /// An http(s) URL (public addresses only)
         url: String,
         /// Maximum characters of content
-        #[arg(long, default_value_t = 50_000)]
+        #[arg(long, value_name = "N", default_value_t = 50_000)]
         max_chars: usize,
+        /// Print the page (URL, title, Markdown, method) as JSON
         #[arg(long)]
         json: bool,
     },
@@ -149,46 +155,55 @@ pub enum TaskAction {
         query: String,
         /// gemini (Gemini deep research, needs GEMINI_API_KEY), deep-search, or research-note
         /// (deep research of the note QUERY, written into its `## Research` when done)
-        #[arg(long, default_value = "gemini", value_parser = parse_kind)]
+        #[arg(long, value_name = "KIND", default_value = "gemini", value_parser = parse_kind)]
         kind: scholia::tasks::Kind,
         /// research-note: what to focus the research on
-        #[arg(long)]
+        #[arg(long, value_name = "TEXT")]
         focus: Option<String>,
+        /// No desktop notification when it ends
         #[arg(long)]
         no_notify: bool,
-        #[arg(long, default_value_t = 8.0)]
-        max_wait_hours: f64,
-        /// The Gemini agent (default: deep-research-pro-preview-12-2025)
-        #[arg(long)]
+        /// Give up on a Gemini task after this many hours (default 8)
+        #[arg(long, value_name = "H")]
+        max_wait_hours: Option<f64>,
+        /// The Gemini agent (default: GEMINI_DEEP_RESEARCH_AGENT or deep-research-pro-preview-12-2025)
+        #[arg(long, value_name = "AGENT")]
         model: Option<String>,
+        /// Print the task as JSON
         #[arg(long)]
         json: bool,
     },
     /// A task's status (from the local store; never calls the provider)
     Status {
         id: String,
+        /// Print the status as JSON
         #[arg(long)]
         json: bool,
     },
     /// A finished task's report
     Results {
         id: String,
+        /// Leave the sources out
         #[arg(long)]
         no_sources: bool,
+        /// Print the report, metadata and sources as JSON
         #[arg(long)]
         json: bool,
     },
     /// Cancel a task here and at its provider
     Cancel {
         id: String,
+        /// Do not keep what the provider produced so far
         #[arg(long)]
         no_partial: bool,
+        /// Print the outcome as JSON
         #[arg(long)]
         json: bool,
     },
     /// Estimate the cost and duration of a Gemini deep research (no model call)
     Estimate {
         query: String,
+        /// Print the estimate as JSON
         #[arg(long)]
         json: bool,
     },
@@ -196,30 +211,36 @@ pub enum TaskAction {
     Save {
         id: String,
         /// Folder inside the vault (default research_reports), or inside scholia's data directory
-        #[arg(long)]
+        #[arg(long, value_name = "DIR")]
         output_dir: Option<String>,
         /// The vault the report is saved in (default: the current directory)
-        #[arg(long)]
+        #[arg(long, value_name = "DIR")]
         vault: Option<PathBuf>,
         /// File name prefix (default research)
-        #[arg(long)]
+        #[arg(long, value_name = "P")]
         prefix: Option<String>,
+        /// Leave the metadata table out
         #[arg(long)]
         no_metadata: bool,
+        /// Leave the sources out
         #[arg(long)]
         no_sources: bool,
+        /// Print where it was saved as JSON
         #[arg(long)]
         json: bool,
     },
     /// The newest tasks
     List {
-        #[arg(long, default_value_t = 20)]
-        limit: usize,
+        /// How many of the newest tasks (1 to 1000)
+        #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=1000))]
+        limit: u16,
+        /// Print the tasks as JSON
         #[arg(long)]
         json: bool,
     },
     /// Drive tasks in the foreground until Ctrl-C (or, with --until-idle, until none is left)
     Run {
+        /// Stop once every task has ended
         #[arg(long)]
         until_idle: bool,
     },
@@ -246,4 +267,14 @@ fn parse_backend(s: &str) -> Result<DeepSearchBackend, scholia::config::ConfigEr
 
 fn parse_depth(s: &str) -> Result<Depth, scholia::research::ResearchError> {
     s.parse::<Depth>()
+}
+
+/// A Sonar tier, checked where every bad flag is (exit status 2).
+fn parse_sonar_model(s: &str) -> Result<String, scholia::research::sonar::SonarError> {
+    scholia::research::sonar::model(s).map(|m| m.name.to_string())
+}
+
+fn parse_timeout(s: &str) -> Result<String, scholia::research::sonar::SonarError> {
+    let arg = scholia::research::sonar::AskRequest::timeout_arg(s);
+    scholia::research::sonar::AskRequest::new("q", None, Some(&arg)).map(|_| s.to_string())
 }

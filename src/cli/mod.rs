@@ -46,7 +46,21 @@ pub fn run(command: Command) -> ExitCode {
 fn dispatch(command: Command) -> Result<ExitCode> {
     match command {
         Command::Index { vault, reasons, json } => {
-            let (_session, summary) = open_vault(vault, true)?;
+            // Ctrl-C stops between batches: what was indexed is committed, the rest next time.
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let rt = runtime()?;
+            let flag = stop.clone();
+            rt.spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+            let root = dir_or_cwd(vault)?;
+            let dirs = Dirs::from_env(&ProcessEnv).map_err(Error::from)?;
+            let (_session, summary) =
+                VaultSession::open_synced_until(&root, &dirs, &mut render::index_bar(true), &|| {
+                    stop.load(std::sync::atomic::Ordering::Relaxed)
+                })?;
             let summary =
                 summary.context("another scholia process holds the index writer; it keeps the index current")?;
             if json {
@@ -168,7 +182,11 @@ fn trust(dir: Option<PathBuf>, revoke: bool, list: bool) -> Result<()> {
     use scholia::config::trust;
     let dirs = Dirs::from_env(&ProcessEnv).map_err(Error::from)?;
     if list {
-        for e in trust::list(&dirs.config).map_err(Error::from)? {
+        let trusted = trust::list(&dirs.config).map_err(Error::from)?;
+        if trusted.is_empty() {
+            println!("no vault is trusted; `scholia trust DIR` trusts one");
+        }
+        for e in trusted {
             println!("{}  (trusted {}, sha256 {})", e.path, e.trusted_at, &e.sha256[..12]);
         }
         return Ok(());
@@ -296,8 +314,10 @@ fn tasks(action: args::TaskAction) -> Result<ExitCode> {
                 s.tokens_used["input"],
                 s.tokens_used["output"],
                 s.cost_so_far,
+                // What it is doing, when that says more than its status.
                 s.current_action
                     .as_deref()
+                    .filter(|a| a.replace(' ', "_") != s.status)
                     .map(|a| format!(" · {a}"))
                     .unwrap_or_default(),
                 s.error.as_deref().map(|e| format!("\nerror: {e}")).unwrap_or_default()
@@ -361,7 +381,7 @@ fn tasks(action: args::TaskAction) -> Result<ExitCode> {
             print(json, serde_json::to_value(&saved)?, line)?;
         }
         A::List { limit, json } => {
-            let list = rt.block_on(tasks.list(limit)).map_err(Error::from)?;
+            let list = rt.block_on(tasks.list(limit as usize)).map_err(Error::from)?;
             let lines: Vec<String> = list
                 .iter()
                 .map(|t| {
@@ -378,7 +398,11 @@ fn tasks(action: args::TaskAction) -> Result<ExitCode> {
                     )
                 })
                 .collect();
-            print(json, serde_json::to_value(&list)?, lines.join("\n"))?;
+            let text = match lines.is_empty() {
+                true => "no tasks yet; `scholia tasks start QUESTION` starts one".to_string(),
+                false => lines.join("\n"),
+            };
+            print(json, serde_json::to_value(&list)?, text)?;
         }
         A::Run { until_idle } => {
             let shutdown = tokio_util::sync::CancellationToken::new();

@@ -131,7 +131,12 @@ pub fn trust(config_dir: &Path, root: &Path) -> Result<Entry, ConfigError> {
     let bytes = std::fs::read(&file).map_err(|e| ConfigError::Invalid {
         field: "DIR".into(),
         value: root.display().to_string(),
-        valid: format!("a vault with a {CONFIG_FILE} to trust ({e})"),
+        valid: match e.kind() {
+            std::io::ErrorKind::NotFound => format!(
+                "a vault with a {CONFIG_FILE}; this one has none, so there is nothing to trust (scholia reads it as it is)"
+            ),
+            _ => format!("a vault whose {CONFIG_FILE} can be read ({e})"),
+        },
     })?;
     let mut store = load(config_dir)?;
     let path = canonical(root);

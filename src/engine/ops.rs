@@ -395,7 +395,7 @@ impl Engine {
             query: query.to_string(),
             kind,
             notify: true,
-            max_wait_hours: 8.0,
+            max_wait_hours: super::tasks::MAX_WAIT_HOURS,
             model: self.settings.gemini_agent.clone().filter(|_| kind == Kind::Gemini),
             note: None,
         });

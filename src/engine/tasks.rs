@@ -18,6 +18,9 @@ use crate::vault::confine::ConfinedDir;
 
 /// Reports are saved here in the vault unless a request names a directory.
 pub const REPORT_DIR: &str = "research_reports";
+/// How long a background task may run before it is given up (and cancelled at Gemini).
+pub const MAX_WAIT_HOURS: f64 = 8.0;
+
 /// Saved reports' file names start with this unless a request names a prefix.
 pub const REPORT_PREFIX: &str = "research";
 
@@ -65,7 +68,8 @@ pub struct TaskStart {
     pub query: String,
     pub kind: Kind,
     pub notify: bool,
-    pub max_wait_hours: f64,
+    /// Give up after this long (default [`MAX_WAIT_HOURS`], 0.1 to 72).
+    pub max_wait_hours: Option<f64>,
     /// The Gemini agent (default: `[tasks]`/GEMINI_DEEP_RESEARCH_AGENT, else the seed's).
     pub model: Option<String>,
     /// research-note: the note, as the user gave it (vault-relative, or relative to `cwd`).
@@ -125,6 +129,20 @@ impl Engine {
             }
             (None, _) => None,
         };
+        let max_wait_hours = req.max_wait_hours.unwrap_or(MAX_WAIT_HOURS);
+        if !(0.1..=72.0).contains(&max_wait_hours) {
+            return Err(Error::invalid(format!(
+                "max_wait_hours: {max_wait_hours} is not valid; valid: a number of hours from 0.1 to 72"
+            )));
+        }
+        if req.kind == Kind::DeepSearch {
+            // Refused now, not after the runner picks it up: a backend must be there to run it.
+            self.check_deep_search(&crate::research::deep_search::DeepSearchRequest {
+                query: req.query.clone(),
+                backend: None,
+                max_iterations: None,
+            })?;
+        }
         let model = req
             .model
             .or_else(|| self.settings.gemini_agent.clone())
@@ -135,7 +153,7 @@ impl Engine {
                 query: req.query,
                 kind: req.kind,
                 notify: req.notify,
-                max_wait_hours: req.max_wait_hours,
+                max_wait_hours,
                 model,
                 note,
             })

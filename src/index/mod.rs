@@ -56,6 +56,8 @@ pub enum IndexError {
     EmptyQuery,
     #[error("query: {chars} characters is longer than {max}; give a few words")]
     QueryTooLong { chars: usize, max: usize },
+    #[error("cancelled; what was indexed so far is kept")]
+    Cancelled,
     #[error("the index cannot be read ({0}) and another scholia process is writing it; try again in a moment")]
     Busy(String),
 }
@@ -116,10 +118,19 @@ impl VaultIndex {
             return Err(IndexError::InsideVault(dir.display().to_string()));
         }
         let (schema, fields) = schema::build();
-        let index = open_or_rebuild(&dir, &schema, vault.root())?;
+        let (index, created) = open_or_rebuild(&dir, &schema, vault.root())?;
         let body_consumed = Arc::new(AtomicU64::new(0));
         tokenizer::register(index.tokenizers(), body_consumed.clone());
-        let writer = try_writer(&index, options)?;
+        let mut writer = try_writer(&index, options)?;
+        // Creating the index held the writer lock a moment ago: a child process another thread
+        // forked meanwhile holds a copy of that lock until it execs. Wait it out, briefly.
+        for _ in 0..(if created { 50 } else { 0 }) {
+            if writer.is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            writer = try_writer(&index, options)?;
+        }
         let policy = if writer.is_some() {
             ReloadPolicy::Manual
         } else {
@@ -379,7 +390,8 @@ const BUSY_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
 /// Opens the index in `dir`, or rebuilds it when it is missing, corrupt or foreign — but only
 /// while holding the writer lock: a process that fails to read an index another process is
 /// committing to retries instead of deleting it.
-fn open_or_rebuild(dir: &Path, schema: &tantivy::schema::Schema, vault: &Path) -> Result<Index, IndexError> {
+/// The index in `dir`, and whether it was created (or rebuilt) now.
+fn open_or_rebuild(dir: &Path, schema: &tantivy::schema::Schema, vault: &Path) -> Result<(Index, bool), IndexError> {
     let io = |source| IndexError::Io {
         path: dir.display().to_string(),
         source,
@@ -387,7 +399,7 @@ fn open_or_rebuild(dir: &Path, schema: &tantivy::schema::Schema, vault: &Path) -
     let mut last_reason = None;
     for attempt in 0..=BUSY_RETRIES {
         let reason = match open_existing(dir, schema) {
-            Ok(index) => return Ok(index),
+            Ok(index) => return Ok((index, false)),
             Err(reason) => reason,
         };
         let mmap = MmapDirectory::open(dir).map_err(|e| io(std::io::Error::other(e)))?;
@@ -411,7 +423,7 @@ fn open_or_rebuild(dir: &Path, schema: &tantivy::schema::Schema, vault: &Path) -
         let index = Index::create(mmap, schema.clone(), Default::default())?;
         write_marker(dir, vault).map_err(io)?;
         drop(lock);
-        return Ok(index);
+        return Ok((index, true));
     }
     Err(IndexError::Busy(
         last_reason.unwrap_or_else(|| "it is being created".into()),

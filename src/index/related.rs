@@ -29,6 +29,8 @@ pub struct Likeness {
     pub embedded: String,
     /// Vault paths of the notes it links to.
     pub links: Vec<String>,
+    /// What the owner asked the research to be about: its words lead the query.
+    pub focus: String,
 }
 
 /// A related note and the words it shares with the note.
@@ -50,6 +52,8 @@ const CANDIDATES: usize = 60;
 const TITLE_WEIGHT: f32 = 3.0;
 const HEADING_WEIGHT: f32 = 2.0;
 const EMBED_WEIGHT: f32 = 0.2;
+/// A focus word weighs this many times the note's heaviest word.
+const FOCUS_WEIGHT: f32 = 2.0;
 /// What each signal adds to a content score normalised to at most 1.
 const LINKED: f32 = 1.5;
 const NAMES_IT: f32 = 1.0;
@@ -251,7 +255,18 @@ impl VaultIndex {
             scored.push((term, (1.0 + count.ln().max(0.0)) * idf(df)));
         }
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        Ok(Terms(scored))
+        // The focus steers: its words (those other notes have) lead, in the order given.
+        let top = scored.first().map_or(1.0, |s| s.1);
+        let mut focus = Vec::new();
+        for (i, t) in tokenizer::terms(&note.focus).into_iter().enumerate() {
+            if !tokenizer::is_term(&t) || focus.iter().any(|(f, _)| *f == t) || word_df(&t)? as f32 - indexed < 1.0 {
+                continue;
+            }
+            focus.push((t, top * FOCUS_WEIGHT / (1.0 + i as f32 * 0.01)));
+        }
+        scored.retain(|(t, _)| !focus.iter().any(|(f, _)| f == t));
+        focus.extend(scored);
+        Ok(Terms(focus))
     }
 
     fn path_query(&self, rel: &str) -> Box<dyn Query> {

@@ -12,7 +12,7 @@ use crate::vault::scan::Stamp;
 
 /// Bumped whenever the schema or what goes into it changes: an index of another format is
 /// rebuilt, not read.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 
 #[derive(Clone, Copy)]
 pub struct Fields {
@@ -113,6 +113,8 @@ pub fn document(fields: &Fields, rel: &str, stamp: Stamp, note: &ParsedNote) -> 
     for alias in &note.aliases {
         d.add_text(fields.key, alias.to_lowercase());
         d.add_text(fields.sym_title, alias);
+        // Searchable as names of the note (the stored title stays the first value).
+        d.add_text(fields.title, alias);
     }
     for h in &note.headings {
         d.add_text(fields.headings, &h.text);

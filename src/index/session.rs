@@ -127,9 +127,19 @@ impl VaultSession {
         dirs: &Dirs,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(VaultSession, Option<SyncSummary>), Error> {
+        VaultSession::open_synced_until(root, dirs, progress, &|| false)
+    }
+
+    /// [`VaultSession::open_synced`] that gives up (cancelled) once `stop` says so.
+    pub fn open_synced_until(
+        root: &Path,
+        dirs: &Dirs,
+        progress: &mut dyn FnMut(Progress),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<(VaultSession, Option<SyncSummary>), Error> {
         let session = VaultSession::open(root, dirs)?;
         let summary = if session.index.is_writer() {
-            Some(session.index.sync(progress)?)
+            Some(session.index.sync_until(progress, stop)?)
         } else {
             // Another process keeps the index: answer once it holds the whole vault (a cold
             // build by a process started a moment earlier), or take it over if that one left.
@@ -137,8 +147,11 @@ impl VaultSession {
             let mut said = false;
             let mut summary = None;
             while !session.index.writer_is_complete() && started.elapsed() < READER_WAIT {
+                if stop() {
+                    return Err(crate::index::IndexError::Cancelled.into());
+                }
                 if session.index.try_acquire_writer()? {
-                    summary = Some(session.index.sync(progress)?);
+                    summary = Some(session.index.sync_until(progress, stop)?);
                     break;
                 }
                 if !said && started.elapsed() > Duration::from_millis(500) {

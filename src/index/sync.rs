@@ -77,6 +77,16 @@ const COMMIT_EVERY: Duration = Duration::from_millis(2000);
 impl VaultIndex {
     /// Walks the vault and (re)indexes what changed since the last run.
     pub fn sync(&self, progress: &mut dyn FnMut(Progress)) -> Result<SyncSummary, IndexError> {
+        self.sync_until(progress, &|| false)
+    }
+
+    /// [`VaultIndex::sync`] that stops between batches once `stop` says so (what was indexed
+    /// so far is committed: the next sync goes on from there).
+    pub fn sync_until(
+        &self,
+        progress: &mut dyn FnMut(Progress),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<SyncSummary, IndexError> {
         let started = Instant::now();
         let known = self.stamps()?;
         let found = scan(self.vault.root());
@@ -118,6 +128,10 @@ impl VaultIndex {
         let mut last_commit = Instant::now();
         let batches = batches(&todo);
         for (i, batch) in batches.iter().enumerate() {
+            if stop() {
+                self.commit(writer)?;
+                return Err(IndexError::Cancelled);
+            }
             let writer_ref = &*writer;
             // Read, parse and queue in parallel; hold back while tantivy is far behind.
             let outcomes: Vec<Outcome> = batch

@@ -96,7 +96,7 @@ pub async fn execute_tasks(state: &Arc<State>, arguments: Vec<Value>) -> RpcResu
                 query,
                 kind,
                 notify: a.notify.unwrap_or(true),
-                max_wait_hours: a.max_wait_hours.unwrap_or(8.0),
+                max_wait_hours: a.max_wait_hours,
                 model: None,
                 note,
             };

@@ -102,12 +102,12 @@ impl Args {
         }
     }
 
-    /// A number in `min..=max`, or `default` when absent.
-    pub fn number(&self, field: &str, min: f64, max: f64, default: f64) -> Result<f64, Error> {
+    /// A number in `min..=max`, if given.
+    pub fn opt_number(&self, field: &str, min: f64, max: f64) -> Result<Option<f64>, Error> {
         match self.get(field) {
-            None => Ok(default),
+            None => Ok(None),
             Some(v) => match v.as_f64() {
-                Some(n) if n >= min && n <= max => Ok(n),
+                Some(n) if n >= min && n <= max => Ok(Some(n)),
                 _ => Err(invalid(field, v, &format!("a number from {min} to {max}"))),
             },
         }

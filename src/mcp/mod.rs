@@ -105,6 +105,18 @@ pub fn serve(options: McpOptions) -> anyhow::Result<()> {
         Some(v) => v.clone(),
         None => std::env::current_dir()?,
     };
+    // A vault that is not there is an error now, not a server that answers "opening" forever.
+    let root = crate::vault::Vault::open(&root)
+        .map_err(Error::from)?
+        .root()
+        .to_path_buf();
+    if options.http.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!(
+            "scholia mcp: serving {} to an MCP client on stdin/stdout; this is a server for agents \
+             (see the README's \"MCP server\" section), Ctrl-C to stop",
+            root.display()
+        );
+    }
     let engine = Arc::new(Engine::load(&ProcessEnv, Some(&root), None)?);
     if let Some(u) = engine.untrusted() {
         tracing::warn!("{u}");

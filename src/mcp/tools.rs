@@ -658,7 +658,7 @@ async fn task_tool(s: &Scholia, name: &'static str, args: Option<JsonObject>) ->
                 query,
                 kind,
                 notify: a.bool("enable_notifications", true)?,
-                max_wait_hours: a.number("max_wait_hours", 0.1, 72.0, 8.0)?,
+                max_wait_hours: a.opt_number("max_wait_hours", 0.1, 72.0)?,
                 model: a.opt_string("model", "a Gemini deep-research agent name")?,
                 note: a.opt_string("note", "the note's vault path")?,
             };

@@ -84,6 +84,7 @@ fn own_terms(terms: &Terms, likeness: &crate::index::Likeness) -> Terms {
     let own: HashSet<String> = tokenizer::terms(&likeness.text)
         .into_iter()
         .chain(tokenizer::terms(&likeness.title))
+        .chain(tokenizer::terms(&likeness.focus))
         .collect();
     Terms(terms.0.iter().filter(|(t, _)| own.contains(t)).cloned().collect())
 }
@@ -127,6 +128,13 @@ pub(crate) async fn research(
             " (no words it shares with other notes)".into(),
         ));
     }
+    let focus = input.likeness.focus.trim().to_string();
+    if !focus.is_empty() {
+        let words: HashSet<String> = tokenizer::terms(&focus).into_iter().collect();
+        if !terms.iter().any(|t| words.contains(t)) {
+            return Err(ResearchError::FocusNotInVault(focus));
+        }
+    }
     job.report(ResearchEvent::TopicsFound { topics: terms.clone() });
     job.report(ResearchEvent::SourcesGathered {
         web: 0,
@@ -154,6 +162,7 @@ pub(crate) async fn research(
                 "passages": r.passages,
             })).collect::<Vec<_>>(),
             "provenance": provenance,
+            "focus": (!focus.is_empty()).then_some(focus.as_str()),
         }),
     )?;
     let sources = related

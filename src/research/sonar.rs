@@ -137,7 +137,7 @@ pub enum SonarError {
         "{model} did not answer within {ms} ms (retries included); pass a larger timeout (at most {MAX_TIMEOUT_MS})"
     )]
     Timeout { model: &'static str, ms: u64 },
-    #[error("OpenRouter: {}", .0.to_string().trim_start_matches("LLM "))]
+    #[error("{}", .0.to_string().replacen("LLM", "OpenRouter", 1))]
     Upstream(LlmError),
 }
 

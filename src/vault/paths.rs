@@ -24,8 +24,18 @@ pub enum PathError {
     NotFound(String),
     #[error("path `{0}`: not a regular file")]
     NotAFile(String),
-    #[error("path `{path}`: {files} are not notes; valid extensions: .md, .markdown, .txt")]
-    BadExtension { path: String, files: String },
+    #[error("path `{0}`: is a directory; give a note inside it, e.g. `{0}/note.md`")]
+    IsDirectory(String),
+    #[error("path `{path}`: {files} are not notes; {}", match suggestion {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => "valid extensions: .md, .markdown, .txt".to_string(),
+    })]
+    BadExtension {
+        path: String,
+        files: String,
+        /// A note of that name with a note extension, when one exists.
+        suggestion: Option<String>,
+    },
 }
 
 /// Resolves `input` (absolute, relative to the vault root, or relative to `cwd` when that is
@@ -41,7 +51,6 @@ pub fn resolve_note(root: &Path, input: &str, cwd: Option<&Path>) -> Result<Path
     if given.components().any(|c| matches!(c, Component::ParentDir)) {
         return Err(PathError::ParentComponent(trimmed.to_string()));
     }
-    check_extension(given, trimmed)?;
     let candidate = if given.is_absolute() {
         given.to_path_buf()
     } else {
@@ -51,6 +60,25 @@ pub fn resolve_note(root: &Path, input: &str, cwd: Option<&Path>) -> Result<Path
             _ => in_vault,
         }
     };
+    if candidate.is_dir() {
+        return Err(PathError::IsDirectory(trimmed.trim_end_matches('/').to_string()));
+    }
+    if let Err(PathError::BadExtension { path, files, .. }) = check_extension(given, trimmed) {
+        // `Kombucha` for `Kombucha.md`: say which note was meant.
+        let suggestion = NOTE_EXTENSIONS
+            .iter()
+            .map(|ext| format!("{trimmed}.{ext}"))
+            .find(|name| {
+                candidate
+                    .with_file_name(Path::new(name).file_name().unwrap_or_default())
+                    .is_file()
+            });
+        return Err(PathError::BadExtension {
+            path,
+            files,
+            suggestion,
+        });
+    }
     let canonical = match candidate.canonicalize() {
         Ok(p) => p,
         Err(_) if candidate.starts_with(root) || !given.is_absolute() => {
@@ -84,6 +112,7 @@ fn check_extension(path: &Path, input: &str) -> Result<(), PathError> {
     Err(PathError::BadExtension {
         path: input.to_string(),
         files,
+        suggestion: None,
     })
 }
 

@@ -212,3 +212,229 @@ fn the_product_contains_no_fakes() {
         }
     }
 }
+
+/// What a new user types, and what they must get back: the exit status the README documents
+/// and a message that says what is wrong (data-driven: arguments → status, message).
+#[tokio::test(flavor = "multi_thread")]
+async fn exit_statuses_and_messages() {
+    let server = crate::support::fakes().await;
+    let v = TestVault::example();
+    v.write("Notes/.keep.md", "# keep\n");
+    let none = Vec::new();
+    let refused = crate::support::env(&[
+        ("SCHOLIA_LLM_BASE_URL", "http://127.0.0.1:9/v1"),
+        ("SCHOLIA_LLM_MODEL", "m"),
+        ("SCHOLIA_DUCKDUCKGO_URL", &server.base()),
+        ("SCHOLIA_ALLOW_PRIVATE_HOSTS", "1"),
+        ("GEMINI_CLI", "/nonexistent/gemini"),
+    ]);
+    let no_gemini = crate::support::env(&[("GEMINI_CLI", "/nonexistent/gemini")]);
+    let cases: &[(&[&str], &crate::support::EnvVars, i32, &str)] = &[
+        // Not configured: 3.
+        (
+            &["deep-search", "q", "--backend", "llm"],
+            &none,
+            3,
+            "backend: llm needs a research LLM",
+        ),
+        (&["ask", "q"], &none, 3, "OPENROUTER_API_KEY"),
+        (
+            &["tasks", "start", "q", "--kind", "deep-search"],
+            &no_gemini,
+            3,
+            "deep search needs the Gemini CLI or a research LLM",
+        ),
+        // A note that is not there, or not a note: 4 and 1, saying which.
+        (
+            &["research", "Missing.md"],
+            &none,
+            4,
+            "path `Missing.md`: no such note in the vault",
+        ),
+        (&["research", "Kombucha"], &none, 1, "did you mean `Kombucha.md`?"),
+        (&["research", "Journal"], &none, 1, "path `Journal`: is a directory"),
+        // Flag values outside their valid set: 2, like every usage error.
+        (
+            &["ask", "q", "--model", "gpt"],
+            &none,
+            2,
+            "Valid options: sonar, sonar-pro",
+        ),
+        (&["ask", "q", "--timeout", "5"], &none, 2, "from 5000 to 600000"),
+        (&["search", "q", "--limit", "0"], &none, 2, "0 is not in 1..=1000"),
+        (&["tasks", "list", "--limit", "0"], &none, 2, "0 is not in 1..=1000"),
+        (
+            &["deep-search", "q", "--max-iterations", "99"],
+            &none,
+            2,
+            "99 is not in 2..=50",
+        ),
+        // Nothing there yet: said, not silent.
+        (&["tasks", "list"], &none, 0, "no tasks yet"),
+        (&["trust", "--list"], &none, 0, "no vault is trusted"),
+        (&["trust"], &none, 1, "this one has none, so there is nothing to trust"),
+        (
+            &["mcp", "--vault", "/nonexistent/vault"],
+            &none,
+            1,
+            "vault `/nonexistent/vault`: no such directory",
+        ),
+        // An LLM nobody answers at: one round, not five, and the error names it.
+        (
+            &["deep-search", "q", "--backend", "llm"],
+            &refused,
+            1,
+            "LLM at http://127.0.0.1:9/v1 is unreachable",
+        ),
+    ];
+    for (args, env, status, message) in cases {
+        let started = std::time::Instant::now();
+        let out = v.cli(env, args).await;
+        let shown = format!("{}{}", stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(*status), "{args:?}: {shown}");
+        assert!(shown.contains(message), "{args:?}: wanted …{message}…, got {shown}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{args:?}: {:?}",
+            started.elapsed()
+        );
+    }
+    // Deep search against a refused LLM stopped after its first round.
+    let out = v.cli(&refused, &["deep-search", "q", "--backend", "llm"]).await;
+    assert!(!stderr(&out).contains("round 2/"), "{}", stderr(&out));
+}
+
+/// The preview a research run prints says when it is cut; a task's status is said once.
+#[tokio::test(flavor = "multi_thread")]
+async fn previews_and_statuses_read_well() {
+    let v = TestVault::example();
+    let out = v.cli(&Vec::new(), &["research", "Sourdough starter.md"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let preview = text.split("\n\n").nth(1).unwrap_or_default();
+    if preview.chars().count() >= 500 {
+        assert!(preview.trim_end().ends_with('…'), "{preview}");
+    }
+    // Aliases in frontmatter are names of the note a search finds.
+    v.write(
+        "Koji.md",
+        "---\naliases: [Aspergillus oryzae]\n---\n# Koji\n\nA mould.\n",
+    );
+    let out = v.run(&["search", "oryzae", "--json"]);
+    let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(hits[0]["path"], "Koji.md", "{hits}");
+}
+
+/// Ctrl-C during `scholia index` stops it with "cancelled" and status 130.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_cancels_indexing() {
+    let v = TestVault::empty();
+    for i in 0..4000 {
+        v.write(
+            &format!("n/{i}.md"),
+            &format!("# Note {i}\n\n{}\n", "words about bread and yeast ".repeat(200)),
+        );
+    }
+    let child = v
+        .cmd()
+        .args(["index"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    if out.status.success() {
+        return; // indexing won the race on a fast machine; nothing to cancel
+    }
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cancelled"), "{}", stderr(&out));
+}
+
+/// The README's commands table lists every command and every flag there is, and nothing else.
+#[test]
+fn the_readme_commands_table_matches_help() {
+    let readme = std::fs::read_to_string(crate::support::repo().join("README.md")).unwrap();
+    let table = readme
+        .split("## Commands")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .nth(1)
+        .unwrap();
+    let flags = |text: &str| -> std::collections::BTreeSet<String> {
+        text.split(|c: char| c.is_whitespace() || matches!(c, '[' | ']' | '`' | ',' | '|'))
+            .filter(|w| w.starts_with("--") && w.len() > 2)
+            .map(|w| w.split('=').next().unwrap().to_string())
+            .filter(|w| w != "--help" && w != "--version")
+            .collect()
+    };
+    let mut documented = std::collections::BTreeMap::new();
+    for row in table.lines().filter(|l| l.starts_with("| `scholia ")) {
+        let usage = row.split('`').nth(1).unwrap();
+        let words: Vec<&str> = usage.split_whitespace().skip(1).collect();
+        let path: Vec<&str> = words
+            .iter()
+            .take_while(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '-') && !w.starts_with('-'))
+            .copied()
+            .collect();
+        documented.insert(path.join(" "), flags(usage));
+    }
+    let help = |path: &[&str]| -> String {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_scholia"))
+            .args(path)
+            .arg("--help")
+            .output()
+            .unwrap();
+        stdout(&out)
+    };
+    let commands = |path: &[&str]| -> Vec<String> {
+        help(path)
+            .split("Commands:")
+            .nth(1)
+            .unwrap_or("")
+            .split("Options:")
+            .next()
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .filter(|c| c != "help")
+            .collect()
+    };
+    let mut real = std::collections::BTreeMap::new();
+    for c in commands(&[]) {
+        if c == "tasks" {
+            for t in commands(&["tasks"]) {
+                let options = help(&["tasks", &t]);
+                real.insert(format!("tasks {t}"), flags(options.split("Options:").nth(1).unwrap()));
+            }
+        } else {
+            let options = help(&[&c]);
+            real.insert(c.clone(), flags(options.split("Options:").nth(1).unwrap()));
+        }
+    }
+    assert_eq!(documented, real, "the README's commands table and `--help` differ");
+}
+
+/// Offline research takes a focus: its words lead the terms and the notes found, or it says
+/// the vault has none of them.
+#[test]
+fn offline_research_is_steered_by_a_focus() {
+    let v = TestVault::example();
+    let out = v.run(&["research", "Sourdough starter.md", "--focus", "rye", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["topics"][0], "rye", "{r}");
+    assert!(r["section"].as_str().unwrap().contains("focused on rye"), "{r}");
+    assert!(r["section"].as_str().unwrap().contains("- [[Bread log]] — rye"), "{r}");
+    let out = v.run(&["research", "Sourdough starter.md", "--focus", "zeppelins"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("focus: no word of `zeppelins` is in another note"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -197,10 +197,10 @@ fn max_iterations_reached_and_minimum_of_two() {
             .contains("[INFO] Deep search completed: 3 rounds, verified: false")
     );
 
+    // The seed's environment variable: below 2 becomes 2 (the flag refuses it).
     for (env, args) in [
         (vec![("DEEP_SEARCH_MAX_ITERATIONS", "1")], vec!["rye"]),
         (vec![("DEEP_SEARCH_MAX_ITERATIONS", "0")], vec!["rye"]),
-        (vec![], vec!["rye", "--max-iterations", "1"]),
     ] {
         let r = deep(&v, "never-verified", &env, &args);
         assert_eq!(r.json["metadata"]["iterations"], 2, "{env:?} {args:?}");
@@ -447,13 +447,14 @@ fn bad_input_is_refused_before_any_spawn() {
     assert_eq!(r.json["error"]["code"], "INVALID_INPUT");
     assert!(r.json["error"]["message"].as_str().unwrap().starts_with("query: empty"));
     assert!(r.calls.is_empty());
-    let r = deep(&v, "valid", &[], &["q", "--max-iterations", "99"]);
-    assert!(
-        r.json["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("max_iterations: 99 is not valid")
-    );
+    // A flag value outside 2..=50 is a usage error (status 2).
+    let out = v
+        .cmd()
+        .args(["deep-search", "q", "--max-iterations", "99"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("99 is not in 2..=50"), "{}", stderr(&out));
 
     let out = v
         .cmd()

@@ -146,7 +146,7 @@ async fn every_invalid_argument_is_a_tool_error_naming_the_field() {
         ("deep_search", json!({"query": "q", "max_iterations": 51}), INVALID, "max_iterations: `51` is not valid"),
         ("deep_search", json!({"query": "q", "backend": "bard"}), INVALID, "backend: `bard` is not valid; valid: gemini-cli, llm"),
         ("deep_search", json!({"query": "q", "depth": 3}), INVALID, "depth: not an argument of deep_search"),
-        ("deep_search", json!({"query": "q", "backend": "llm"}), INVALID, "backend: llm needs a research LLM; set SCHOLIA_LLM_BASE_URL and SCHOLIA_LLM_MODEL"),
+        ("deep_search", json!({"query": "q", "backend": "llm"}), "NOT_CONFIGURED", "backend: llm needs a research LLM; set SCHOLIA_LLM_BASE_URL and SCHOLIA_LLM_MODEL"),
         ("deep_search", json!({"query": "q", "note": "../x.md", "backend": "gemini-cli"}), "INVALID_PATH", "`..` is not allowed"),
         ("search", json!({}), "INVALID_QUERY", "query: empty; give the question to ask"),
         ("search", json!({"query": "x", "model": "gpt"}), "INVALID_MODEL", "Invalid model 'gpt'. Valid options: sonar, sonar-pro, sonar-reasoning-pro, sonar-deep-research"),

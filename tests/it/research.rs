@@ -264,10 +264,10 @@ async fn failures_leave_the_note_untouched() {
         &run(&v, &env, &["research", "/etc/hostname.md"]).await,
         "outside the vault",
     );
-    check(
-        &run(&v, &env, &["research", "Missing.md"]).await,
-        "no such note in the vault",
-    );
+    // A note that is not there could not be read: status 4, as documented.
+    let out = run(&v, &env, &["research", "Missing.md"]).await;
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no such note in the vault"), "{}", stderr(&out));
     let out = run(&v, &env, &["research", "Kombucha.md", "--depth", "medium"]).await;
     assert_eq!(out.status.code(), Some(2));
     assert!(

@@ -22,8 +22,21 @@ pub fn env(pairs: &[(&str, &str)]) -> EnvVars {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
+/// A path of the project's shared test data, `../shared` beside the clone; a test that needs
+/// it and does not find it says so (instead of failing on what the fakes cannot serve).
+pub fn shared(rel: &str) -> PathBuf {
+    let path = repo().join("../shared").join(rel);
+    assert!(
+        path.exists(),
+        "{} is missing: this test reads the project's shared test data, `../shared` beside the \
+         clone (real web pages and the obsidian-help vault; see the README's \"Test data\")",
+        path.display()
+    );
+    path
+}
+
 pub fn pages_dir() -> PathBuf {
-    repo().join("../shared/webpages/readability-test-pages")
+    shared("webpages/readability-test-pages")
 }
 
 /// The loopback fakes of every remote API, on this runtime.
@@ -68,7 +81,7 @@ pub fn repo() -> PathBuf {
 
 /// The shared real vault (read-only), when `../shared` is present.
 pub fn obsidian_help() -> PathBuf {
-    repo().join("../shared/vaults/obsidian-help")
+    shared("vaults/obsidian-help")
 }
 
 pub fn copy_dir(from: &Path, to: &Path) {
@@ -104,7 +117,7 @@ impl TestVault {
 
     pub fn example() -> TestVault {
         let v = TestVault::empty();
-        copy_dir(&repo().join("example-vault"), &v.root);
+        copy_dir(&repo().join("tests/fixtures/example-vault"), &v.root);
         v
     }
 

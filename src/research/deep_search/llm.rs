@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{Backend, DeepSearchError, RoundJson, RoundOutput, Spend, render_round_prompt, round_schema, summary_of};
 use crate::engine::{Engine, Job};
-use crate::llm::{ChatClient, Message, Usage, window};
+use crate::llm::{ChatClient, LlmError, Message, Usage, window};
 use crate::prompts::{self, untrusted};
 use crate::research::{citations, gate};
 use crate::web::search as websearch;
@@ -71,6 +71,7 @@ impl LlmBackend<'_> {
     ) -> Result<RoundOutput, DeepSearchError> {
         let (engine, llm) = (self.engine, self.llm);
         let failed = |what: &str, e: &dyn std::fmt::Display| DeepSearchError::failed(format!("{what}: {e}"));
+        let llm_failed = |what: &str, e: LlmError| DeepSearchError::from_llm(what, e);
         let system = engine.library.render(prompts::SYSTEM, json!({}))?;
         let plan = engine.library.render(
             prompts::DEEP_SEARCH_QUERIES,
@@ -88,7 +89,7 @@ impl LlmBackend<'_> {
                 None,
             )
             .await
-            .map_err(|e| failed("planning searches", &e))?;
+            .map_err(|e| llm_failed("planning searches", e))?;
         spend.add_llm(&usage);
         let mut seen = HashSet::new();
         let queries: Vec<String> = planned
@@ -224,7 +225,7 @@ impl LlmBackend<'_> {
                 None,
             )
             .await
-            .map_err(|e| failed("writing the report", &e))?;
+            .map_err(|e| llm_failed("writing the report", e))?;
         spend.add_llm(&usage);
         if round.report.trim().is_empty() {
             return Err(failed("writing the report", &"the report is empty"));

@@ -154,6 +154,21 @@ impl DeepSearchError {
         DeepSearchError::new("EXECUTION_ERROR", ErrorKind::Upstream, message)
     }
 
+    /// A round's LLM call failed: an LLM that cannot be reached, refuses the key or lacks the
+    /// model fails every later round the same way, so the loop stops with that error.
+    fn from_llm(what: &str, e: crate::llm::LlmError) -> DeepSearchError {
+        use crate::llm::LlmError as E;
+        let message = format!("{what}: {e}");
+        match e {
+            E::Unreachable { .. } | E::Auth { .. } | E::ModelNotFound { .. } => DeepSearchError {
+                stops_the_loop: true,
+                ..DeepSearchError::new(e.code(), e.kind(), message)
+            },
+            E::Cancelled => DeepSearchError::cancelled(),
+            _ => DeepSearchError::failed(message),
+        }
+    }
+
     fn invalid(message: impl Into<String>) -> DeepSearchError {
         DeepSearchError::new("INVALID_INPUT", ErrorKind::InvalidInput, message)
     }
@@ -362,7 +377,9 @@ pub fn validate(engine: &Engine, req: &DeepSearchRequest) -> Result<(DeepSearchB
         }
     };
     if backend == DeepSearchBackend::Llm && engine.llm.is_none() {
-        return Err(DeepSearchError::invalid(
+        return Err(DeepSearchError::new(
+            "NOT_CONFIGURED",
+            ErrorKind::NotConfigured,
             "backend: llm needs a research LLM; set SCHOLIA_LLM_BASE_URL and SCHOLIA_LLM_MODEL, or use --backend gemini-cli",
         ));
     }

@@ -69,7 +69,8 @@ pub(crate) fn prepare_blocking(
     }
     let mut warnings = Vec::new();
     let (mut for_llm, embedded) = expand_embeds(index, &rel, &without, &parsed.links);
-    let likeness = likeness(index, &rel, &parsed, &embedded);
+    let mut likeness = likeness(index, &rel, &parsed, &embedded);
+    likeness.focus = focus.unwrap_or_default().to_string();
     if for_llm.chars().count() > NOTE_CHARS {
         let cut = for_llm
             .char_indices()
@@ -119,6 +120,7 @@ pub(crate) fn likeness(
             .collect::<Vec<_>>()
             .join("\n"),
         links,
+        focus: String::new(),
     }
 }
 

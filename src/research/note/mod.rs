@@ -81,6 +81,10 @@ pub enum ResearchError {
     FocusTooLong { focus_chars: usize, limit: usize },
     #[error("focus: {focus_chars} characters is longer than the note itself ({note_chars}); give a short phrase")]
     FocusLongerThanNote { focus_chars: usize, note_chars: usize },
+    #[error(
+        "focus: no word of `{0}` is in another note; offline research steers by the vault's own words (configure an LLM to research it as a topic)"
+    )]
+    FocusNotInVault(String),
     #[error("{0}")]
     Section(#[from] SectionError),
     #[error("no topics to research were found in `{0}`{1}")]
@@ -111,7 +115,8 @@ impl Coded for ResearchError {
             ResearchError::Template(e) => e.code(),
             ResearchError::BadDepth(_)
             | ResearchError::FocusTooLong { .. }
-            | ResearchError::FocusLongerThanNote { .. } => "INVALID_INPUT",
+            | ResearchError::FocusLongerThanNote { .. }
+            | ResearchError::FocusNotInVault(_) => "INVALID_INPUT",
             ResearchError::EmptyNote(_) => "EMPTY_NOTE",
             ResearchError::NoTopics(..) => "NO_TOPICS",
             ResearchError::NothingFound(_) => "NOTHING_FOUND",
@@ -131,6 +136,7 @@ impl Coded for ResearchError {
             ResearchError::BadDepth(_)
             | ResearchError::FocusTooLong { .. }
             | ResearchError::FocusLongerThanNote { .. }
+            | ResearchError::FocusNotInVault(_)
             | ResearchError::EmptyNote(_) => ErrorKind::InvalidInput,
             ResearchError::Topics(e) | ResearchError::Synthesis(e) => e.kind(),
             ResearchError::NoTopics(..) | ResearchError::NothingFound(_) | ResearchError::Uncontained(_) => {

@@ -28,7 +28,10 @@ pub(crate) struct Finished {
 pub(crate) fn finish(f: Finished) -> Result<NoteResearch, ResearchError> {
     let section = f.section.trim().to_string();
     crate::vault::contain::check(SECTION, SECTION_LEVEL, &section, &f.links)?;
-    let preview: String = section.chars().take(500).collect();
+    let mut preview: String = section.chars().take(500).collect();
+    if preview.len() < section.len() {
+        preview.push('…');
+    }
     Ok(NoteResearch {
         path: f.path,
         mode: f.mode,
