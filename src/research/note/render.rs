@@ -28,10 +28,11 @@ pub(crate) struct Finished {
 pub(crate) fn finish(f: Finished) -> Result<NoteResearch, ResearchError> {
     let section = f.section.trim().to_string();
     crate::vault::contain::check(SECTION, SECTION_LEVEL, &section, &f.links)?;
-    let mut preview: String = section.chars().take(500).collect();
-    if preview.len() < section.len() {
-        preview.push('…');
-    }
+    // At most 500 characters, the last an ellipsis when the section goes on.
+    let preview: String = match section.chars().nth(500) {
+        None => section.clone(),
+        Some(_) => section.chars().take(499).chain(std::iter::once('…')).collect(),
+    };
     Ok(NoteResearch {
         path: f.path,
         mode: f.mode,

@@ -270,9 +270,13 @@ async def check_background_research(s):
     res = await s.call_tool("get_research_results", {"task_id": task_id})
     assert "fake deep-research report" in res.structured_content["report"], text(res)
     assert len(res.structured_content["sources"]) == 2
-    saved = await s.call_tool("save_research_to_markdown", {"task_id": task_id, "output_dir": os.path.join(WORK, "reports")})
+    data_reports = os.path.join(os.environ["SCHOLIA_DATA_DIR"], "reports")
+    saved = await s.call_tool("save_research_to_markdown", {"task_id": task_id, "output_dir": data_reports})
     assert not saved.is_error, text(saved)
     assert os.path.isfile(saved.structured_content["file_path"])
+    # Only inside the vault or the data directory: a folder elsewhere is refused.
+    outside = await s.call_tool("save_research_to_markdown", {"task_id": task_id, "output_dir": os.path.join(WORK, "reports")})
+    assert outside.is_error and "outside the vault" in text(outside), text(outside)
     long = await s.call_tool("start_deep_research", {"query": "A long one", "model": "fake:polls=100000"})
     cancelled = await s.call_tool("cancel_research", {"task_id": long.structured_content["task_id"]})
     assert not cancelled.is_error and cancelled.structured_content["status"] == "cancelled", text(cancelled)
