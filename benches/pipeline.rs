@@ -87,6 +87,8 @@ async fn run_once(server: &FakeServer, depth: Depth, llm_conc: usize, search_con
         format!("[llm]\nmax_concurrency = {llm_conc}\n\n[search]\nmax_concurrency = {search_conc}\n"),
     )
     .unwrap();
+    // LLM concurrency multiplies cost: a vault's file sets it only once the user trusts it.
+    scholia::config::trust::trust(&tmp.path().join(".config/scholia"), &root).unwrap();
     let env: std::collections::HashMap<String, String> = [
         ("HOME", tmp.path().display().to_string()),
         ("SCHOLIA_CACHE_DIR", tmp.path().join("cache").display().to_string()),

@@ -1,19 +1,19 @@
-//! scholia: a research assistant for Markdown note vaults.
+//! scholia's surfaces over its engine: the language server ([`lsp`], the only module that knows
+//! LSP types) and the MCP server ([`mcp`], the only one that knows MCP types); the CLI is the
+//! binary's own `cli` module. Each translates its protocol to `scholia_engine` calls and back.
 //!
-//! The engine (`engine`, `vault`, `index`, `llm`, `web`, `research`) knows neither LSP nor MCP
-//! types; `lsp` is a thin adapter over the engine API. See `docs/ARCHITECTURE.md`.
+//! The layer crates are re-exported under their names for tests, benchmarks and embedders; the
+//! direction between them is in `docs/ARCHITECTURE.md`.
 
-pub mod config;
-pub mod engine;
-pub mod error;
-pub mod gemini_cli;
-pub mod http;
-pub mod index;
-pub mod llm;
 pub mod lsp;
 pub mod mcp;
-pub mod prompts;
-pub mod research;
-pub mod tasks;
-pub mod vault;
-pub mod web;
+
+pub use scholia_base::error;
+pub use scholia_engine as engine;
+pub use scholia_engine::config;
+pub use scholia_index as index;
+pub use scholia_prompts as prompts;
+pub use scholia_providers::{gemini_cli, http, llm, web};
+pub use scholia_research as research;
+pub use scholia_tasks as tasks;
+pub use scholia_vault as vault;

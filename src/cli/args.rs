@@ -261,8 +261,8 @@ impl Command {
     }
 }
 
-fn parse_backend(s: &str) -> Result<DeepSearchBackend, scholia::config::ConfigError> {
-    DeepSearchBackend::parse("--backend", s)
+fn parse_backend(s: &str) -> Result<DeepSearchBackend, String> {
+    DeepSearchBackend::parse(s).ok_or_else(|| format!("`{s}`; valid: {}", DeepSearchBackend::NAMES.join(", ")))
 }
 
 fn parse_depth(s: &str) -> Result<Depth, scholia::research::ResearchError> {

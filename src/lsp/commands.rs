@@ -15,11 +15,11 @@ use super::State;
 use super::errors::{invalid, rpc};
 use super::progress;
 use super::writer::EditorWriter;
-use crate::engine::{Engine, Job, NotePath, Question, SECTION, SECTION_LEVEL, Summary};
-use crate::error::Error;
-use crate::research::deep_search::DeepSearchRequest;
-use crate::research::note::Depth;
-use crate::vault::section;
+use scholia_base::Error;
+use scholia_engine::{Engine, Job, NotePath, Question, SECTION, SECTION_LEVEL, Summary};
+use scholia_research::deep_search::DeepSearchRequest;
+use scholia_research::note::Depth;
+use scholia_vault::section;
 
 pub const RESEARCH: &str = "scholia.research";
 pub const DEEP_SEARCH: &str = "scholia.deepSearch";

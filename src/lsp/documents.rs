@@ -5,7 +5,7 @@
 
 use tower_lsp_server::ls_types::{Position, PositionEncodingKind, Range, TextDocumentContentChangeEvent};
 
-use crate::vault::lines::LineIndex;
+use scholia_vault::lines::LineIndex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {

@@ -2,7 +2,7 @@
 
 use tower_lsp_server::jsonrpc::{Error as RpcError, ErrorCode};
 
-use crate::error::{Error, ErrorKind};
+use scholia_base::{Error, ErrorKind};
 
 /// LSP's RequestFailed: the request was valid but could not be carried out.
 const REQUEST_FAILED: i64 = -32803;

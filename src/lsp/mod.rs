@@ -36,17 +36,17 @@ pub fn describe() -> serde_json::Value {
         "commands": COMMANDS,
         "code_actions": ACTIONS.iter().map(|(title, command)| serde_json::json!({"title": title, "command": command})).collect::<Vec<_>>(),
         "task_actions": TASK_ACTIONS,
-        "task_kinds": crate::tasks::Kind::NAMES,
-        "settings": crate::config::FileConfig::KEYS.iter().map(|(k, what)| serde_json::json!({"key": k, "description": what})).collect::<Vec<_>>(),
-        "env": crate::config::ENV_VARS.iter().map(|(k, what)| serde_json::json!({"name": k, "description": what})).collect::<Vec<_>>(),
+        "task_kinds": scholia_tasks::Kind::NAMES,
+        "settings": scholia_engine::config::FileConfig::KEYS.iter().map(|(k, what)| serde_json::json!({"key": k, "description": what})).collect::<Vec<_>>(),
+        "env": scholia_engine::config::ENV_VARS.iter().map(|(k, what)| serde_json::json!({"name": k, "description": what})).collect::<Vec<_>>(),
     })
 }
 
-use crate::config::{Dirs, FileConfig};
-use crate::engine::{Engine, Jobs, NotePath};
-use crate::error::Error;
-use crate::index::{INDEXING, VaultSession, VaultSlot};
 use documents::{Document, Encoding};
+use scholia_base::Error;
+use scholia_engine::config::{Dirs, FileConfig};
+use scholia_engine::{Engine, Jobs, NotePath};
+use scholia_index::{INDEXING, VaultSession, VaultSlot};
 
 /// What the server needs from its environment: the variables it reads settings from (the
 /// process environment, or a map in tests).
@@ -145,7 +145,7 @@ impl State {
     }
 
     /// The open vault's index, if any.
-    fn index(&self) -> Option<Arc<crate::index::VaultIndex>> {
+    fn index(&self) -> Option<Arc<scholia_index::VaultIndex>> {
         self.vault.ready().map(|v| v.index().clone())
     }
 
@@ -155,7 +155,7 @@ impl State {
             return Some(doc.text.clone());
         }
         let path = uri.to_file_path()?.into_owned();
-        tokio::task::spawn_blocking(move || crate::vault::read::read_note(&path).ok())
+        tokio::task::spawn_blocking(move || scholia_vault::read::read_note(&path).ok())
             .await
             .ok()
             .flatten()
@@ -174,10 +174,10 @@ impl State {
 
     fn note_at(&self, abs: PathBuf) -> Option<NotePath> {
         let root = self.root.get()?.as_deref()?;
-        if !crate::vault::paths::has_note_extension(&abs) {
+        if !scholia_vault::paths::has_note_extension(&abs) {
             return None;
         }
-        let rel = crate::vault::paths::relative(root, &abs)?;
+        let rel = scholia_vault::paths::relative(root, &abs)?;
         Some(NotePath { rel, abs })
     }
 
@@ -281,7 +281,7 @@ async fn start(client: Client, state: Arc<State>) {
             let announcer = client.clone();
             tokio::spawn(async move {
                 let handle = tokio::runtime::Handle::current();
-                let announce: crate::tasks::Announce = Arc::new(move |line: String| {
+                let announce: scholia_tasks::Announce = Arc::new(move |line: String| {
                     let client = announcer.clone();
                     handle.spawn(async move { client.show_message(MessageType::INFO, line).await });
                 });
@@ -337,7 +337,7 @@ async fn start(client: Client, state: Arc<State>) {
             }
             // Research-note tasks on this vault land in the editor's buffer when it is open.
             if let Some(engine) = &engine {
-                engine.host_notes(crate::engine::NoteHost {
+                engine.host_notes(scholia_engine::NoteHost {
                     session: session.clone(),
                     writer: Arc::new(writer::HostedWriter::new(client.clone(), &state)),
                 });
@@ -363,7 +363,7 @@ async fn build_engine(state: &Arc<State>, trust_vault: bool) -> Result<Arc<Engin
     tokio::task::spawn_blocking(move || {
         let options = options?;
         if let (true, Some(root)) = (trust_vault, &root) {
-            crate::config::trust::trust(&Dirs::from_env(&env)?.config, root)?;
+            scholia_engine::config::trust::trust(&Dirs::from_env(&env)?.config, root)?;
         }
         Ok(Arc::new(
             Engine::load(&env, root.as_deref(), options.as_ref())?.with_jobs(jobs),
@@ -376,7 +376,7 @@ async fn build_engine(state: &Arc<State>, trust_vault: bool) -> Result<Arc<Engin
 const TRUST: &str = "Trust this vault";
 
 /// Asks once whether to trust the vault whose settings were ignored; never trusts silently.
-async fn offer_trust(client: Client, state: Arc<State>, untrusted: crate::config::trust::Untrusted) {
+async fn offer_trust(client: Client, state: Arc<State>, untrusted: scholia_engine::config::trust::Untrusted) {
     let actions = [TRUST, "Not now"]
         .map(|title| MessageActionItem {
             title: title.into(),

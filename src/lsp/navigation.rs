@@ -5,8 +5,8 @@ use tower_lsp_server::ls_types::*;
 
 use super::State;
 use super::documents::Document;
-use crate::index::{SymbolKind as Kind, VaultIndex};
-use crate::vault::parse;
+use scholia_index::{SymbolKind as Kind, VaultIndex};
+use scholia_vault::parse;
 
 const SYMBOL_LIMIT: usize = 128;
 const COMPLETION_LIMIT: usize = 50;
@@ -22,7 +22,7 @@ fn internal(e: impl std::fmt::Display) -> Error {
 /// Runs an index query off the async runtime.
 async fn query<T: Send + 'static>(
     index: std::sync::Arc<VaultIndex>,
-    f: impl FnOnce(&VaultIndex) -> Result<T, crate::index::IndexError> + Send + 'static,
+    f: impl FnOnce(&VaultIndex) -> Result<T, scholia_index::IndexError> + Send + 'static,
 ) -> RpcResult<T> {
     tokio::task::spawn_blocking(move || f(&index))
         .await
@@ -179,7 +179,7 @@ pub async fn completion(state: &State, uri: Uri, pos: Position) -> RpcResult<Opt
         let prefix = typed.to_string();
         let notes = query(index, move |i| i.notes_named(&prefix, COMPLETION_LIMIT)).await?;
         for (i, n) in notes.into_iter().enumerate() {
-            let stem = crate::vault::stem(&n.path).to_string();
+            let stem = scholia_vault::stem(&n.path).to_string();
             let mut push = |label: String, insert: String, detail: String| {
                 items.push(CompletionItem {
                     label: label.clone(),

@@ -13,7 +13,7 @@ use tower_lsp_server::ls_types::{
     WorkDoneProgressReport,
 };
 
-use crate::engine::{JobId, JobStart, ProgressSink, Update};
+use scholia_engine::{JobId, JobStart, ProgressSink, Update};
 
 /// How long to wait for the client to accept a progress token before going on without.
 const CREATE_TIMEOUT: Duration = Duration::from_secs(5);

@@ -12,9 +12,9 @@ use tower_lsp_server::ls_types::Uri;
 
 use super::State;
 use super::errors::{invalid, rpc};
-use crate::engine::{ReportSave, Summary, TaskStart};
-use crate::error::Error;
-use crate::tasks::Kind;
+use scholia_base::Error;
+use scholia_engine::{ReportSave, Summary, TaskStart};
+use scholia_tasks::Kind;
 
 pub const TASKS: &str = "scholia.tasks";
 pub const SEARCH: &str = "scholia.search";
@@ -68,7 +68,7 @@ pub async fn execute_tasks(state: &Arc<State>, arguments: Vec<Value>) -> RpcResu
         .await
         .map_err(|e| rpc(&Error::internal(e.to_string())))?
         .map_err(|e| rpc(&e))?;
-    let err = |e: crate::tasks::TaskError| rpc(&Error::from(e));
+    let err = |e: scholia_tasks::TaskError| rpc(&Error::from(e));
     let value = match a.action.as_str() {
         "start" => {
             let query = a.query.unwrap_or_default();

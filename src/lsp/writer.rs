@@ -10,8 +10,8 @@ use tower_lsp_server::ls_types::*;
 
 use super::State;
 use super::documents::Document;
-use crate::engine::{BoxFuture, DiskWriter, NotePath, NoteWriter, SectionEdit, WriteError};
-use crate::vault::section;
+use scholia_engine::{BoxFuture, DiskWriter, NotePath, NoteWriter, SectionEdit, WriteError};
+use scholia_vault::section;
 
 const APPLY_TIMEOUT: Duration = Duration::from_secs(30);
 

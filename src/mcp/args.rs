@@ -4,7 +4,7 @@
 use rmcp::model::JsonObject;
 use serde_json::Value;
 
-use crate::error::Error;
+use scholia_base::Error;
 
 pub struct Args {
     tool: &'static str,

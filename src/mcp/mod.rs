@@ -22,10 +22,10 @@ use tokio_util::sync::CancellationToken;
 
 pub use tools::{MAX_FIELD, MAX_TEXT};
 
-use crate::config::{Dirs, ProcessEnv};
-use crate::engine::{Engine, JobStart, ProgressSink};
-use crate::error::Error;
-use crate::index::{INDEXING, VaultSlot};
+use scholia_base::Error;
+use scholia_engine::config::{Dirs, ProcessEnv};
+use scholia_engine::{Engine, JobStart, ProgressSink};
+use scholia_index::{INDEXING, VaultSlot};
 
 /// How `scholia mcp` runs.
 #[derive(Debug, Clone)]
@@ -74,10 +74,10 @@ impl Scholia {
                 })
             };
             // Research-note tasks on this vault use this session (and write on disk).
-            let host = move |session: &Arc<crate::index::VaultSession>| {
-                engine.host_notes(crate::engine::NoteHost {
+            let host = move |session: &Arc<scholia_index::VaultSession>| {
+                engine.host_notes(scholia_engine::NoteHost {
                     session: session.clone(),
-                    writer: Arc::new(crate::engine::DiskWriter),
+                    writer: Arc::new(scholia_engine::DiskWriter),
                 })
             };
             if let Err(e) = slot.serve(root, dirs, &start, &host, shutdown).await {
@@ -91,7 +91,7 @@ impl Scholia {
 struct Logged;
 
 impl ProgressSink for Logged {
-    fn update(&self, u: &crate::engine::Update) {
+    fn update(&self, u: &scholia_engine::Update) {
         tracing::debug!("indexing: {}", u.message);
     }
     fn end(&self, message: &str) {
@@ -106,7 +106,7 @@ pub fn serve(options: McpOptions) -> anyhow::Result<()> {
         None => std::env::current_dir()?,
     };
     // A vault that is not there is an error now, not a server that answers "opening" forever.
-    let root = crate::vault::Vault::open(&root)
+    let root = scholia_vault::Vault::open(&root)
         .map_err(Error::from)?
         .root()
         .to_path_buf();
@@ -302,7 +302,7 @@ impl ServerHandler for Scholia {
         let path = note_path(&request.uri).map_err(fail)?;
         let vault = self.vault.wait(VAULT_WAIT).await.map_err(fail)?;
         let mut note = vault
-            .read_note(&path, None, 0, crate::index::PAGE_CHARS)
+            .read_note(&path, None, 0, scholia_index::PAGE_CHARS)
             .await
             .map_err(fail)?;
         if let Some(next) = note.next_offset {

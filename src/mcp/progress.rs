@@ -10,8 +10,8 @@ use rmcp::{Peer, RoleServer};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::{Engine, Job, JobStart, ProgressSink, Update};
-use crate::error::Error;
+use scholia_base::Error;
+use scholia_engine::{Engine, Job, JobStart, ProgressSink, Update};
 
 /// What a long tool needs of its request.
 pub struct RunContext {
@@ -80,7 +80,7 @@ impl ProgressSink for Sink {
 /// Progress notifications for a job, when the client asked for them (a progress token).
 fn sink(peer: Peer<RoleServer>, token: Option<ProgressToken>, _: &JobStart) -> Arc<dyn ProgressSink> {
     let Some(token) = token else {
-        return Arc::new(crate::engine::NoProgress);
+        return Arc::new(scholia_engine::NoProgress);
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {

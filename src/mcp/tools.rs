@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 use super::Scholia;
 use super::args::Args;
 use super::progress::RunContext;
-use crate::engine::{Answer, DiskWriter, Question, Summary};
-use crate::error::Error;
-use crate::index::PAGE_CHARS;
-use crate::research::deep_search::DeepSearchRequest;
-use crate::research::note::Depth;
-use crate::research::sonar;
+use scholia_base::Error;
+use scholia_engine::{Answer, DiskWriter, Question, Summary};
+use scholia_index::PAGE_CHARS;
+use scholia_research::deep_search::DeepSearchRequest;
+use scholia_research::note::Depth;
+use scholia_research::sonar;
 
 /// Text a tool result carries at most (about 6,000 tokens): an agent's context is not flooded.
 pub const MAX_TEXT: usize = 24_000;
@@ -241,7 +241,7 @@ fn task_tools() -> Vec<Tool> {
                 "enable_notifications": {"type": "boolean", "default": true, "description": "A desktop notification when it completes"},
                 "max_wait_hours": {"type": "number", "minimum": 0.1, "maximum": 72, "default": 8, "description": "Give up (and cancel at Gemini) after this long"},
                 "model": {"type": "string", "default": "deep-research-pro-preview-12-2025", "description": "The Gemini deep-research agent"},
-                "kind": {"type": "string", "enum": crate::tasks::Kind::NAMES, "default": "gemini", "description": "gemini: Gemini Deep Research (needs GEMINI_API_KEY); deep-search: scholia's own multi-round deep search, run in the background; research-note: deep research of `note`, written into its `## Research` section when done (`query` is then the optional focus)"},
+                "kind": {"type": "string", "enum": scholia_tasks::Kind::NAMES, "default": "gemini", "description": "gemini: Gemini Deep Research (needs GEMINI_API_KEY); deep-search: scholia's own multi-round deep search, run in the background; research-note: deep research of `note`, written into its `## Research` section when done (`query` is then the optional focus)"},
                 "note": {"type": "string", "description": "research-note only: the note's vault path"}
             }, "required": ["query"]}),
             any.clone(),
@@ -517,10 +517,9 @@ async fn deep_search(s: &Scholia, args: Option<JsonObject>, run: RunContext) -> 
         let max_iterations = a.opt_int("max_iterations", 1, 50)?.map(|n| n as u32);
         let backend = match a.raw("backend") {
             None => None,
-            Some(_) => Some(crate::config::DeepSearchBackend::parse(
-                "backend",
-                a.choice("backend", &["gemini-cli", "llm"], "")?,
-            )?),
+            Some(_) => {
+                scholia_engine::config::DeepSearchBackend::parse(a.choice("backend", &["gemini-cli", "llm"], "")?)
+            }
         };
         let note = a.opt_string("note", "a note path relative to the vault")?;
         Ok((
@@ -617,9 +616,9 @@ fn task_name(name: &str) -> &'static str {
 }
 
 async fn task_tool(s: &Scholia, name: &'static str, args: Option<JsonObject>) -> Result<CallToolResult, Error> {
-    use crate::engine::ReportSave;
-    use crate::engine::TaskStart;
-    use crate::tasks::Kind;
+    use scholia_engine::ReportSave;
+    use scholia_engine::TaskStart;
+    use scholia_tasks::Kind;
     let engine = s.engine.clone();
     let tasks = tokio::task::spawn_blocking(move || engine.tasks())
         .await
@@ -645,7 +644,7 @@ async fn task_tool(s: &Scholia, name: &'static str, args: Option<JsonObject>) ->
                     "note",
                 ],
             )?;
-            let kind = match a.choice("kind", crate::tasks::Kind::NAMES, "gemini")? {
+            let kind = match a.choice("kind", scholia_tasks::Kind::NAMES, "gemini")? {
                 "deep-search" => Kind::DeepSearch,
                 "research-note" => Kind::ResearchNote,
                 _ => Kind::Gemini,

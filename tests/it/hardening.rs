@@ -365,7 +365,7 @@ mod properties {
             },
             links: contain::Links::from_urls([url, title]),
         };
-        let body = deep_search::render_section(e, &result, Some(title)).unwrap();
+        let body = deep_search::render_section(e.context(), &result, Some(title)).unwrap();
         out.extend(
             SectionEdit::question(&deep_search::heading_for(title).replace('\r', " "), body, &result.links).ok(),
         );
@@ -387,8 +387,8 @@ mod properties {
                     cached: false,
                 },
             };
-            let body = sonar::render_section(e, &req, &a, None).unwrap();
-            out.extend(SectionEdit::question(&deep_search::heading_for(&req.query), body, &a.links()).ok());
+            let body = sonar::render_section(e.context(), &req, &a, None).unwrap();
+            out.extend(SectionEdit::question(&deep_search::heading_for(&req.query), body, &sonar::links(&a)).ok());
         }
         out
     }

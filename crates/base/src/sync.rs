@@ -1,0 +1,56 @@
+//! One policy for blocking work and one for locks.
+
+use std::sync::{Mutex, MutexGuard};
+
+use crate::error::Error;
+
+/// A lock that a panicking holder cannot poison for everyone after it: the data is what it
+/// was when the panic happened, and every lock in scholia is taken this way.
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `f` on the blocking pool (file and index work never runs on the async runtime); a
+/// panic there is re-raised here, so it is never mistaken for an error value.
+pub async fn spawn_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(v) => v,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        // The runtime is shutting down: nothing will look at the result.
+        Err(e) => panic!("blocking work was cancelled: {e}"),
+    }
+}
+
+/// [`spawn_blocking`] for work that returns scholia's [`Error`].
+pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, Error> + Send + 'static) -> Result<T, Error> {
+    spawn_blocking(f).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_poisoned_lock_still_opens() {
+        let m = std::sync::Arc::new(Mutex::new(1));
+        let m2 = m.clone();
+        let _ = std::thread::spawn(move || {
+            let _g = m2.lock().unwrap();
+            panic!("holder panics");
+        })
+        .join();
+        assert!(m.lock().is_err(), "std poisons it");
+        *lock(&m) += 1;
+        assert_eq!(*lock(&m), 2);
+    }
+
+    #[test]
+    fn panics_in_blocking_work_are_raised_again() {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rt.block_on(spawn_blocking(|| -> u8 { panic!("inside") }))
+        }));
+        assert!(caught.is_err());
+        assert_eq!(rt.block_on(blocking(|| Ok(3))).unwrap(), 3);
+    }
+}

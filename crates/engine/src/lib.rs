@@ -1,0 +1,236 @@
+//! The engine: the facade every surface calls. One composition root ([`Engine::load`]: settings,
+//! prompts, every client, the research [`Context`]), one operation per capability with its
+//! defaults inside (`ops.rs`, `answers.rs`, `tasks.rs`), the task API, the server host the
+//! language server and the MCP server share (`host.rs`), and the note-writer port
+//! ([`NoteWriter`]). Surfaces (CLI, LSP, MCP, the task runner) translate their protocol to these
+//! calls and back; they do not set up, default or decide.
+
+pub mod config;
+mod events;
+mod ops;
+mod tasks;
+mod writer;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+
+pub use events::Event;
+pub use ops::{Answer, BackgroundOutcome, Question, QuestionOutcome, ResearchOutcome};
+pub use scholia_base::{
+    Error, ErrorKind, Job, JobId, JobInfo, JobStart, Jobs, NoProgress, ProgressSink, Summary, Update, blocking,
+};
+pub use scholia_index::SearchResults;
+pub use scholia_research::Context;
+pub use scholia_vault::{NotePath, QUESTION_MARKER, SECTION, SECTION_LEVEL, SectionEdit};
+pub use tasks::{MAX_WAIT_HOURS, NoteHost, REPORT_DIR, REPORT_PREFIX, ReportSave, TaskStart};
+pub use writer::{BoxFuture, DiskWriter, NoteWriter, WriteError};
+
+use config::{Env, FileConfig, SearchProvider, Settings};
+use scholia_prompts::{self as prompts, Library};
+use scholia_providers::gemini_cli::GeminiCli;
+use scholia_providers::llm::ChatClient;
+use scholia_providers::sonar::Sonar;
+use scholia_providers::web::fetch::Fetcher;
+use scholia_providers::web::search::{DuckDuckGo, Searxng, WebSearch};
+use scholia_research::DeepSearchDefaults;
+
+/// How long one page fetch may take.
+pub const PAGE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Settings, prompts and every remote client, built once per process (or per vault for the
+/// language server, whose settings come from the vault's folder).
+pub struct Engine {
+    pub(crate) settings: Settings,
+    /// What the pipelines may use: clients, limits, prompts.
+    pub(crate) ctx: Context,
+    jobs: Jobs,
+    /// The background-task service of the data directory, opened on first use.
+    tasks: std::sync::OnceLock<Arc<scholia_tasks::Tasks>>,
+    /// The vault whose research-note tasks this process writes through its own writer.
+    note_host: Mutex<Option<tasks::HostedNotes>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Loads settings (`overrides` > environment > `.scholia.toml` under `vault_root` >
+    /// defaults) and builds the engine. Blocking: reads files.
+    pub fn load(env: &dyn Env, vault_root: Option<&Path>, overrides: Option<&FileConfig>) -> Result<Engine, Error> {
+        Engine::new(Settings::load(env, vault_root, overrides)?)
+    }
+
+    /// Builds the prompt library and every client from `settings`. Blocking: reads prompt
+    /// overrides and cleans up the Gemini CLI's orphaned temp files (once per process).
+    pub fn new(settings: Settings) -> Result<Engine, Error> {
+        let library = Library::load(Some(&settings.dirs.config))?;
+        cleanup_once(&settings.dirs.config);
+        let search: Arc<dyn WebSearch> = match &settings.search {
+            SearchProvider::DuckDuckGo { url } => Arc::new(DuckDuckGo::new(url)),
+            SearchProvider::Searxng { url } => Arc::new(Searxng::new(url)),
+        };
+        let sonar = match &settings.openrouter {
+            Some(config) => Some(Sonar::new(
+                config.clone(),
+                library.render(prompts::SONAR_SYSTEM, serde_json::json!({}))?,
+            )),
+            None => None,
+        };
+        let mut gemini = GeminiCli::new(
+            &settings.gemini_cli.program,
+            &settings.dirs.config,
+            settings.gemini_cli.env.clone(),
+        );
+        gemini.timeout = settings.gemini_cli.timeout;
+        gemini.kill_grace = gemini.kill_grace.min(gemini.timeout);
+        if let Some(u) = &settings.untrusted {
+            tracing::info!("{u}");
+        }
+        match &settings.llm {
+            None => tracing::info!("no LLM configured: research runs offline"),
+            Some(l) => tracing::info!(
+                "research LLM: {} at {}",
+                l.model,
+                scholia_providers::http::redact(&l.base_url)
+            ),
+        }
+        let ctx = Context {
+            llm: settings.llm.clone().map(|c| Arc::new(ChatClient::new(c))),
+            fetcher: Fetcher::new(settings.allow_private_hosts),
+            search_permits: Arc::new(Semaphore::new(settings.search_concurrency.max(1))),
+            search_timeout: settings.search_timeout,
+            page_timeout: PAGE_TIMEOUT,
+            gemini,
+            gemini_model: settings.gemini_cli.model.clone(),
+            gemini_correction_model: settings.gemini_cli.correction_model.clone(),
+            sonar,
+            library,
+            search,
+            deep_search: DeepSearchDefaults {
+                max_iterations: settings.deep_search_max_iterations,
+                backend: settings.deep_search_backend,
+            },
+        };
+        Ok(Engine {
+            ctx,
+            settings,
+            jobs: Jobs::default(),
+            tasks: std::sync::OnceLock::new(),
+            note_host: Mutex::new(None),
+        })
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The settings of an untrusted vault's `.scholia.toml` that were ignored, if any: each
+    /// surface shows this once (and the editor offers to trust the vault).
+    pub fn untrusted(&self) -> Option<&config::trust::Untrusted> {
+        self.settings.untrusted.as_ref()
+    }
+
+    pub fn library(&self) -> &Library {
+        &self.ctx.library
+    }
+
+    /// What the pipelines run with.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// The running jobs of this engine.
+    pub fn jobs(&self) -> &Jobs {
+        &self.jobs
+    }
+
+    /// Shares `jobs` (a process has one registry: a surface that runs jobs before the engine
+    /// exists, such as indexing in the language server, passes its own in).
+    pub fn with_jobs(mut self, jobs: Jobs) -> Engine {
+        self.jobs = jobs;
+        self
+    }
+
+    /// The background tasks of the data directory (opens the store on first use; blocking).
+    pub fn tasks(&self) -> Result<Arc<scholia_tasks::Tasks>, Error> {
+        if let Some(t) = self.tasks.get() {
+            return Ok(t.clone());
+        }
+        let interactions = self
+            .settings
+            .gemini_api
+            .as_ref()
+            .map(|(base, key)| scholia_providers::interactions::Interactions::new(base, key.clone()));
+        let opened = Arc::new(scholia_tasks::Tasks::open(
+            &self.settings.dirs.data,
+            interactions,
+            self.settings.tasks_poll,
+            self.settings.tasks_price,
+        )?);
+        Ok(self.tasks.get_or_init(|| opened).clone())
+    }
+
+    /// Runs background tasks until `shutdown` (a surface calls this once per process).
+    pub async fn run_tasks(self: &Arc<Self>, shutdown: tokio_util::sync::CancellationToken) -> Result<(), Error> {
+        let engine = self.clone();
+        let tasks = blocking(move || engine.tasks()).await?;
+        Ok(tasks.run(Arc::new(tasks::TaskRunner(self.clone())), shutdown).await?)
+    }
+
+    /// Which providers are configured, for health checks and status lines (never a secret:
+    /// URLs are shown without credentials, keys only as "set").
+    pub fn providers(&self) -> serde_json::Value {
+        let s = &self.settings;
+        let llm = s.llm.as_ref().map(|l| {
+            serde_json::json!({"model": l.model, "base_url": scholia_providers::http::redact(&l.base_url), "key": l.api_key.is_some()})
+        });
+        let search = match &s.search {
+            SearchProvider::DuckDuckGo { url } => {
+                serde_json::json!({"provider": "duckduckgo", "url": scholia_providers::http::redact(url)})
+            }
+            SearchProvider::Searxng { url } => {
+                serde_json::json!({"provider": "searxng", "url": scholia_providers::http::redact(url)})
+            }
+        };
+        serde_json::json!({
+            "llm": llm,
+            "search": search,
+            "sonar": s.openrouter.as_ref().map(|o| serde_json::json!({"base_url": scholia_providers::http::redact(&o.base_url), "default_model": s.sonar_model})),
+            "gemini_api": s.gemini_api.as_ref().map(|(base, _)| serde_json::json!({"base_url": scholia_providers::http::redact(base), "agent": s.gemini_agent})),
+            "gemini_cli": s.gemini_cli.program,
+            "data_dir": s.dirs.data,
+            "untrusted": s.untrusted.as_ref().map(|u| u.to_string()),
+        })
+    }
+
+    /// The research LLM's model, when one is configured.
+    pub fn llm_model(&self) -> Option<&str> {
+        self.ctx.llm.as_deref().map(ChatClient::model)
+    }
+
+    /// Sets the timeout between page fetches (benchmarks and tests of slow pages).
+    pub fn with_page_timeout(mut self, timeout: Duration) -> Engine {
+        self.ctx.page_timeout = timeout;
+        self
+    }
+}
+
+/// Deletes the Gemini CLI's orphaned temp files of `config` once per process.
+fn cleanup_once(config: &Path) {
+    static DONE: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+    let first = scholia_base::lock(&DONE)
+        .get_or_insert_with(HashSet::new)
+        .insert(config.to_path_buf());
+    if first {
+        GeminiCli::startup_cleanup(config);
+    }
+}

@@ -1,0 +1,471 @@
+//! The vault's full-text index (tantivy), persisted in the cache directory.
+//!
+//! One process holds the tantivy writer lock and keeps the index current (start-up sync by
+//! mtime+size, a file watcher, open editor buffers); any other process on the same vault opens
+//! it read-only, follows the writer's commits, and takes the lock over when it is released.
+//!
+//! Depends on `base` and `vault` only: it knows notes, never models, pipelines or protocols.
+
+mod notes;
+mod related;
+pub mod schema;
+mod search;
+mod session;
+mod sync;
+pub mod tokenizer;
+mod watch;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tantivy::directory::error::LockError;
+use tantivy::directory::{Directory, MmapDirectory};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyError, Term};
+
+pub use notes::{NoteContent, NoteList, PAGE_CHARS};
+pub use related::{Likeness, Related, Terms};
+pub use schema::Outline;
+pub use search::{Hit, NoteInfo, NoteRef, SearchResults, Symbol, SymbolKind};
+pub use session::{INDEXING, IndexEvent, VaultSession, VaultSlot};
+pub use sync::{Progress, SyncSummary};
+pub use watch::Updates;
+
+use schema::Fields;
+use scholia_vault::Vault;
+use scholia_vault::scan::{NoteFilter, Stamp};
+
+/// Notes longer than this are indexed up to here (and counted as truncated).
+pub const MAX_INDEX_BYTES: u64 = 2 * 1024 * 1024;
+const MARKER: &str = "scholia-index.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("index directory `{0}` is inside the vault; set SCHOLIA_CACHE_DIR to a directory outside it")]
+    InsideVault(String),
+    #[error("index directory `{path}`: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("index: {0}")]
+    Tantivy(#[from] TantivyError),
+    #[error("index is read-only: another scholia process on this vault holds the writer")]
+    ReadOnly,
+    #[error("query: empty; type some words, a \"quoted phrase\", or title:word")]
+    EmptyQuery,
+    #[error("query: {chars} characters is longer than {max}; give a few words")]
+    QueryTooLong { chars: usize, max: usize },
+    #[error("cancelled; what was indexed so far is kept")]
+    Cancelled,
+    #[error("the index cannot be read ({0}) and another scholia process is writing it; try again in a moment")]
+    Busy(String),
+}
+
+impl scholia_base::Coded for IndexError {
+    fn code(&self) -> &'static str {
+        match self {
+            IndexError::InsideVault(_) => "INVALID_CONFIG",
+            IndexError::EmptyQuery | IndexError::QueryTooLong { .. } => "INVALID_QUERY",
+            IndexError::ReadOnly => "INDEX_READ_ONLY",
+            IndexError::Busy(_) => "INDEX_BUSY",
+            IndexError::Io { .. } | IndexError::Tantivy(_) => "INDEX_FAILED",
+            IndexError::Cancelled => "CANCELLED",
+        }
+    }
+    fn kind(&self) -> scholia_base::ErrorKind {
+        use scholia_base::ErrorKind;
+        match self {
+            IndexError::InsideVault(_) | IndexError::EmptyQuery | IndexError::QueryTooLong { .. } => {
+                ErrorKind::InvalidInput
+            }
+            IndexError::ReadOnly | IndexError::Busy(_) => ErrorKind::Conflict,
+            IndexError::Io { .. } | IndexError::Tantivy(_) => ErrorKind::Io,
+            IndexError::Cancelled => ErrorKind::Cancelled,
+        }
+    }
+}
+
+/// Tuning for the writer: indexing threads and their shared memory budget.
+#[derive(Debug, Clone, Copy)]
+pub struct WriterOptions {
+    pub threads: usize,
+    pub memory_bytes: usize,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 2);
+        WriterOptions {
+            threads,
+            memory_bytes: threads * 20_000_000,
+        }
+    }
+}
+
+pub struct VaultIndex {
+    vault: Vault,
+    dir: PathBuf,
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+    options: WriterOptions,
+    writer: Mutex<Option<IndexWriter>>,
+    filter: NoteFilter,
+    /// Unsaved editor buffers: indexed instead of the file on disk while open.
+    overlays: Mutex<HashMap<String, String>>,
+    /// Bytes of note bodies the indexing threads have tokenized (see `tokenizer::BODY`).
+    body_consumed: Arc<AtomicU64>,
+    /// Every note name, for finding names in a text (see `related`).
+    names: Mutex<Option<Arc<related::Names>>>,
+    /// This process has brought the whole vault into the index: its commits say so.
+    complete: std::sync::atomic::AtomicBool,
+}
+
+/// The payload of commits made once the writer's start-up sync is over: what a second process
+/// waits for before it trusts the index to hold the whole vault.
+const COMPLETE: &str = "scholia:complete";
+
+impl VaultIndex {
+    /// Opens (or creates, or rebuilds when corrupt or foreign) the index of `vault` in `dir`.
+    pub fn open(vault: Vault, dir: &Path, options: WriterOptions) -> Result<VaultIndex, IndexError> {
+        let io = |source| IndexError::Io {
+            path: dir.display().to_string(),
+            source,
+        };
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let dir = dir.canonicalize().map_err(io)?;
+        if dir.starts_with(vault.root()) {
+            return Err(IndexError::InsideVault(dir.display().to_string()));
+        }
+        let (schema, fields) = schema::build();
+        let (index, created) = open_or_rebuild(&dir, &schema, vault.root())?;
+        let body_consumed = Arc::new(AtomicU64::new(0));
+        tokenizer::register(index.tokenizers(), body_consumed.clone());
+        let mut writer = try_writer(&index, options)?;
+        // Creating the index held the writer lock a moment ago: a child process another thread
+        // forked meanwhile holds a copy of that lock until it execs. Wait it out, briefly.
+        for _ in 0..(if created { 50 } else { 0 }) {
+            if writer.is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            writer = try_writer(&index, options)?;
+        }
+        let policy = if writer.is_some() {
+            ReloadPolicy::Manual
+        } else {
+            ReloadPolicy::OnCommitWithDelay
+        };
+        let reader = index.reader_builder().reload_policy(policy).try_into()?;
+        Ok(VaultIndex {
+            filter: NoteFilter::new(vault.root()),
+            vault,
+            dir,
+            index,
+            reader,
+            fields,
+            options,
+            writer: Mutex::new(writer),
+            overlays: Mutex::new(HashMap::new()),
+            body_consumed,
+            names: Mutex::new(None),
+            complete: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    pub fn vault(&self) -> &Vault {
+        &self.vault
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn is_writer(&self) -> bool {
+        self.writer.lock().unwrap().is_some()
+    }
+
+    /// A read-only index tries to take the writer lock over; `true` once it holds it.
+    pub fn try_acquire_writer(&self) -> Result<bool, IndexError> {
+        let mut guard = self.writer.lock().unwrap();
+        if guard.is_none() {
+            *guard = try_writer(&self.index, self.options)?;
+        }
+        Ok(guard.is_some())
+    }
+
+    /// Makes the latest commit (another process's too) visible to searches now.
+    pub fn reload(&self) -> Result<(), IndexError> {
+        Ok(self.reader.reload()?)
+    }
+
+    /// Number of notes searchable now.
+    pub fn num_notes(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    fn writer(&self) -> Result<MutexGuard<'_, Option<IndexWriter>>, IndexError> {
+        let guard = self.writer.lock().unwrap();
+        if guard.is_none() {
+            return Err(IndexError::ReadOnly);
+        }
+        Ok(guard)
+    }
+
+    fn path_term(&self, rel: &str) -> Term {
+        Term::from_field_text(self.fields.path, rel)
+    }
+
+    /// Makes committed changes visible to searches in this process.
+    fn commit(&self, writer: &mut IndexWriter) -> Result<(), IndexError> {
+        let mut prepared = writer.prepare_commit()?;
+        if self.complete.load(Ordering::Relaxed) {
+            prepared.set_payload(COMPLETE);
+        }
+        prepared.commit()?;
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    /// Marks the start-up sync over: this and later commits say the index holds the vault.
+    fn mark_complete(&self, writer: &mut IndexWriter) -> Result<(), IndexError> {
+        self.complete.store(true, Ordering::Relaxed);
+        self.commit(writer)
+    }
+
+    /// Whether the process writing the index has finished its start-up sync (a reader asks
+    /// before it answers from the index).
+    pub fn writer_is_complete(&self) -> bool {
+        self.index
+            .load_metas()
+            .is_ok_and(|m| m.payload.as_deref() == Some(COMPLETE))
+    }
+
+    /// Indexes `text` as the content of `rel` (an unsaved buffer, or a file just read).
+    /// Not visible until [`VaultIndex::flush`].
+    fn put(&self, writer: &IndexWriter, rel: &str, stamp: Stamp, text: &str) -> Result<(), IndexError> {
+        let note = scholia_vault::parse::parse(text, scholia_vault::stem(rel));
+        writer.delete_term(self.path_term(rel));
+        writer.add_document(schema::document(&self.fields, rel, stamp, &note))?;
+        Ok(())
+    }
+
+    /// Commits pending changes and reloads the reader.
+    pub fn flush(&self) -> Result<(), IndexError> {
+        let mut guard = self.writer()?;
+        self.commit(guard.as_mut().expect("checked"))
+    }
+
+    /// Records the unsaved text of an open buffer and indexes it (visible after a flush).
+    pub fn set_overlay(&self, rel: &str, text: String) -> Result<(), IndexError> {
+        let stamp = std::fs::metadata(self.vault.abs(rel))
+            .map(|m| Stamp::of(&m))
+            .unwrap_or_default();
+        let guard = self.writer()?;
+        self.put(guard.as_ref().expect("checked"), rel, stamp, &text)?;
+        self.overlays.lock().unwrap().insert(rel.to_string(), text);
+        Ok(())
+    }
+
+    /// Forgets a closed buffer and re-indexes the file from disk.
+    pub fn clear_overlay(&self, rel: &str) -> Result<(), IndexError> {
+        self.overlays.lock().unwrap().remove(rel);
+        self.refresh(&self.vault.abs(rel))
+    }
+
+    /// Brings one path up to date with the disk (or the open buffer): re-indexed, or removed
+    /// when it no longer is a note. Visible after a flush.
+    pub fn refresh(&self, abs: &Path) -> Result<(), IndexError> {
+        let Some(rel) = self.vault.rel(abs) else {
+            return Ok(());
+        };
+        let guard = self.writer()?;
+        let writer = guard.as_ref().expect("checked");
+        if let Some(text) = self.overlays.lock().unwrap().get(&rel) {
+            let stamp = std::fs::metadata(abs).map(|m| Stamp::of(&m)).unwrap_or_default();
+            return self.put(writer, &rel, stamp, text);
+        }
+        let meta = std::fs::metadata(abs).ok().filter(|m| m.is_file());
+        let Some(meta) = meta.filter(|_| self.filter.is_note_path(abs) && self.vault.holds(abs)) else {
+            writer.delete_term(self.path_term(&rel));
+            return Ok(());
+        };
+        match scholia_vault::read::read_text(abs, MAX_INDEX_BYTES, true) {
+            Ok(t) => self.put(writer, &rel, Stamp::of(&meta), &t.text),
+            Err(e) => {
+                tracing::info!("skipping {rel}: {e}");
+                writer.delete_term(self.path_term(&rel));
+                Ok(())
+            }
+        }
+    }
+
+    /// Removes every note under the vault-relative directory `rel_dir` (or the note `rel_dir`).
+    pub fn remove_prefix(&self, rel_dir: &str) -> Result<usize, IndexError> {
+        let stamps = self.stamps()?;
+        let prefix = format!("{rel_dir}/");
+        let guard = self.writer()?;
+        let writer = guard.as_ref().expect("checked");
+        let mut n = 0;
+        for rel in stamps.keys().filter(|k| k.starts_with(&prefix) || *k == rel_dir) {
+            writer.delete_term(self.path_term(rel));
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Path → stamp of every indexed note, read from the fast fields.
+    pub fn stamps(&self) -> Result<HashMap<String, Stamp>, IndexError> {
+        let searcher = self.reader.searcher();
+        let mut out = HashMap::with_capacity(searcher.num_docs() as usize);
+        let mut buf = String::new();
+        for seg in searcher.segment_readers() {
+            let ff = seg.fast_fields();
+            let Some(paths) = ff.str("path")? else { continue };
+            let mtime = ff.u64("mtime")?;
+            let size = ff.u64("size")?;
+            let alive = seg.alive_bitset();
+            for doc in 0..seg.max_doc() {
+                if alive.is_some_and(|a| !a.is_alive(doc)) {
+                    continue;
+                }
+                let Some(ord) = paths.term_ords(doc).next() else {
+                    continue;
+                };
+                buf.clear();
+                if paths.ord_to_str(ord, &mut buf).map_err(|e| IndexError::Io {
+                    path: self.dir.display().to_string(),
+                    source: e,
+                })? {
+                    let stamp = Stamp {
+                        mtime_ns: mtime.first(doc).unwrap_or(0),
+                        size: size.first(doc).unwrap_or(0),
+                    };
+                    out.insert(buf.clone(), stamp);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn try_writer(index: &Index, options: WriterOptions) -> Result<Option<IndexWriter>, IndexError> {
+    match index.writer_with_num_threads(options.threads, options.memory_bytes) {
+        Ok(w) => Ok(Some(w)),
+        Err(TantivyError::LockFailure(LockError::LockBusy, _)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Marker {
+    format: u32,
+    vault: String,
+}
+
+fn write_marker(dir: &Path, vault: &Path) -> std::io::Result<()> {
+    let marker = Marker {
+        format: schema::FORMAT,
+        vault: vault.display().to_string(),
+    };
+    std::fs::write(
+        dir.join(MARKER),
+        serde_json::to_vec_pretty(&marker).expect("marker serialises"),
+    )
+}
+
+/// `Err(None)`: nothing there yet. `Err(Some(reason))`: something there that must be rebuilt.
+fn open_existing(dir: &Path, schema: &tantivy::schema::Schema) -> Result<Index, Option<String>> {
+    let has_meta = dir.join("meta.json").exists();
+    let marker: Option<Marker> = std::fs::read(dir.join(MARKER))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    match (has_meta, marker) {
+        (false, None) => return Err(None),
+        (false, Some(_)) => return Err(Some("index files are missing".into())),
+        (true, None) => return Err(Some("not a scholia index (no marker)".into())),
+        (true, Some(m)) if m.format != schema::FORMAT => {
+            return Err(Some(format!("index format {} is not {}", m.format, schema::FORMAT)));
+        }
+        (true, Some(_)) => {}
+    }
+    let index = Index::open_in_dir(dir).map_err(|e| Some(format!("cannot open it: {e}")))?;
+    if index.schema() != *schema {
+        return Err(Some("schema differs".into()));
+    }
+    // Opening reads only meta.json; a reader opens every segment and finds damaged files.
+    index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()
+        .map(|_: IndexReader| ())
+        .map_err(|e| Some(format!("cannot read it: {e}")))?;
+    Ok(index)
+}
+
+/// How long a process that cannot read the index waits for the one writing it.
+const BUSY_RETRIES: usize = 10;
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// Opens the index in `dir`, or rebuilds it when it is missing, corrupt or foreign — but only
+/// while holding the writer lock: a process that fails to read an index another process is
+/// committing to retries instead of deleting it.
+/// The index in `dir`, and whether it was created (or rebuilt) now.
+fn open_or_rebuild(dir: &Path, schema: &tantivy::schema::Schema, vault: &Path) -> Result<(Index, bool), IndexError> {
+    let io = |source| IndexError::Io {
+        path: dir.display().to_string(),
+        source,
+    };
+    let mut last_reason = None;
+    for attempt in 0..=BUSY_RETRIES {
+        let reason = match open_existing(dir, schema) {
+            Ok(index) => return Ok((index, false)),
+            Err(reason) => reason,
+        };
+        let mmap = MmapDirectory::open(dir).map_err(|e| io(std::io::Error::other(e)))?;
+        let lock = match mmap.acquire_lock(&tantivy::directory::INDEX_WRITER_LOCK) {
+            Ok(lock) => lock,
+            Err(LockError::LockBusy) => {
+                tracing::info!(
+                    attempt,
+                    "the index is being written by another process; reading it again shortly"
+                );
+                last_reason = reason;
+                std::thread::sleep(BUSY_WAIT);
+                continue;
+            }
+            Err(LockError::IoError(e)) => return Err(io(std::io::Error::other(e.to_string()))),
+        };
+        if let Some(reason) = reason {
+            tracing::warn!(dir = %dir.display(), "rebuilding the index: {reason}");
+        }
+        wipe(dir).map_err(io)?;
+        let index = Index::create(mmap, schema.clone(), Default::default())?;
+        write_marker(dir, vault).map_err(io)?;
+        drop(lock);
+        return Ok((index, true));
+    }
+    Err(IndexError::Busy(
+        last_reason.unwrap_or_else(|| "it is being created".into()),
+    ))
+}
+
+/// Removes the files of an index directory (never sub-directories: it is not ours to empty,
+/// nor the lock files another process may hold).
+fn wipe(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let is_lock = name.to_string_lossy().ends_with(".lock");
+        if entry.file_type()?.is_file() && !is_lock {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
+}

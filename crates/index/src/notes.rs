@@ -1,0 +1,178 @@
+//! Reading and listing notes for agents and other surfaces: a note (or one of its sections) in
+//! pages of bounded size, and the vault's notes by folder and tag.
+
+use serde::Serialize;
+
+use super::{NoteInfo, VaultSession};
+use scholia_base::{Error, ErrorKind};
+use scholia_base::{Summary, blocking};
+use scholia_vault::{parse, section};
+
+/// Characters of a note one read returns at most.
+pub const PAGE_CHARS: usize = 20_000;
+
+/// A note, or one of its sections, from `offset` (in characters).
+#[derive(Debug, Clone, Serialize)]
+pub struct NoteContent {
+    pub path: String,
+    pub title: String,
+    pub heading: Option<String>,
+    pub content: String,
+    /// Where `content` starts, in characters of the note (or section).
+    pub offset: usize,
+    pub total_chars: usize,
+    /// Where the next page starts; `None` when this is the end.
+    pub next_offset: Option<usize>,
+}
+
+impl Summary for NoteContent {
+    fn summary(&self) -> String {
+        let what = match &self.heading {
+            Some(h) => format!("{} § {h}", self.path),
+            None => self.path.clone(),
+        };
+        match self.next_offset {
+            Some(next) => format!(
+                "{what}: characters {}..{next} of {}; read on with offset {next}",
+                self.offset, self.total_chars
+            ),
+            None if self.offset == 0 => format!("{what}: {} characters", self.total_chars),
+            None => format!("{what}: characters {}..{} (the end)", self.offset, self.total_chars),
+        }
+    }
+}
+
+/// Notes of the vault, a page at a time, by path.
+#[derive(Debug, Clone, Serialize)]
+pub struct NoteList {
+    pub notes: Vec<NoteInfo>,
+    pub total: usize,
+    pub offset: usize,
+    pub next_offset: Option<usize>,
+}
+
+impl Summary for NoteList {
+    fn summary(&self) -> String {
+        let shown = self.notes.len();
+        match self.next_offset {
+            Some(next) => format!(
+                "notes {}..{} of {}; more from offset {next}",
+                self.offset,
+                self.offset + shown,
+                self.total
+            ),
+            None => format!("{} of {} notes", shown, self.total),
+        }
+    }
+}
+
+fn invalid(field: &str, value: impl std::fmt::Display, valid: &str) -> Error {
+    Error::new(
+        "INVALID_INPUT",
+        ErrorKind::InvalidInput,
+        format!("{field}: `{value}` is not valid; valid: {valid}"),
+    )
+}
+
+impl VaultSession {
+    /// A note (or the section under `heading`, at any level) from character `offset`, at most
+    /// `limit` characters (off the runtime).
+    pub async fn read_note(
+        &self,
+        input: &str,
+        heading: Option<&str>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<NoteContent, Error> {
+        let limit = limit.clamp(1, PAGE_CHARS);
+        let note = self.resolve_async(input).await?;
+        let heading = heading.map(str::trim).filter(|h| !h.is_empty()).map(str::to_string);
+        blocking(move || {
+            let text = scholia_vault::read::read_note(&note.abs)?;
+            let parsed = parse::parse(&text, scholia_vault::stem(&note.rel));
+            let part = match &heading {
+                None => text.as_str(),
+                Some(h) => {
+                    let found = parsed
+                        .headings
+                        .iter()
+                        .find(|x| x.top_level && x.text.eq_ignore_ascii_case(h))
+                        .or_else(|| parsed.headings.iter().find(|x| x.text.eq_ignore_ascii_case(h)));
+                    let Some(found) = found else {
+                        let names: Vec<String> = parsed.headings.iter().map(|x| format!("`{}`", x.text)).collect();
+                        let valid = if names.is_empty() {
+                            "none: the note has no headings".to_string()
+                        } else {
+                            names.join(", ")
+                        };
+                        return Err(invalid("heading", h, &valid));
+                    };
+                    let range = section::find(&text, &found.text, found.level)
+                        .ok()
+                        .flatten()
+                        .unwrap_or_else(|| found.section.clone());
+                    &text[range]
+                }
+            };
+            let total_chars = part.chars().count();
+            if offset > total_chars {
+                return Err(invalid(
+                    "offset",
+                    offset,
+                    &format!("a number of characters from 0 to {total_chars}"),
+                ));
+            }
+            let content: String = part.chars().skip(offset).take(limit).collect();
+            let end = offset + content.chars().count();
+            Ok(NoteContent {
+                path: note.rel,
+                title: parsed.title,
+                heading,
+                content,
+                offset,
+                total_chars,
+                next_offset: (end < total_chars).then_some(end),
+            })
+        })
+        .await
+    }
+
+    /// Notes in `folder` with `tag` (either optional), `limit` from `offset` (off the runtime).
+    pub async fn list_notes(
+        &self,
+        folder: Option<&str>,
+        tag: Option<&str>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<NoteList, Error> {
+        let index = self.index().clone();
+        let (folder, tag) = (folder.map(str::to_string), tag.map(str::to_string));
+        if folder.as_deref().is_some_and(|f| f.split('/').any(|c| c == "..")) {
+            return Err(invalid(
+                "folder",
+                folder.unwrap_or_default(),
+                "a folder inside the vault, e.g. `Journal`",
+            ));
+        }
+        blocking(move || {
+            let (notes, total) = index.list_notes(folder.as_deref(), tag.as_deref(), offset, limit)?;
+            let end = offset + notes.len();
+            Ok(NoteList {
+                notes,
+                total,
+                offset,
+                next_offset: (end < total).then_some(end),
+            })
+        })
+        .await
+    }
+
+    async fn resolve_async(&self, input: &str) -> Result<scholia_vault::NotePath, Error> {
+        let (vault, input) = (self.vault().clone(), input.to_string());
+        blocking(move || {
+            let (rel, abs) = vault.resolve_rel(&input, None)?;
+            Ok(scholia_vault::NotePath { rel, abs })
+        })
+        .await
+    }
+}

@@ -1,0 +1,127 @@
+//! The index schema and how a parsed note becomes a tantivy document.
+
+use serde::{Deserialize, Serialize};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::{TantivyDocument, doc};
+
+use super::tokenizer::{BODY, PREFIXES, WORDS};
+use scholia_vault::parse::ParsedNote;
+use scholia_vault::scan::Stamp;
+
+/// Bumped whenever the schema or what goes into it changes: an index of another format is
+/// rebuilt, not read.
+pub const FORMAT: u32 = 3;
+
+#[derive(Clone, Copy)]
+pub struct Fields {
+    /// Vault-relative path, the document's identity.
+    pub path: Field,
+    /// Lower-cased names a wikilink may use: stem, path without extension, aliases.
+    pub key: Field,
+    pub title: Field,
+    pub headings: Field,
+    pub tags: Field,
+    pub body: Field,
+    /// Word prefixes of title, aliases and file name, for symbol search and completion.
+    pub sym_title: Field,
+    /// Word prefixes of headings.
+    pub sym_head: Field,
+    /// JSON [`Outline`] for symbols and heading lookups.
+    pub outline: Field,
+    pub mtime: Field,
+    pub size: Field,
+}
+
+pub fn build() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let words = |tokenizer: &str, positions: bool| {
+        let record = if positions {
+            IndexRecordOption::WithFreqsAndPositions
+        } else {
+            IndexRecordOption::WithFreqs
+        };
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(tokenizer)
+                .set_index_option(record),
+        )
+    };
+    let prefixes = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(PREFIXES)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let fields = Fields {
+        path: b.add_text_field("path", STRING | STORED | FAST),
+        key: b.add_text_field("key", STRING),
+        title: b.add_text_field("title", words(WORDS, true) | STORED),
+        headings: b.add_text_field("headings", words(WORDS, true)),
+        tags: b.add_text_field("tags", words(WORDS, false)),
+        body: b.add_text_field("body", words(BODY, true)),
+        sym_title: b.add_text_field("sym_title", prefixes.clone()),
+        sym_head: b.add_text_field("sym_head", prefixes),
+        outline: b.add_text_field("outline", STORED),
+        mtime: b.add_u64_field("mtime", FAST | INDEXED),
+        size: b.add_u64_field("size", FAST),
+    };
+    (b.build(), fields)
+}
+
+/// What symbol search and heading lookups need of a note, stored with it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Outline {
+    #[serde(rename = "t")]
+    pub title: String,
+    #[serde(rename = "a", default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    /// `(level, zero-based line, text)`.
+    #[serde(rename = "h", default, skip_serializing_if = "Vec::is_empty")]
+    pub headings: Vec<(u8, u32, String)>,
+    #[serde(rename = "g", default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+}
+
+pub fn document(fields: &Fields, rel: &str, stamp: Stamp, note: &ParsedNote) -> TantivyDocument {
+    let stem = scholia_vault::stem(rel);
+    let without_ext = rel.rsplit_once('.').map(|(p, _)| p).unwrap_or(rel);
+    let outline = Outline {
+        title: note.title.clone(),
+        aliases: note.aliases.clone(),
+        headings: note
+            .headings
+            .iter()
+            .map(|h| (h.level, h.line, h.text.clone()))
+            .collect(),
+        tags: note.tags.clone(),
+    };
+    let mut d = doc!(
+        fields.path => rel,
+        fields.key => stem.to_lowercase(),
+        fields.key => without_ext.to_lowercase(),
+        fields.title => note.title.as_str(),
+        fields.body => note.plain_text.as_str(),
+        fields.sym_title => note.title.as_str(),
+        fields.outline => serde_json::to_string(&outline).expect("outline serialises"),
+        fields.mtime => stamp.mtime_ns,
+        fields.size => stamp.size,
+    );
+    if stem != note.title {
+        d.add_text(fields.sym_title, stem);
+    }
+    for alias in &note.aliases {
+        d.add_text(fields.key, alias.to_lowercase());
+        d.add_text(fields.sym_title, alias);
+        // Searchable as names of the note (the stored title stays the first value).
+        d.add_text(fields.title, alias);
+    }
+    for h in &note.headings {
+        d.add_text(fields.headings, &h.text);
+        d.add_text(fields.sym_head, &h.text);
+    }
+    for t in &note.tags {
+        d.add_text(fields.tags, t);
+    }
+    d
+}

@@ -1,0 +1,670 @@
+//! Queries: full-text search with snippets, symbol search, wikilink resolution, note names.
+
+use std::ops::Range;
+
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, FuzzyTermQuery, Occur, Query, QueryParser, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::snippet::SnippetGenerator;
+use tantivy::{DocAddress, Order, Searcher, TantivyDocument, Term};
+
+use scholia_base::Summary;
+
+use super::schema::Outline;
+use super::tokenizer::{self, MAX_PREFIX_CHARS};
+use super::{IndexError, VaultIndex};
+
+/// A full-text search result.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Hit {
+    pub path: String,
+    pub title: String,
+    pub score: f32,
+    /// A passage of the note around the matches, plain text.
+    pub snippet: String,
+    /// Byte ranges of matched words within `snippet`.
+    pub highlights: Vec<Range<usize>>,
+    /// The heading of the section where the first match is, if it is under one.
+    pub heading: Option<String>,
+}
+
+/// Vault search hits, best first.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(transparent)]
+pub struct SearchResults {
+    pub hits: Vec<Hit>,
+    #[serde(skip)]
+    pub query: String,
+}
+
+impl Summary for SearchResults {
+    fn summary(&self) -> String {
+        match self.hits.len() {
+            0 => format!("no notes match `{}`", self.query),
+            1 => format!("1 note matches `{}`", self.query),
+            n => format!("{n} notes match `{}`", self.query),
+        }
+    }
+}
+
+/// A note as a listing shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct NoteInfo {
+    pub path: String,
+    pub title: String,
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase", tag = "kind", content = "level")]
+pub enum SymbolKind {
+    Note,
+    Heading(u8),
+}
+
+/// A note or a heading, for `workspace/symbol`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Symbol {
+    pub name: String,
+    pub kind: SymbolKind,
+    pub path: String,
+    /// Zero-based line (0 for notes).
+    pub line: u32,
+    /// The note's title, for headings.
+    pub container: Option<String>,
+    #[serde(skip)]
+    score: f32,
+}
+
+/// A note found by name.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct NoteRef {
+    pub path: String,
+    pub outline: Outline,
+}
+
+const SNIPPET_CHARS: usize = 220;
+/// The longest query searched: tantivy's parser recurses over the query's structure, so its
+/// input is bounded before it runs.
+pub const MAX_QUERY_CHARS: usize = 1_000;
+/// Deeper-nested or operator-heavy queries are read as plain words.
+const MAX_QUERY_NESTING: usize = 8;
+const MAX_QUERY_OPERATORS: usize = 64;
+/// Words of a query given a typo-tolerant title match (each builds an automaton).
+const MAX_FUZZY_WORDS: usize = 16;
+const SYMBOL_CANDIDATES: usize = 256;
+
+impl VaultIndex {
+    pub(super) fn searcher(&self) -> Searcher {
+        self.reader.searcher()
+    }
+
+    pub(super) fn stored(&self, searcher: &Searcher, addr: DocAddress) -> Result<(String, Outline), IndexError> {
+        let doc: TantivyDocument = searcher.doc(addr)?;
+        let path = doc
+            .get_first(self.fields.path)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string();
+        let outline = doc
+            .get_first(self.fields.outline)
+            .and_then(|v| v.as_str())
+            .and_then(|s| serde_json::from_str(s).ok())
+            .unwrap_or_default();
+        Ok((path, outline))
+    }
+
+    fn parse_user_query(&self, query: &str) -> Result<Box<dyn Query>, IndexError> {
+        if query.trim().is_empty() {
+            return Err(IndexError::EmptyQuery);
+        }
+        let chars = query.chars().count();
+        if chars > MAX_QUERY_CHARS {
+            return Err(IndexError::QueryTooLong {
+                chars,
+                max: MAX_QUERY_CHARS,
+            });
+        }
+        let plain;
+        let query = if syntax_is_bounded(query) {
+            query
+        } else {
+            tracing::debug!("query nested or operator-heavy: searched as plain words");
+            plain = plain_words(query);
+            if plain.trim().is_empty() {
+                return Err(IndexError::EmptyQuery);
+            }
+            plain.as_str()
+        };
+        let f = &self.fields;
+        let mut parser = QueryParser::for_index(&self.index, vec![f.title, f.headings, f.tags, f.body]);
+        parser.set_field_boost(f.title, 3.0);
+        parser.set_field_boost(f.headings, 1.5);
+        parser.set_field_boost(f.tags, 2.0);
+        // An unclosed quote would swallow the rest of the query into a phrase.
+        let balanced;
+        let query = if query.matches('"').count() % 2 == 1 {
+            let i = query.rfind('"').expect("odd count");
+            balanced = format!("{}{}", &query[..i], &query[i + 1..]);
+            balanced.as_str()
+        } else {
+            query
+        };
+        let (q, errors) = parser.parse_query_lenient(query);
+        if !errors.is_empty() {
+            tracing::debug!(?errors, "query parsed leniently");
+        }
+        Ok(q)
+    }
+
+    /// BM25 over title (boosted), headings, tags and body; phrase queries with quotes; a fuzzy
+    /// title match when nothing matches exactly. `exclude` drops one note (by path).
+    pub fn search(&self, query: &str, limit: usize, exclude: Option<&str>) -> Result<Vec<Hit>, IndexError> {
+        let parsed = self.parse_user_query(query)?;
+        let searcher = self.searcher();
+        let exclude_clause = |q: Box<dyn Query>| -> Box<dyn Query> {
+            match exclude {
+                Some(path) => Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, q),
+                    (
+                        Occur::MustNot,
+                        Box::new(TermQuery::new(self.path_term(path), IndexRecordOption::Basic)),
+                    ),
+                ])),
+                None => q,
+            }
+        };
+        let limit = limit.max(1);
+        let mut top = searcher.search(
+            &exclude_clause(parsed.box_clone()),
+            &TopDocs::with_limit(limit).order_by_score(),
+        )?;
+        // A quoted phrase asks for exactly that; anything else gets a typo-tolerant second try.
+        if top.is_empty()
+            && !query.contains('"')
+            && let Some(fuzzy) = self.fuzzy_title_query(query)
+        {
+            top = searcher.search(&exclude_clause(fuzzy), &TopDocs::with_limit(limit).order_by_score())?;
+        }
+        let generator = SnippetGenerator::create(&searcher, &*parsed, self.fields.body)
+            .ok()
+            .map(|mut g| {
+                g.set_max_num_chars(SNIPPET_CHARS);
+                g
+            });
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let (path, outline) = self.stored(&searcher, addr)?;
+            let (snippet, highlights, heading) = generator.as_ref().map(|g| self.snippet(g, &path)).unwrap_or_default();
+            hits.push(Hit {
+                path,
+                title: outline.title,
+                score,
+                snippet,
+                highlights,
+                heading,
+            });
+        }
+        Ok(hits)
+    }
+
+    /// The passage around the matches, the matched ranges in it, and the heading over the first
+    /// match. Read from the open buffer or the file (never through a link out of the vault).
+    fn snippet(&self, generator: &SnippetGenerator, rel: &str) -> (String, Vec<Range<usize>>, Option<String>) {
+        let Some(text) = self.note_text(rel) else {
+            return Default::default();
+        };
+        let parsed = scholia_vault::parse::parse(&text, "");
+        let plain = &parsed.plain_text;
+        let snippet = generator.snippet(plain);
+        let fragment = snippet.fragment();
+        if fragment.is_empty() {
+            // No body match (a title or tag hit): show the start of the note instead.
+            let start: String = plain.split_whitespace().collect::<Vec<_>>().join(" ");
+            let cut = start
+                .char_indices()
+                .nth(SNIPPET_CHARS)
+                .map(|(i, _)| i)
+                .unwrap_or(start.len());
+            return (start[..cut].to_string(), Vec::new(), None);
+        }
+        // The heading over the first matched word, found in the source.
+        let heading = snippet.highlighted().first().and_then(|r| {
+            // ASCII lowercasing keeps byte offsets aligned with the headings' ranges.
+            let word = fragment.get(r.clone())?.to_ascii_lowercase();
+            let at = text.to_ascii_lowercase().find(&word)?;
+            parsed
+                .headings
+                .iter()
+                .filter(|h| h.section.start <= at && at < h.section.end)
+                .max_by_key(|h| h.section.start)
+                .map(|h| h.text.clone())
+        });
+        // Collapse the whitespace of the fragment, keeping highlight ranges aligned.
+        let mut out = String::with_capacity(fragment.len());
+        let mut map = vec![0usize; fragment.len() + 1];
+        let mut last_space = false;
+        for (i, c) in fragment.char_indices() {
+            map[i] = out.len();
+            if c.is_whitespace() {
+                if !last_space && !out.is_empty() {
+                    out.push(' ');
+                }
+                last_space = true;
+            } else {
+                out.push(c);
+                last_space = false;
+            }
+        }
+        map[fragment.len()] = out.len();
+        let highlights = snippet.highlighted().iter().map(|r| map[r.start]..map[r.end]).collect();
+        (out, highlights, heading)
+    }
+
+    /// A note's text for quoting: the open buffer, else the file (its first 512 KiB, never
+    /// through a link out of the vault).
+    pub fn note_text(&self, rel: &str) -> Option<String> {
+        let overlay = self
+            .overlays
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(rel)
+            .cloned();
+        if overlay.is_some() {
+            return overlay;
+        }
+        let abs = self.vault.abs(rel);
+        if !self.vault.holds(&abs) {
+            return None;
+        }
+        scholia_vault::read::read_text(&abs, 512 * 1024, true)
+            .ok()
+            .map(|t| t.text)
+    }
+
+    /// Notes in `folder` (vault-relative, any depth) carrying `tag` (or a nested tag under it),
+    /// by path: `(page, total)`.
+    pub fn list_notes(
+        &self,
+        folder: Option<&str>,
+        tag: Option<&str>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<NoteInfo>, usize), IndexError> {
+        let folder = folder.map(|f| f.trim_matches('/')).filter(|f| !f.is_empty());
+        let in_folder = |p: &str| folder.is_none_or(|f| p.starts_with(&format!("{f}/")));
+        let searcher = self.searcher();
+        let mut paths: Vec<String> = self.stamps()?.into_keys().filter(|p| in_folder(p)).collect();
+        paths.sort();
+        let tag = tag
+            .map(|t| t.trim().trim_start_matches('#').to_lowercase())
+            .filter(|t| !t.is_empty());
+        let Some(tag) = tag else {
+            let total = paths.len();
+            let page = paths.into_iter().skip(offset).take(limit);
+            let mut out = Vec::new();
+            for path in page {
+                let outline = self.outline(&path)?.unwrap_or_default();
+                out.push(NoteInfo {
+                    path,
+                    title: outline.title,
+                    tags: outline.tags,
+                });
+            }
+            return Ok((out, total));
+        };
+        // Notes whose tags field has the tag's words, then the exact tag (or a nested one).
+        let words = tokenizer::tokens(&tag);
+        let clauses: Vec<(Occur, Box<dyn Query>)> = words
+            .iter()
+            .map(|w| {
+                let term = Term::from_field_text(self.fields.tags, w);
+                (
+                    Occur::Must,
+                    Box::new(TermQuery::new(term, IndexRecordOption::Basic)) as Box<dyn Query>,
+                )
+            })
+            .collect();
+        let candidates = searcher.search(
+            &BooleanQuery::new(clauses),
+            &TopDocs::with_limit(searcher.num_docs().max(1) as usize).order_by_score(),
+        )?;
+        let mut matching = Vec::new();
+        for (_, addr) in candidates {
+            let (path, outline) = self.stored(&searcher, addr)?;
+            let has = outline.tags.iter().any(|t| {
+                let t = t.to_lowercase();
+                t == tag || t.starts_with(&format!("{tag}/"))
+            });
+            if has && in_folder(&path) {
+                matching.push(NoteInfo {
+                    path,
+                    title: outline.title,
+                    tags: outline.tags,
+                });
+            }
+        }
+        matching.sort_by(|a, b| a.path.cmp(&b.path));
+        let total = matching.len();
+        Ok((matching.into_iter().skip(offset).take(limit).collect(), total))
+    }
+
+    fn fuzzy_title_query(&self, query: &str) -> Option<Box<dyn Query>> {
+        let words = tokenizer::tokens(query);
+        let clauses: Vec<(Occur, Box<dyn Query>)> = words
+            .iter()
+            .filter(|w| w.chars().count() >= 3)
+            .take(MAX_FUZZY_WORDS)
+            .map(|w| {
+                let distance = if w.chars().count() > 5 { 2 } else { 1 };
+                let q: Box<dyn Query> = Box::new(FuzzyTermQuery::new(
+                    Term::from_field_text(self.fields.title, w),
+                    distance,
+                    true,
+                ));
+                (Occur::Should, q)
+            })
+            .collect();
+        (!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>)
+    }
+
+    /// Query words cut to the indexed prefix length.
+    fn prefix_words(query: &str) -> Vec<String> {
+        tokenizer::tokens(query)
+            .into_iter()
+            .take(MAX_FUZZY_WORDS)
+            .map(|w| w.chars().take(MAX_PREFIX_CHARS).collect())
+            .collect()
+    }
+
+    fn prefix_query(&self, words: &[String], headings: bool) -> Box<dyn Query> {
+        let clauses = words
+            .iter()
+            .map(|w| {
+                let title: Box<dyn Query> = Box::new(BoostQuery::new(
+                    Box::new(TermQuery::new(
+                        Term::from_field_text(self.fields.sym_title, w),
+                        IndexRecordOption::WithFreqs,
+                    )),
+                    3.0,
+                ));
+                let q: Box<dyn Query> = if headings {
+                    let head = Box::new(TermQuery::new(
+                        Term::from_field_text(self.fields.sym_head, w),
+                        IndexRecordOption::WithFreqs,
+                    ));
+                    Box::new(BooleanQuery::new(vec![(Occur::Should, title), (Occur::Should, head)]))
+                } else {
+                    title
+                };
+                (Occur::Must, q)
+            })
+            .collect();
+        Box::new(BooleanQuery::new(clauses))
+    }
+
+    /// The most recently modified notes first.
+    fn recent(&self, searcher: &Searcher, limit: usize) -> Result<Vec<DocAddress>, IndexError> {
+        let top = searcher.search(
+            &tantivy::query::AllQuery,
+            &TopDocs::with_limit(limit.max(1)).order_by_fast_field::<u64>("mtime", Order::Desc),
+        )?;
+        Ok(top.into_iter().map(|(_, a)| a).collect())
+    }
+
+    /// Notes and headings whose words start with the query's words, best first. An empty query
+    /// lists recently modified notes.
+    pub fn symbols(&self, query: &str, limit: usize) -> Result<Vec<Symbol>, IndexError> {
+        let searcher = self.searcher();
+        let words = Self::prefix_words(query);
+        if words.is_empty() {
+            return self
+                .recent(&searcher, limit)?
+                .into_iter()
+                .map(|a| {
+                    let (path, outline) = self.stored(&searcher, a)?;
+                    Ok(note_symbol(path, outline.title, 0.0))
+                })
+                .collect();
+        }
+        let top = searcher.search(
+            &*self.prefix_query(&words, true),
+            &TopDocs::with_limit(SYMBOL_CANDIDATES).order_by_score(),
+        )?;
+        let mut analyzer = tokenizer::words();
+        let mut out = Vec::new();
+        for (_, addr) in top {
+            let (path, outline) = self.stored(&searcher, addr)?;
+            let stem = scholia_vault::stem(&path).to_string();
+            let names = std::iter::once(&outline.title)
+                .chain(&outline.aliases)
+                .chain(std::iter::once(&stem));
+            if let Some(score) = names
+                .filter_map(|n| match_score(&mut analyzer, &words, n))
+                .reduce(f32::max)
+            {
+                out.push(note_symbol(path.clone(), outline.title.clone(), score + 0.5));
+            }
+            for (level, line, text) in &outline.headings {
+                if let Some(score) = match_score(&mut analyzer, &words, text) {
+                    out.push(Symbol {
+                        name: text.clone(),
+                        kind: SymbolKind::Heading(*level),
+                        path: path.clone(),
+                        line: *line,
+                        container: Some(outline.title.clone()),
+                        score,
+                    });
+                }
+            }
+        }
+        out.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.name.cmp(&b.name))
+                .then_with(|| a.path.cmp(&b.path))
+        });
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    /// Notes whose title, alias or file name starts with the words of `prefix` (completion
+    /// after `[[`). An empty prefix lists recently modified notes.
+    pub fn notes_named(&self, prefix: &str, limit: usize) -> Result<Vec<NoteRef>, IndexError> {
+        let searcher = self.searcher();
+        let words = Self::prefix_words(prefix);
+        let addrs: Vec<DocAddress> = if words.is_empty() {
+            self.recent(&searcher, limit)?
+        } else {
+            searcher
+                .search(
+                    &*self.prefix_query(&words, false),
+                    &TopDocs::with_limit(limit.max(1)).order_by_score(),
+                )?
+                .into_iter()
+                .map(|(_, a)| a)
+                .collect()
+        };
+        addrs
+            .into_iter()
+            .map(|a| {
+                let (path, outline) = self.stored(&searcher, a)?;
+                Ok(NoteRef { path, outline })
+            })
+            .collect()
+    }
+
+    /// The note a `[[target]]` names, as Obsidian resolves it: a vault path (with or without
+    /// extension), else a file name or alias anywhere, preferring the linking note's folder and
+    /// then the shortest path.
+    pub fn resolve_link(&self, target: &str, from: Option<&str>) -> Result<Option<NoteRef>, IndexError> {
+        let target = target.trim().trim_start_matches('/');
+        if target.is_empty() {
+            return Ok(None);
+        }
+        let lowered = target.to_lowercase();
+        let key = ["md", "markdown", "txt"]
+            .iter()
+            .find_map(|ext| lowered.strip_suffix(&format!(".{ext}")))
+            .unwrap_or(&lowered)
+            .to_string();
+        let searcher = self.searcher();
+        let q = TermQuery::new(Term::from_field_text(self.fields.key, &key), IndexRecordOption::Basic);
+        let top = searcher.search(&q, &TopDocs::with_limit(64).order_by_score())?;
+        let mut found = Vec::with_capacity(top.len());
+        for (_, addr) in top {
+            let (path, outline) = self.stored(&searcher, addr)?;
+            found.push(NoteRef { path, outline });
+        }
+        let from_dir = from.and_then(|f| f.rsplit_once('/').map(|(d, _)| d)).unwrap_or("");
+        found.sort_by_key(|n| {
+            let without_ext = n
+                .path
+                .rsplit_once('.')
+                .map(|(p, _)| p)
+                .unwrap_or(&n.path)
+                .to_lowercase();
+            let dir = n.path.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+            (without_ext != key, dir != from_dir, n.path.len(), n.path.clone())
+        });
+        Ok(found.into_iter().next())
+    }
+
+    /// The words of `text` that best characterise it against the rest of the vault (tf·idf
+    /// over the body field), keeping only words some other note contains. `note` is the
+    /// note's own path, which does not count.
+    pub fn key_terms(&self, text: &str, limit: usize, note: Option<&str>) -> Result<Vec<(String, f32)>, IndexError> {
+        let searcher = self.searcher();
+        let n = searcher.num_docs().max(1) as f32;
+        let mut tf: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        for t in tokenizer::tokens(text) {
+            if t.chars().count() >= 3 && !t.chars().all(|c| c.is_ascii_digit()) && !tokenizer::is_stopword(&t) {
+                *tf.entry(t).or_default() += 1;
+            }
+        }
+        let mut scored = Vec::with_capacity(tf.len());
+        for (term, count) in tf {
+            // doc_freq also counts deleted documents: it only ranks; the count below decides.
+            let df = searcher.doc_freq(&Term::from_field_text(self.fields.body, &term))?;
+            if df == 0 {
+                continue;
+            }
+            let idf = (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
+            scored.push((term, (count as f32).sqrt() * idf));
+        }
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut out = Vec::with_capacity(limit);
+        for (term, score) in scored {
+            if out.len() == limit {
+                break;
+            }
+            let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(
+                Occur::Must,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(self.fields.body, &term),
+                    IndexRecordOption::Basic,
+                )),
+            )];
+            if let Some(rel) = note {
+                clauses.push((
+                    Occur::MustNot,
+                    Box::new(TermQuery::new(self.path_term(rel), IndexRecordOption::Basic)),
+                ));
+            }
+            if searcher.search(&BooleanQuery::new(clauses), &tantivy::collector::Count)? > 0 {
+                out.push((term, score));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The wikilink target that names `rel` unambiguously: its file name when that resolves to
+    /// it, else its vault path without the extension.
+    pub fn link_target(&self, rel: &str) -> Result<String, IndexError> {
+        let stem = scholia_vault::stem(rel);
+        if self.resolve_link(stem, None)?.is_some_and(|n| n.path == rel) {
+            return Ok(stem.to_string());
+        }
+        Ok(rel.rsplit_once('.').map(|(p, _)| p).unwrap_or(rel).to_string())
+    }
+
+    /// The stored outline of one note.
+    pub fn outline(&self, rel: &str) -> Result<Option<Outline>, IndexError> {
+        let searcher = self.searcher();
+        let q = TermQuery::new(self.path_term(rel), IndexRecordOption::Basic);
+        let top = searcher.search(&q, &TopDocs::with_limit(1).order_by_score())?;
+        match top.first() {
+            Some((_, addr)) => Ok(Some(self.stored(&searcher, *addr)?.1)),
+            None => Ok(None),
+        }
+    }
+}
+
+fn note_symbol(path: String, title: String, score: f32) -> Symbol {
+    Symbol {
+        name: title,
+        kind: SymbolKind::Note,
+        path,
+        line: 0,
+        container: None,
+        score,
+    }
+}
+
+/// How well `name` matches query words that must each start one of its words; `None` when
+/// one does not. Whole-name and leading matches rank first, then shorter names.
+fn match_score(analyzer: &mut tantivy::tokenizer::TextAnalyzer, words: &[String], name: &str) -> Option<f32> {
+    let mut stream = analyzer.token_stream(name);
+    let mut name_words = Vec::new();
+    while let Some(t) = stream.next() {
+        name_words.push(t.text.clone());
+    }
+    let mut score = 0.0f32;
+    for (qi, w) in words.iter().enumerate() {
+        let pos = name_words.iter().position(|n| n.starts_with(w.as_str()))?;
+        if name_words[pos] == *w {
+            score += 1.0;
+        }
+        if pos == qi {
+            score += 1.0;
+        }
+    }
+    if name_words.len() == words.len() && words.iter().zip(&name_words).all(|(a, b)| a == b) {
+        score += 10.0;
+    }
+    Some(score - name_words.len() as f32 * 0.1)
+}
+/// Whether the query's syntax is shallow enough for tantivy's recursive parser.
+fn syntax_is_bounded(query: &str) -> bool {
+    let (mut depth, mut max, mut operators) = (0usize, 0usize, 0usize);
+    for c in query.chars() {
+        match c {
+            '(' | '[' | '{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            '+' | '-' | '!' | '^' | '~' | ':' | '*' | '\\' => operators += 1,
+            _ => {}
+        }
+    }
+    let words = query
+        .split_whitespace()
+        .filter(|w| matches!(*w, "AND" | "OR" | "NOT"))
+        .count();
+    max <= MAX_QUERY_NESTING && operators + words <= MAX_QUERY_OPERATORS
+}
+
+/// The query's words without any syntax.
+fn plain_words(query: &str) -> String {
+    query
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c.is_whitespace() {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,710 @@
+//! deep_search (DESIGN §7, seeds 002 and 003): multi-round research with verification. Round 1
+//! drafts a report from five perspectives; rounds 2..N verify and update it until a round says
+//! `verified: true` or the rounds run out. Two [`Backend`]s run a round: the Gemini CLI
+//! (`gemini.rs`, which searches and reads itself) and the research LLM fed by scholia's own web
+//! search and fetcher (`llm.rs`).
+
+mod gemini;
+mod llm;
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::Context;
+use scholia_base::Job;
+use scholia_base::{Coded, ErrorKind};
+use scholia_prompts::{self as prompts, untrusted};
+use scholia_providers::gemini_cli::{CliError, Tokens};
+use scholia_providers::llm::Usage;
+
+pub const MAX_QUERY_CHARS: usize = 2_000;
+pub const MAX_ITERATIONS_LIMIT: u32 = 50;
+/// Whole main-prompt-then-correction cycles per round before the round fails.
+pub const JSON_CYCLES: usize = 3;
+/// Waits before cycle 2, 3 (and a 4th, were there one).
+pub const CYCLE_BACKOFF: [Duration; 3] = [Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(5)];
+const SUMMARY_CHARS: usize = 300;
+
+/// Which backend runs deep_search rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeepSearchBackend {
+    GeminiCli,
+    Llm,
+}
+
+impl DeepSearchBackend {
+    pub const NAMES: &[&str] = &["gemini-cli", "llm"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeepSearchBackend::GeminiCli => "gemini-cli",
+            DeepSearchBackend::Llm => "llm",
+        }
+    }
+
+    /// `gemini-cli` (or `gemini`) or `llm`, in any case.
+    pub fn parse(value: &str) -> Option<DeepSearchBackend> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "gemini-cli" | "gemini" => Some(DeepSearchBackend::GeminiCli),
+            "llm" => Some(DeepSearchBackend::Llm),
+            _ => None,
+        }
+    }
+}
+
+/// The JSON every round must answer with; also the example shown to the model and the
+/// correction prompt.
+pub fn schema_example() -> String {
+    serde_json::to_string_pretty(&json!({
+        "success": true,
+        "verified": false,
+        "report": "## Answer\n\nMarkdown report citing [sources](https://example.org/page) inline…",
+        "metadata": {
+            "sources_visited": ["https://example.org/page"],
+            "search_queries_used": ["first search query", "second search query"],
+            "summary": "One or two sentences: what the report concludes (or what this round changed)."
+        }
+    }))
+    .expect("serializable")
+}
+
+fn round_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "success": {"type": "boolean"},
+            "verified": {"type": "boolean"},
+            "report": {"type": "string"},
+            "metadata": {
+                "type": "object",
+                "properties": {
+                    "sources_visited": {"type": "array", "items": {"type": "string"}},
+                    "search_queries_used": {"type": "array", "items": {"type": "string"}},
+                    "summary": {"type": "string"}
+                }
+            }
+        },
+        "required": ["verified", "report"]
+    })
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct RoundJson {
+    #[serde(default)]
+    success: Option<bool>,
+    #[serde(default)]
+    verified: bool,
+    #[serde(alias = "result")]
+    report: String,
+    #[serde(default)]
+    metadata: RoundJsonMeta,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+struct RoundJsonMeta {
+    #[serde(default)]
+    sources_visited: Vec<String>,
+    #[serde(default, alias = "search_queries")]
+    search_queries_used: Vec<String>,
+    #[serde(default)]
+    summary: Option<String>,
+}
+
+/// Why a round's answer is not usable.
+#[derive(Debug, thiserror::Error)]
+enum BadRound {
+    #[error("no JSON object found")]
+    NoJson,
+    #[error("JSON has the wrong shape: {0}")]
+    Shape(#[from] serde_json::Error),
+    #[error("the report is empty")]
+    EmptyReport,
+    #[error("the round reported success: false")]
+    Unsuccessful,
+}
+
+/// Parses a round's answer: the outermost JSON object (fenced or not) with a non-empty report.
+fn parse_round(text: &str) -> Result<RoundJson, BadRound> {
+    let value = scholia_providers::llm::json::extract(text).ok_or(BadRound::NoJson)?;
+    let round: RoundJson = serde_json::from_value(value)?;
+    if round.report.trim().is_empty() {
+        return Err(BadRound::EmptyReport);
+    }
+    if round.success == Some(false) {
+        return Err(BadRound::Unsuccessful);
+    }
+    Ok(round)
+}
+
+#[derive(Debug, Clone)]
+pub struct DeepSearchRequest {
+    pub query: String,
+    pub backend: Option<DeepSearchBackend>,
+    pub max_iterations: Option<u32>,
+}
+
+/// The seed's error shape: a code and a message.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct DeepSearchError {
+    pub code: &'static str,
+    pub kind: ErrorKind,
+    pub message: String,
+    /// Every later round would fail the same way (missing CLI, bad login, cancelled).
+    stops_the_loop: bool,
+}
+
+impl Coded for DeepSearchError {
+    fn code(&self) -> &'static str {
+        self.code
+    }
+    fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+}
+
+impl DeepSearchError {
+    fn new(code: &'static str, kind: ErrorKind, message: impl Into<String>) -> DeepSearchError {
+        DeepSearchError {
+            code,
+            kind,
+            message: message.into(),
+            stops_the_loop: false,
+        }
+    }
+
+    /// A round failed: the loop goes on with the next one.
+    fn failed(message: impl Into<String>) -> DeepSearchError {
+        DeepSearchError::new("EXECUTION_ERROR", ErrorKind::Upstream, message)
+    }
+
+    /// A round's LLM call failed: an LLM that cannot be reached, refuses the key or lacks the
+    /// model fails every later round the same way, so the loop stops with that error.
+    fn from_llm(what: &str, e: scholia_providers::llm::LlmError) -> DeepSearchError {
+        use scholia_providers::llm::LlmError as E;
+        let message = format!("{what}: {e}");
+        match e {
+            E::Unreachable { .. } | E::Auth { .. } | E::ModelNotFound { .. } => DeepSearchError {
+                stops_the_loop: true,
+                ..DeepSearchError::new(e.code(), e.kind(), message)
+            },
+            E::Cancelled => DeepSearchError::cancelled(),
+            _ => DeepSearchError::failed(message),
+        }
+    }
+
+    fn invalid(message: impl Into<String>) -> DeepSearchError {
+        DeepSearchError::new("INVALID_INPUT", ErrorKind::InvalidInput, message)
+    }
+
+    pub fn cancelled() -> DeepSearchError {
+        DeepSearchError {
+            stops_the_loop: true,
+            ..DeepSearchError::new("CANCELLED", ErrorKind::Cancelled, scholia_base::CANCELLED)
+        }
+    }
+}
+
+impl From<CliError> for DeepSearchError {
+    fn from(e: CliError) -> DeepSearchError {
+        if matches!(e, CliError::Cancelled) {
+            return DeepSearchError::cancelled();
+        }
+        let kind = match e {
+            CliError::NotFound { .. } => ErrorKind::NotConfigured,
+            _ => ErrorKind::Upstream,
+        };
+        DeepSearchError {
+            stops_the_loop: e.is_fatal(),
+            ..DeepSearchError::new(e.code(), kind, e.to_string())
+        }
+    }
+}
+
+impl From<scholia_prompts::TemplateError> for DeepSearchError {
+    fn from(e: scholia_prompts::TemplateError) -> DeepSearchError {
+        DeepSearchError {
+            stops_the_loop: true,
+            ..DeepSearchError::new(e.code(), e.kind(), format!("template: {e}"))
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RoundMeta {
+    pub round_number: u32,
+    pub sources_visited: Vec<String>,
+    pub search_queries: Vec<String>,
+    pub intermediate_result_summary: String,
+    pub verified: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Metadata {
+    pub duration_ms: u64,
+    pub query: String,
+    pub model: String,
+    pub timestamp: String,
+    pub iterations: u32,
+    pub max_iterations: u32,
+    pub backend: &'static str,
+    pub sources_visited: Vec<String>,
+    pub search_queries_used: Vec<String>,
+    pub rounds: Vec<RoundMeta>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<Tokens>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Links the LLM backend removed because they were never gathered.
+    pub citations_removed: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeepSearchResult {
+    pub success: bool,
+    /// The final Markdown report.
+    pub result: String,
+    pub verified: bool,
+    /// Set when verification did not complete.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    pub metadata: Metadata,
+    /// The URLs the report may link to (every round's sources): what a note may cite.
+    #[serde(skip)]
+    pub links: scholia_vault::inert::Links,
+}
+
+/// Progress of deep_search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeepEvent {
+    Started { backend: &'static str, max: u32 },
+    RoundStarted { n: u32, max: u32 },
+    Correcting { n: u32, cycle: usize },
+    RoundCompleted { n: u32, max: u32, verified: bool },
+    RoundFailed { n: u32, max: u32, error: String },
+}
+
+impl scholia_base::Progress for DeepEvent {
+    fn message(&self) -> String {
+        match self {
+            DeepEvent::Started { backend, max } => format!("deep search with {backend}, at most {max} rounds"),
+            DeepEvent::RoundStarted { n, max } => format!("round {n}/{max}"),
+            DeepEvent::Correcting { n, cycle } => format!("round {n}: correcting invalid JSON (attempt {cycle})"),
+            DeepEvent::RoundCompleted { n, max, verified } => {
+                format!("round {n}/{max} done, verified: {verified}")
+            }
+            DeepEvent::RoundFailed { n, max, error } => format!("round {n}/{max} failed: {error}"),
+        }
+    }
+
+    /// `None` keeps the previous percentage.
+    fn percent(&self) -> Option<u32> {
+        match self {
+            DeepEvent::Started { .. } => Some(2),
+            DeepEvent::RoundStarted { n, max } => Some(5 + 90 * (n - 1) / max),
+            DeepEvent::Correcting { .. } => None,
+            DeepEvent::RoundCompleted { n, max, .. } | DeepEvent::RoundFailed { n, max, .. } => Some(5 + 90 * n / max),
+        }
+    }
+}
+
+/// The seed's progress lines go to stderr on every surface (stdout is the protocol for LSP/MCP).
+fn info(line: String) {
+    eprintln!("[INFO] {line}");
+}
+
+/// How a backend's round went.
+struct RoundOutput {
+    /// The URLs the report may link to: what the round gathered or the CLI says it visited.
+    links: scholia_vault::inert::Links,
+    verified: bool,
+    report: String,
+    sources: Vec<String>,
+    queries: Vec<String>,
+    summary: String,
+}
+
+/// What rounds spent and which model ran them.
+#[derive(Default)]
+struct Spend {
+    tokens: Option<Tokens>,
+    usage: Option<Usage>,
+    detected_model: Option<String>,
+    citations_removed: usize,
+}
+
+impl Spend {
+    fn add_llm(&mut self, u: &Usage) {
+        self.usage.get_or_insert_with(Usage::default).add(u);
+    }
+}
+
+/// What runs a round: the Gemini CLI or the research LLM.
+trait Backend {
+    fn name(&self) -> &'static str;
+
+    /// The model that runs the rounds, when configured.
+    fn configured_model(&self) -> Option<String>;
+
+    /// Checks the backend can run at all, before the first round.
+    async fn ready(&self) -> Result<(), DeepSearchError>;
+
+    async fn round(
+        &self,
+        query: &str,
+        n: u32,
+        current: Option<&str>,
+        spend: &mut Spend,
+        job: &Job,
+    ) -> Result<RoundOutput, DeepSearchError>;
+}
+
+/// Checks the request and settles the backend and the round count.
+pub fn validate(ctx: &Context, req: &DeepSearchRequest) -> Result<(DeepSearchBackend, u32), DeepSearchError> {
+    let query = req.query.trim();
+    if query.is_empty() {
+        return Err(DeepSearchError::invalid("query: empty; give the question to research"));
+    }
+    if query.chars().count() > MAX_QUERY_CHARS {
+        return Err(DeepSearchError::invalid(format!(
+            "query: {} characters is longer than {MAX_QUERY_CHARS}; give a question, not a document",
+            query.chars().count()
+        )));
+    }
+    let max = match req.max_iterations {
+        None => ctx.deep_search.max_iterations,
+        Some(n) if n > MAX_ITERATIONS_LIMIT => {
+            return Err(DeepSearchError::invalid(format!(
+                "max_iterations: {n} is not valid; valid: an integer from 2 to {MAX_ITERATIONS_LIMIT} (below 2 becomes 2)"
+            )));
+        }
+        Some(n) => n.max(2),
+    };
+    let cli = &ctx.gemini;
+    let backend = match req.backend.or(ctx.deep_search.backend) {
+        Some(b) => b,
+        None if cli.is_installed() => DeepSearchBackend::GeminiCli,
+        None if ctx.llm.is_some() => DeepSearchBackend::Llm,
+        None => {
+            return Err(DeepSearchError::new(
+                "CLI_NOT_FOUND",
+                ErrorKind::NotConfigured,
+                format!(
+                    "deep search needs the Gemini CLI or a research LLM: the Gemini CLI `{}` was not found \
+                     (install it with `{}`) and no LLM is configured (set SCHOLIA_LLM_BASE_URL and SCHOLIA_LLM_MODEL)",
+                    cli.program(),
+                    scholia_providers::gemini_cli::INSTALL_HINT
+                ),
+            ));
+        }
+    };
+    if backend == DeepSearchBackend::Llm && ctx.llm.is_none() {
+        return Err(DeepSearchError::new(
+            "NOT_CONFIGURED",
+            ErrorKind::NotConfigured,
+            "backend: llm needs a research LLM; set SCHOLIA_LLM_BASE_URL and SCHOLIA_LLM_MODEL, or use --backend gemini-cli",
+        ));
+    }
+    Ok((backend, max))
+}
+
+/// Runs the rounds. Never writes anything but the CLI's temp files (deleted again).
+pub async fn deep_search(
+    ctx: &Context,
+    req: &DeepSearchRequest,
+    job: &Job,
+) -> Result<DeepSearchResult, DeepSearchError> {
+    let (backend, max) = validate(ctx, req)?;
+    match backend {
+        DeepSearchBackend::GeminiCli => run(&gemini::GeminiBackend { ctx }, req, max, job).await,
+        DeepSearchBackend::Llm => {
+            let llm = ctx.llm.as_deref().expect("validated");
+            run(&llm::LlmBackend { ctx, llm }, req, max, job).await
+        }
+    }
+}
+
+async fn run<B: Backend>(
+    backend: &B,
+    req: &DeepSearchRequest,
+    max: u32,
+    job: &Job,
+) -> Result<DeepSearchResult, DeepSearchError> {
+    let query = req.query.trim().to_string();
+    let started = Instant::now();
+    let timestamp = time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default();
+    backend.ready().await?;
+    job.report(DeepEvent::Started {
+        backend: backend.name(),
+        max,
+    });
+
+    let mut spend = Spend::default();
+    let mut rounds: Vec<RoundMeta> = Vec::new();
+    let mut best: Option<RoundOutput> = None;
+    let mut links = scholia_vault::inert::Links::none();
+    let mut last_error = String::new();
+    let mut iterations = 0;
+    for n in 1..=max {
+        if job.is_cancelled() {
+            return Err(DeepSearchError::cancelled());
+        }
+        iterations = n;
+        info(format!("Deep search round {n}/{max}..."));
+        job.report(DeepEvent::RoundStarted { n, max });
+        let current = best.as_ref().map(|b| b.report.as_str());
+        // Each backend stops on cancellation itself (the CLI's process group must be killed,
+        // not abandoned).
+        let outcome = backend.round(&query, n, current, &mut spend, job).await;
+        match outcome {
+            Ok(out) => {
+                info(format!("Round {n} completed, verified: {}", out.verified));
+                job.report(DeepEvent::RoundCompleted {
+                    n,
+                    max,
+                    verified: out.verified,
+                });
+                rounds.push(RoundMeta {
+                    round_number: n,
+                    sources_visited: out.sources.clone(),
+                    search_queries: out.queries.clone(),
+                    intermediate_result_summary: out.summary.clone(),
+                    verified: out.verified,
+                    error: None,
+                });
+                let verified = out.verified;
+                links.extend(&out.links);
+                best = Some(out);
+                if verified {
+                    break;
+                }
+            }
+            Err(e) if e.stops_the_loop => return Err(e),
+            Err(e) => {
+                eprintln!("[ERROR] Deep search round {n} failed: {}", e.message);
+                job.report(DeepEvent::RoundFailed {
+                    n,
+                    max,
+                    error: e.message.clone(),
+                });
+                rounds.push(RoundMeta {
+                    round_number: n,
+                    sources_visited: Vec::new(),
+                    search_queries: Vec::new(),
+                    intermediate_result_summary: String::new(),
+                    verified: false,
+                    error: Some(e.message.clone()),
+                });
+                last_error = e.message;
+            }
+        }
+    }
+    let Some(best) = best else {
+        info(format!("Deep search completed: {iterations} rounds, verified: false"));
+        return Err(DeepSearchError::failed(format!(
+            "deep search failed: all {iterations} rounds failed; last error: {last_error}"
+        )));
+    };
+    info(format!(
+        "Deep search completed: {iterations} rounds, verified: {}",
+        best.verified
+    ));
+    let failed = rounds.iter().filter(|r| r.error.is_some()).count();
+    let note = (!best.verified).then(|| {
+        let mut n = format!("Verification was not completed: the result was not confirmed within {iterations} rounds");
+        if failed > 0 {
+            n.push_str(&format!(" ({failed} failed)"));
+        }
+        n.push_str("; this is the best result obtained.");
+        n
+    });
+    Ok(DeepSearchResult {
+        success: true,
+        verified: best.verified,
+        note,
+        metadata: Metadata {
+            duration_ms: started.elapsed().as_millis() as u64,
+            query,
+            model: backend
+                .configured_model()
+                .or(spend.detected_model)
+                .unwrap_or_else(|| "auto-detected".into()),
+            timestamp,
+            iterations,
+            max_iterations: max,
+            backend: backend.name(),
+            sources_visited: dedupe(rounds.iter().flat_map(|r| r.sources_visited.iter())),
+            search_queries_used: dedupe(rounds.iter().flat_map(|r| r.search_queries.iter())),
+            rounds,
+            tokens: spend.tokens,
+            usage: spend.usage,
+            citations_removed: spend.citations_removed,
+        },
+        result: best.report,
+        links,
+    })
+}
+
+fn dedupe<'a>(items: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut seen = HashSet::new();
+    items
+        .filter(|s| !s.trim().is_empty() && seen.insert(s.trim().to_lowercase()))
+        .map(|s| s.trim().to_string())
+        .collect()
+}
+
+fn summary_of(summary: Option<String>, report: &str) -> String {
+    let s = summary
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| report.to_string());
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.chars().count() <= SUMMARY_CHARS {
+        return s;
+    }
+    let mut cut: String = s.chars().take(SUMMARY_CHARS).collect();
+    cut.push('…');
+    cut
+}
+
+/// The round-1 or verification prompt, with `material` gathered by scholia (LLM backend).
+fn render_round_prompt(
+    ctx: &Context,
+    query: &str,
+    n: u32,
+    current: Option<&str>,
+    material: Option<String>,
+) -> Result<String, DeepSearchError> {
+    // The material was rendered by scholia from prompts/deep-search-material.md: its fences
+    // are real ones.
+    let material = material.map(minijinja::Value::from_safe_string);
+    let schema = schema_example();
+    Ok(match current {
+        None => ctx.library.render(
+            prompts::DEEP_SEARCH_PROMPT,
+            minijinja::context! {query => untrusted(query), schema, material},
+        )?,
+        Some(current) => ctx.library.render(
+            prompts::VERIFY_PROMPT,
+            minijinja::context! {query => untrusted(query), current => untrusted(current), round => n, schema, material},
+        )?,
+    })
+}
+
+/// The heading a query gets under `## Research`: one line, no Markdown heading syntax at the
+/// ends, bounded length.
+pub fn heading_for(query: &str) -> String {
+    let one_line = query.split_whitespace().collect::<Vec<_>>().join(" ");
+    // A selected list item or quote line keeps its words, not its marker.
+    let trimmed = one_line
+        .trim_start_matches(|c: char| matches!(c, '-' | '*' | '+' | '>') || c.is_whitespace())
+        .trim_matches(|c: char| c == '#' || c.is_whitespace());
+    let mut h: String = trimmed.chars().take(120).collect();
+    if trimmed.chars().count() > 120 {
+        h.push('…');
+    }
+    // A heading is one line of text: links, embeds and HTML in a selection stay words.
+    h.chars()
+        .flat_map(|c| match c {
+            '[' | ']' | '<' | '>' | '`' | '\\' | '|' => vec!['\\', c],
+            '%' if h.contains("%%") => "&#37;".chars().collect(),
+            c => vec![c],
+        })
+        .collect()
+}
+
+/// The `### <query>` subsection body, from `templates/deep-search-section.md`: the report made
+/// inert, linking only to what the rounds gathered (no wikilinks: a web answer names no note),
+/// cut to what a note should hold.
+/// `rest` is where the whole report was saved when it was cut.
+pub fn render_section(
+    ctx: &Context,
+    r: &DeepSearchResult,
+    rest: Option<&str>,
+) -> Result<String, scholia_prompts::TemplateError> {
+    let date = r.metadata.timestamp.get(..10).unwrap_or_default().to_string();
+    let (report, cut) = scholia_vault::inert::cap(&r.result, crate::MAX_ANSWER_CHARS);
+    let (report, _) = super::citations::enforce(&report, 4, &r.links, &|_| false);
+    // The CLI reports its own sources: only real web addresses are listed.
+    let sources: Vec<&String> = r
+        .metadata
+        .sources_visited
+        .iter()
+        .filter(|s| r.links.allows(s))
+        .collect();
+    ctx.library.render(
+        prompts::DEEP_SEARCH_SECTION,
+        json!({
+            "date": date,
+            "iterations": r.metadata.iterations,
+            "verified": r.verified,
+            "backend": r.metadata.backend,
+            "model": r.metadata.model,
+            "note": r.note,
+            "report": report.trim(),
+            "cut": cut.then(|| r.result.chars().count()),
+            "rest": rest,
+            "sources": sources,
+        }),
+    )
+}
+
+impl scholia_base::Summary for DeepSearchResult {
+    fn summary(&self) -> String {
+        format!(
+            "{} after {} rounds, {} sources",
+            if self.verified { "verified" } else { "not verified" },
+            self.metadata.iterations,
+            self.metadata.sources_visited.len()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_parsing() {
+        let check = |text: &str, ok: bool| assert_eq!(parse_round(text).is_ok(), ok, "{text}");
+        check(r#"{"verified": true, "report": "x"}"#, true);
+        check(
+            "```json\n{\"success\": true, \"verified\": false, \"report\": \"# R\", \"metadata\": {\"sources_visited\": [\"https://a\"]}}\n```",
+            true,
+        );
+        check("Here you go: {\"verified\": false, \"result\": \"alias\"} done", true);
+        check(r#"{"verified": true, "report": "  "}"#, false);
+        check(r#"{"success": false, "verified": false, "report": "x"}"#, false);
+        check("The answer is 42.", false);
+        check(r#"{"verified": true, "report": "unterminated"#, false);
+        let r = parse_round(r#"{"verified": true, "report": "x", "metadata": {"search_queries": ["q"]}}"#).unwrap();
+        assert_eq!(r.metadata.search_queries_used, ["q"]);
+        // The example the prompts show is itself a valid answer.
+        assert!(parse_round(&schema_example()).is_ok());
+    }
+
+    #[test]
+    fn headings_and_dedupe() {
+        assert_eq!(heading_for("  what is\n  sourdough?  "), "what is sourdough?");
+        assert_eq!(heading_for("## rye"), "rye");
+        assert_eq!(heading_for("- How long? "), "How long?");
+        assert_eq!(heading_for("> * quoted item"), "quoted item");
+        assert_eq!(heading_for(&"a".repeat(200)).chars().count(), 121);
+        let v = [
+            "https://a".to_string(),
+            "https://A".into(),
+            "https://b".into(),
+            " ".into(),
+        ];
+        assert_eq!(dedupe(v.iter()), ["https://a", "https://b"]);
+        assert_eq!(summary_of(None, "short  report\ntext"), "short report text");
+        assert_eq!(summary_of(Some("s".into()), "r"), "s");
+    }
+}

@@ -1,0 +1,170 @@
+//! The note as the pipeline sees it: its `## Research` section removed, embeds expanded one
+//! level, capped; checked before anything costs money.
+
+use std::sync::Arc;
+
+use super::{MAX_FOCUS_CHARS, NOTE_CHARS, ResearchError};
+use scholia_index::{Likeness, VaultIndex};
+use scholia_vault::parse::Link;
+use scholia_vault::section;
+use scholia_vault::{NotePath, SECTION, SECTION_LEVEL};
+
+#[derive(Clone)]
+pub(crate) struct Input {
+    pub rel: String,
+    pub title: String,
+    /// The note without its `## Research` section, embeds expanded one level, capped.
+    pub for_llm: String,
+    /// What the note is, for finding related notes: its own text apart from what it embeds.
+    pub likeness: Likeness,
+    pub warnings: Vec<String>,
+}
+
+/// Checks the note and the focus and builds the input (off the runtime: embeds are read from
+/// the index and the disk).
+pub(crate) async fn prepare(
+    index: &Arc<VaultIndex>,
+    note: &NotePath,
+    text: String,
+    focus: Option<&str>,
+) -> Result<Input, ResearchError> {
+    let (index, rel, focus) = (index.clone(), note.rel.clone(), focus.map(str::to_string));
+    match tokio::task::spawn_blocking(move || prepare_blocking(&index, rel, text, focus.as_deref())).await {
+        Ok(r) => r,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
+
+pub(crate) fn prepare_blocking(
+    index: &VaultIndex,
+    rel: String,
+    text: String,
+    focus: Option<&str>,
+) -> Result<Input, ResearchError> {
+    // Two `## Research` headings: refuse now rather than after the work.
+    let existing = section::find(&text, SECTION, SECTION_LEVEL)?;
+    let without = match existing {
+        Some(r) => format!("{}{}", &text[..r.start], &text[r.end..]),
+        None => text,
+    };
+    let parsed = scholia_vault::parse::parse(&without, scholia_vault::stem(&rel));
+    let note_chars = parsed.plain_text.trim().chars().count();
+    if note_chars == 0 {
+        return Err(ResearchError::EmptyNote(rel));
+    }
+    if let Some(focus) = focus {
+        let focus_chars = focus.chars().count();
+        if focus_chars > MAX_FOCUS_CHARS {
+            return Err(ResearchError::FocusTooLong {
+                focus_chars,
+                limit: MAX_FOCUS_CHARS,
+            });
+        }
+        if focus_chars > note_chars {
+            return Err(ResearchError::FocusLongerThanNote {
+                focus_chars,
+                note_chars,
+            });
+        }
+    }
+    let mut warnings = Vec::new();
+    let (mut for_llm, embedded) = expand_embeds(index, &rel, &without, &parsed.links);
+    let mut likeness = likeness(index, &rel, &parsed, &embedded);
+    likeness.focus = focus.unwrap_or_default().to_string();
+    if for_llm.chars().count() > NOTE_CHARS {
+        let cut = for_llm
+            .char_indices()
+            .nth(NOTE_CHARS)
+            .map(|(i, _)| i)
+            .unwrap_or(for_llm.len());
+        for_llm.truncate(cut);
+        warnings.push(format!(
+            "the note was cut to {NOTE_CHARS} characters for the language model"
+        ));
+    }
+    Ok(Input {
+        rel,
+        title: parsed.title,
+        for_llm,
+        likeness,
+        warnings,
+    })
+}
+
+/// What the note is, for finding related notes: its own words, what it embeds apart, the
+/// notes it links to.
+pub(crate) fn likeness(
+    index: &VaultIndex,
+    rel: &str,
+    parsed: &scholia_vault::parse::ParsedNote,
+    embedded: &[String],
+) -> Likeness {
+    let mut links: Vec<String> = Vec::new();
+    for link in parsed.links.iter().filter(|l| !l.embed && !l.target.is_empty()) {
+        if let Ok(Some(target)) = index.resolve_link(&link.target, Some(rel))
+            && !links.contains(&target.path)
+        {
+            links.push(target.path);
+        }
+    }
+    Likeness {
+        rel: rel.to_string(),
+        title: parsed.title.clone(),
+        aliases: parsed.aliases.clone(),
+        headings: parsed.headings.iter().map(|h| h.text.clone()).collect(),
+        tags: parsed.tags.clone(),
+        text: parsed.plain_text.clone(),
+        embedded: embedded
+            .iter()
+            .map(|e| scholia_vault::parse::parse(e, "").plain_text)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        links,
+        focus: String::new(),
+    }
+}
+
+/// Replaces `![[Note]]` / `![[Note#Heading]]` embeds of notes by their text (one level);
+/// returns the expanded text and what was embedded.
+fn expand_embeds(index: &VaultIndex, rel: &str, text: &str, links: &[Link]) -> (String, Vec<String>) {
+    let mut embedded = Vec::new();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for link in links.iter().filter(|l| l.embed && !l.target.is_empty()) {
+        let Ok(Some(target)) = index.resolve_link(&link.target, Some(rel)) else {
+            continue;
+        };
+        let abs = index.vault().abs(&target.path);
+        if !index.vault().holds(&abs) {
+            continue;
+        }
+        let Ok(content) = scholia_vault::read::read_note(&abs) else {
+            continue;
+        };
+        let content = match &link.heading {
+            Some(h) => match section::find(&content, h, level_of(&content, h)) {
+                Ok(Some(r)) => content[r].to_string(),
+                _ => continue,
+            },
+            None => content,
+        };
+        out.push_str(&text[at..link.range.start]);
+        out.push_str(&format!(
+            "\n<!-- embedded from {} -->\n{}\n",
+            target.path,
+            content.trim()
+        ));
+        embedded.push(content);
+        at = link.range.end;
+    }
+    out.push_str(&text[at..]);
+    (out, embedded)
+}
+
+fn level_of(text: &str, heading: &str) -> u8 {
+    scholia_vault::parse::headings(text)
+        .iter()
+        .find(|h| h.text.eq_ignore_ascii_case(heading.trim()))
+        .map(|h| h.level)
+        .unwrap_or(2)
+}

@@ -1,0 +1,611 @@
+//! research_note (DESIGN §5, seed 004): topics → gathering (web + vault, pages in deep mode) →
+//! synthesis → citation integrity → the `## Research` section body. Nothing is written here:
+//! the ctx writes the result through its note-writer.
+
+mod fit;
+mod gather;
+pub(crate) mod input;
+mod render;
+mod topics;
+
+use std::collections::HashSet;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures_util::future::join_all;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::ResearchEvent;
+use super::citations::{self, Links};
+use super::gate;
+use crate::Context;
+use scholia_base::Job;
+use scholia_base::{Coded, ErrorKind};
+use scholia_index::{IndexError, VaultIndex};
+use scholia_prompts::{self as prompts, untrusted};
+use scholia_providers::llm::{ChatClient, ChatRequest, LlmError, Message, Usage};
+use scholia_vault::paths::PathError;
+use scholia_vault::read::ReadError;
+use scholia_vault::section::SectionError;
+use scholia_vault::{NotePath, SECTION_LEVEL};
+
+pub(crate) use input::Input;
+pub(crate) use render::{Finished, finish, provenance};
+
+pub const MAX_TOPICS: usize = 10;
+pub const WEB_RESULTS: usize = 5;
+pub const VAULT_RESULTS: usize = 5;
+pub const PAGES_PER_TOPIC: usize = 2;
+pub const PAGE_CHARS: usize = 50_000;
+pub const NOTE_CHARS: usize = 200_000;
+pub const MAX_FOCUS_CHARS: usize = 500;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Depth {
+    Shallow,
+    Deep,
+}
+
+impl Depth {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Depth::Shallow => "shallow",
+            Depth::Deep => "deep",
+        }
+    }
+}
+
+impl FromStr for Depth {
+    type Err = ResearchError;
+    fn from_str(s: &str) -> Result<Depth, ResearchError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "shallow" => Ok(Depth::Shallow),
+            "deep" => Ok(Depth::Deep),
+            _ => Err(ResearchError::BadDepth(s.to_string())),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResearchError {
+    #[error(transparent)]
+    Path(#[from] PathError),
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("depth: `{0}` is not valid; valid values: shallow, deep")]
+    BadDepth(String),
+    #[error("note `{0}` is empty; write something to research first")]
+    EmptyNote(String),
+    #[error("focus: {focus_chars} characters is longer than {limit}; give a short phrase")]
+    FocusTooLong { focus_chars: usize, limit: usize },
+    #[error("focus: {focus_chars} characters is longer than the note itself ({note_chars}); give a short phrase")]
+    FocusLongerThanNote { focus_chars: usize, note_chars: usize },
+    #[error(
+        "focus: no word of `{0}` is in another note; offline research steers by the vault's own words (configure an LLM to research it as a topic)"
+    )]
+    FocusNotInVault(String),
+    #[error("{0}")]
+    Section(#[from] SectionError),
+    #[error("no topics to research were found in `{0}`{1}")]
+    NoTopics(String, String),
+    #[error("topic extraction failed: {0}")]
+    Topics(LlmError),
+    #[error("nothing was found for any topic ({0}); the note is unchanged")]
+    NothingFound(String),
+    #[error("synthesis failed: {0}; the note is unchanged")]
+    Synthesis(LlmError),
+    #[error(transparent)]
+    Uncontained(#[from] scholia_vault::contain::Uncontained),
+    #[error("index: {0}")]
+    Index(#[from] IndexError),
+    #[error("template: {0}")]
+    Template(#[from] scholia_prompts::TemplateError),
+    #[error("{}", scholia_base::CANCELLED)]
+    Cancelled,
+}
+
+impl Coded for ResearchError {
+    fn code(&self) -> &'static str {
+        match self {
+            ResearchError::Path(e) => e.code(),
+            ResearchError::Read(e) => e.code(),
+            ResearchError::Section(e) => e.code(),
+            ResearchError::Index(e) => e.code(),
+            ResearchError::Template(e) => e.code(),
+            ResearchError::BadDepth(_)
+            | ResearchError::FocusTooLong { .. }
+            | ResearchError::FocusLongerThanNote { .. }
+            | ResearchError::FocusNotInVault(_) => "INVALID_INPUT",
+            ResearchError::EmptyNote(_) => "EMPTY_NOTE",
+            ResearchError::NoTopics(..) => "NO_TOPICS",
+            ResearchError::NothingFound(_) => "NOTHING_FOUND",
+            ResearchError::Topics(e) | ResearchError::Synthesis(e) => e.code(),
+            ResearchError::Uncontained(_) => "UNCONTAINED",
+            ResearchError::Cancelled => "CANCELLED",
+        }
+    }
+
+    fn kind(&self) -> ErrorKind {
+        match self {
+            ResearchError::Path(e) => e.kind(),
+            ResearchError::Read(e) => e.kind(),
+            ResearchError::Section(e) => e.kind(),
+            ResearchError::Index(e) => e.kind(),
+            ResearchError::Template(e) => e.kind(),
+            ResearchError::BadDepth(_)
+            | ResearchError::FocusTooLong { .. }
+            | ResearchError::FocusLongerThanNote { .. }
+            | ResearchError::FocusNotInVault(_)
+            | ResearchError::EmptyNote(_) => ErrorKind::InvalidInput,
+            ResearchError::Topics(e) | ResearchError::Synthesis(e) => e.kind(),
+            ResearchError::NoTopics(..) | ResearchError::NothingFound(_) | ResearchError::Uncontained(_) => {
+                ErrorKind::Upstream
+            }
+            ResearchError::Cancelled => ErrorKind::Cancelled,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Topic {
+    pub topic: String,
+    #[serde(default)]
+    pub context: String,
+    #[serde(rename = "type", default)]
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Source {
+    Web {
+        title: String,
+        url: String,
+    },
+    Vault {
+        title: String,
+        path: String,
+        target: String,
+    },
+}
+
+/// The outcome of a run: the section body to write and what it is made of.
+#[derive(Debug, Clone, Serialize)]
+pub struct NoteResearch {
+    /// Vault-relative path of the note.
+    pub path: String,
+    /// `llm` or `offline`.
+    pub mode: &'static str,
+    pub depth: Depth,
+    pub model: Option<String>,
+    pub topics: Vec<String>,
+    pub topics_researched: usize,
+    pub sources: Vec<Source>,
+    pub citations_removed: usize,
+    /// The body of `## Research`, as rendered from `templates/research-section.md`.
+    pub section: String,
+    /// The first 500 characters of the section.
+    pub preview: String,
+    pub usage: Usage,
+    pub cost_usd: Option<f64>,
+    pub warnings: Vec<String>,
+    /// Why the synthesis failed after sources were gathered: the section lists the sources
+    /// only, and the run reports this as its error once the section is written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synthesis_failed: Option<String>,
+    /// The URLs the section may link to: the web sources gathered in the run.
+    #[serde(skip)]
+    pub links: Links,
+}
+
+/// Runs research_note over `text` (the note's current text) — offline when no LLM is
+/// configured. Honours cancellation.
+pub async fn research_note(
+    ctx: &Context,
+    index: &Arc<VaultIndex>,
+    note: &NotePath,
+    text: String,
+    depth: Depth,
+    focus: Option<&str>,
+    job: &Job,
+) -> Result<NoteResearch, ResearchError> {
+    let focus = focus.map(str::trim).filter(|f| !f.is_empty());
+    let input = input::prepare(index, note, text, focus).await?;
+    let run = async {
+        match &ctx.llm {
+            Some(llm) => with_llm(ctx, index, llm, depth, focus, input, job).await,
+            None => super::offline::research(ctx, index, input, job).await,
+        }
+    };
+    tokio::select! {
+        r = run => r,
+        _ = job.cancelled() => Err(ResearchError::Cancelled),
+    }
+}
+
+async fn with_llm(
+    ctx: &Context,
+    index: &Arc<VaultIndex>,
+    llm: &Arc<ChatClient>,
+    depth: Depth,
+    focus: Option<&str>,
+    input: Input,
+    job: &Job,
+) -> Result<NoteResearch, ResearchError> {
+    job.report(ResearchEvent::Started { mode: "llm", depth });
+    let mut usage = Usage::default();
+    let mut warnings = input.warnings.clone();
+
+    // 1. Topics.
+    let found = topics::extract(ctx, index, llm, &input, focus, job).await?;
+    let (topics, notice) = (found.topics, found.notice);
+    usage.add(&found.usage);
+    if !found.dropped.is_empty() {
+        warnings.push(format!("unusable topics dropped: {}", found.dropped.join(", ")));
+    }
+    job.report(ResearchEvent::TopicsFound {
+        topics: topics.iter().map(|t| t.topic.clone()).collect(),
+    });
+
+    // 2. Gather, every topic at once (searches, pages and LLM calls are bounded by their own
+    //    semaphores).
+    let total = topics.len();
+    let done = AtomicUsize::new(0);
+    let pages = gather::PageCache::default();
+    let gathering = gather::Gathering {
+        ctx,
+        index,
+        llm,
+        rel: &input.rel,
+        depth,
+        pages: &pages,
+    };
+    let materials: Vec<gather::Material> = join_all(topics.iter().map(|t| {
+        let (done, gathering) = (&done, &gathering);
+        async move {
+            let m = gathering.gather(t).await;
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            job.report(ResearchEvent::TopicGathered {
+                done: n,
+                total,
+                topic: t.topic.clone(),
+            });
+            m
+        }
+    }))
+    .await;
+    let (mut web, mut vault, mut pages_read, mut failed) = (0, 0, 0, 0);
+    for m in &materials {
+        web += m.web.len();
+        vault += m.vault.len();
+        pages_read += m.pages_read;
+        failed += m.failures.len();
+        usage.add(&m.usage);
+        warnings.extend(m.failures.iter().map(|f| format!("{}: {f}", m.topic)));
+    }
+    job.report(ResearchEvent::SourcesGathered {
+        web,
+        vault,
+        pages: pages_read,
+        failed,
+    });
+    if web + vault == 0 {
+        let cause = materials
+            .iter()
+            .flat_map(|m| m.failures.first())
+            .next()
+            .cloned()
+            .unwrap_or_else(|| "no results".into());
+        return Err(ResearchError::NothingFound(cause));
+    }
+    let found: Vec<gather::Material> = materials
+        .iter()
+        .filter(|m| !m.web.is_empty() || !m.vault.is_empty())
+        .cloned()
+        .collect();
+
+    // 3. Synthesis, fitted to the model's context and checked before anything is written.
+    job.report(ResearchEvent::Synthesizing);
+    let synthesized = synthesize(ctx, llm, &input, focus, &found, &mut warnings, job).await;
+    let answer = match synthesized {
+        Ok((answer, u)) => {
+            usage.add(&u);
+            answer
+        }
+        Err((reason, u)) => {
+            usage.add(&u);
+            tracing::warn!("synthesis failed after gathering: {reason}");
+            return sources_only(ctx, input, depth, topics, &found, reason, usage, warnings);
+        }
+    };
+
+    // 4. Citation integrity.
+    let links = gathered_links(&materials);
+    let vault_targets: HashSet<String> = materials
+        .iter()
+        .flat_map(|m| m.vault.iter().map(|v| v.target.to_lowercase()))
+        .collect();
+    let index = index.clone();
+    let rel = input.rel.clone();
+    let (content, cut) = scholia_vault::inert::cap(&answer.content, super::MAX_ANSWER_CHARS);
+    if cut {
+        warnings.push(format!(
+            "the synthesis was cut at {} characters (the model wrote {})",
+            super::MAX_ANSWER_CHARS,
+            answer.content.chars().count()
+        ));
+    }
+    let allowed = links.clone();
+    let (findings, removed) = tokio::task::spawn_blocking(move || {
+        let resolves = |t: &str| {
+            vault_targets.contains(&t.to_lowercase()) || index.resolve_link(t, Some(&rel)).ok().flatten().is_some()
+        };
+        // Only gathered sources, made inert below `## Research`.
+        citations::enforce(&content, SECTION_LEVEL + 1, &allowed, &resolves)
+    })
+    .await
+    .expect("citation check does not panic");
+    if removed.count() > 0 {
+        warnings.push(format!(
+            "{} citation(s) not among the gathered sources were removed: {}",
+            removed.count(),
+            removed
+                .urls
+                .iter()
+                .chain(&removed.wikilinks)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    job.report(ResearchEvent::Checked {
+        citations_removed: removed.count(),
+    });
+
+    // 5. Render.
+    let sources = render::cited_sources(&findings, &materials);
+    let provenance = provenance(
+        depth,
+        Some(&answer.model),
+        usage.cost_usd,
+        topics.len(),
+        removed.count(),
+    );
+    let section = ctx.library.render(
+        prompts::RESEARCH_SECTION,
+        json!({
+            "notice": notice,
+            "findings": findings,
+            "sources": sources.iter().map(|s| match s {
+                Source::Web { title, url } => json!({"title": title, "url": url, "target": null}),
+                Source::Vault { title, target, .. } => json!({"title": title, "url": null, "target": target}),
+            }).collect::<Vec<_>>(),
+            "provenance": provenance,
+        }),
+    )?;
+    finish(Finished {
+        path: input.rel,
+        mode: "llm",
+        depth,
+        model: Some(answer.model),
+        topics,
+        sources,
+        citations_removed: removed.count(),
+        section,
+        usage,
+        warnings,
+        synthesis_failed: None,
+        links,
+    })
+}
+
+/// The URLs of every web source gathered.
+fn gathered_links(materials: &[gather::Material]) -> Links {
+    Links::from_urls(materials.iter().flat_map(|m| m.web.iter().map(|w| w.url.as_str())))
+}
+
+/// Tokens the synthesis may write: a paragraph or two per topic.
+fn synthesis_tokens(topics: usize, context: Option<u32>) -> u32 {
+    let want = (350 * topics as u32 + 300).clamp(800, 4000);
+    match context {
+        Some(window_tokens) => want.min(window_tokens / 3).max(256),
+        None => want,
+    }
+}
+
+/// Writes the synthesis: fitted to the context, streamed, checked by the gate; refused once
+/// with a firmer instruction, then given up with the reason.
+async fn synthesize(
+    ctx: &Context,
+    llm: &ChatClient,
+    input: &Input,
+    focus: Option<&str>,
+    found: &[gather::Material],
+    warnings: &mut Vec<String>,
+    job: &Job,
+) -> Result<(scholia_providers::llm::ChatAnswer, Usage), (String, Usage)> {
+    let mut usage = Usage::default();
+    let fail = |why: String, usage: Usage| Err((why, usage));
+    let system = match ctx.library.render(prompts::SYSTEM, json!({})) {
+        Ok(s) => s,
+        Err(e) => return fail(e.to_string(), usage),
+    };
+    let render = |materials: &[gather::Material], note: &str| {
+        ctx.library.render(
+            prompts::SYNTHESIS,
+            json!({
+                "title": input.title,
+                "path": input.rel,
+                "note": untrusted(note),
+                "focus": focus,
+                "topics": materials,
+            }),
+        )
+    };
+    let progress = |tokens: u64| {
+        if tokens.is_multiple_of(25) {
+            job.report(ResearchEvent::Generating {
+                step: "synthesis",
+                tokens,
+            });
+        }
+    };
+    let mut refusal: Option<String> = None;
+    let mut refits = 0;
+    loop {
+        let context = llm.context_tokens().await;
+        let max_tokens = synthesis_tokens(found.len(), context);
+        let (mut materials, mut note) = (found.to_vec(), input.for_llm.clone());
+        if let Some(window_tokens) = context {
+            let overhead = match render(&[], "") {
+                Ok(p) => {
+                    scholia_providers::llm::window::estimate_tokens(&p)
+                        + scholia_providers::llm::window::estimate_tokens(&system)
+                        + 128
+                }
+                Err(e) => return fail(e.to_string(), usage),
+            };
+            let room = (window_tokens as usize).saturating_sub(overhead + max_tokens as usize);
+            let dropped = fit::fit(&mut materials, &mut note, room);
+            if !dropped.is_empty() {
+                let w = format!(
+                    "to fit the model's {window_tokens}-token context, left out: {}",
+                    dropped.join(", ")
+                );
+                tracing::info!("{w}");
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+        }
+        let prompt = match render(&materials, &note) {
+            Ok(p) => p,
+            Err(e) => return fail(e.to_string(), usage),
+        };
+        let mut messages = vec![Message::system(system.clone()), Message::user(prompt.clone())];
+        if let Some(reason) = &refusal {
+            match ctx.library.render(prompts::SYNTHESIS_RETRY, json!({"reason": reason})) {
+                Ok(firmer) => messages.push(Message::user(firmer)),
+                Err(e) => return fail(e.to_string(), usage),
+            }
+        }
+        let req = ChatRequest {
+            messages,
+            temperature: Some(0.3),
+            max_tokens: Some(max_tokens),
+            stream: true,
+            ..Default::default()
+        };
+        let answer = match llm.chat_with(&req, llm.deadline(), Some(&progress)).await {
+            Ok(a) => a,
+            // The window is known now (learnt from the error): fit again, once.
+            Err(LlmError::ContextExceeded { .. }) if refits == 0 => {
+                refits += 1;
+                continue;
+            }
+            Err(e) => return fail(e.to_string(), usage),
+        };
+        usage.add(&answer.usage);
+        // The template's own words, without the material it carries (titles and URLs the
+        // answer is meant to cite).
+        let instructions = match render(&[], "") {
+            Ok(p) => prompts::without_data(&p),
+            Err(e) => return fail(e.to_string(), usage),
+        };
+        let sources: Vec<&str> = materials
+            .iter()
+            .flat_map(|m| {
+                m.web
+                    .iter()
+                    .flat_map(|w| [Some(w.snippet.as_str()), w.extract.as_deref()])
+                    .flatten()
+                    .chain(m.vault.iter().map(|v| v.snippet.as_str()))
+            })
+            .collect();
+        let verdict = gate::check(
+            &answer.content,
+            &gate::Gate {
+                instructions: &[&system, &instructions],
+                note: &input.for_llm,
+                sources: &sources,
+                expect: gate::Expect::TopicHeadings,
+            },
+        );
+        match verdict {
+            Ok(()) => return Ok((answer, usage)),
+            Err(why) if refusal.is_none() => {
+                tracing::warn!("synthesis refused ({why}); asking once more, more firmly");
+                warnings.push(format!("a first synthesis was refused: {why}"));
+                refusal = Some(why.to_string());
+            }
+            Err(why) => return fail(format!("the model's answer was refused twice: {why}"), usage),
+        }
+    }
+}
+
+/// The section when synthesis failed after gathering: every gathered source, by topic, under a
+/// warning that says why.
+#[allow(clippy::too_many_arguments)]
+fn sources_only(
+    ctx: &Context,
+    input: Input,
+    depth: Depth,
+    topics: Vec<Topic>,
+    found: &[gather::Material],
+    reason: String,
+    usage: Usage,
+    warnings: Vec<String>,
+) -> Result<NoteResearch, ResearchError> {
+    let provenance = provenance(depth, None, usage.cost_usd, topics.len(), 0);
+    let section = ctx.library.render(
+        prompts::RESEARCH_SOURCES_ONLY,
+        json!({"reason": reason, "topics": found, "provenance": provenance}),
+    )?;
+    let sources = found
+        .iter()
+        .flat_map(|m| {
+            m.web
+                .iter()
+                .map(|w| Source::Web {
+                    title: w.title.clone(),
+                    url: w.url.clone(),
+                })
+                .chain(m.vault.iter().map(|v| Source::Vault {
+                    title: v.title.clone(),
+                    path: v.path.clone(),
+                    target: v.target.clone(),
+                }))
+        })
+        .collect();
+    finish(Finished {
+        path: input.rel,
+        mode: "llm",
+        depth,
+        model: None,
+        topics,
+        sources,
+        citations_removed: 0,
+        section,
+        usage,
+        warnings,
+        synthesis_failed: Some(reason),
+        links: gathered_links(found),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_parsing() {
+        assert_eq!("Deep".parse::<Depth>().unwrap(), Depth::Deep);
+        assert_eq!(
+            "medium".parse::<Depth>().unwrap_err().to_string(),
+            "depth: `medium` is not valid; valid values: shallow, deep"
+        );
+    }
+}

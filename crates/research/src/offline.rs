@@ -1,0 +1,191 @@
+//! research_note without a language model: the note's key terms (tf·idf against the vault's
+//! index) stand in for topics, gathering is vault-only, and the section lists the related notes
+//! with their matching passages. The default a new user sees.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::ResearchEvent;
+use super::note::{self, Depth, Input, NoteResearch, ResearchError, Source, Topic};
+use crate::Context;
+use scholia_base::Job;
+use scholia_index::{IndexError, Terms, VaultIndex, tokenizer};
+use scholia_prompts as prompts;
+use scholia_providers::llm::Usage;
+use scholia_vault::passage;
+
+const KEY_TERMS: usize = 8;
+const RELATED_NOTES: usize = 10;
+const PASSAGES_PER_NOTE: usize = 2;
+/// Shared words shown beside a related note.
+const SHARED_TERMS: usize = 4;
+/// Words whose weights choose the passages.
+const PASSAGE_TERMS: usize = 40;
+
+/// A note related to the researched one, as offline research cites it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RelatedNote {
+    pub path: String,
+    pub title: String,
+    /// The wikilink target naming it.
+    pub target: String,
+    /// Key terms of the researched note that it shares.
+    pub terms: Vec<String>,
+    /// Its sentences that carry most of the researched note's words.
+    pub passages: Vec<String>,
+    /// How related: content similarity normalised to at most 1, plus the vault's signals.
+    pub score: f32,
+}
+
+/// The note's key terms and the notes related to it, with passages: what offline research
+/// cites (and what `benches/related.rs` measures).
+pub(crate) fn select(
+    index: &VaultIndex,
+    input: &Input,
+    limit: usize,
+) -> Result<(Vec<String>, Vec<RelatedNote>), IndexError> {
+    let (related, terms) = index.related(&input.likeness, limit)?;
+    let key = display_terms(&own_terms(&terms, &input.likeness), KEY_TERMS);
+    let weights: HashMap<String, f32> = terms.0.iter().take(PASSAGE_TERMS).cloned().collect();
+    let mut out = Vec::with_capacity(related.len());
+    for r in related {
+        let text = index.note_text(&r.path).unwrap_or_default();
+        let words: HashSet<String> = tokenizer::terms(&text).into_iter().collect();
+        let shared: Vec<(String, f32)> = terms
+            .0
+            .iter()
+            .filter(|(t, _)| words.contains(t))
+            .take(SHARED_TERMS)
+            .cloned()
+            .collect();
+        out.push(RelatedNote {
+            target: index.link_target(&r.path)?,
+            terms: display_terms(&Terms(shared), SHARED_TERMS),
+            passages: passage::best(&text, &weights, PASSAGES_PER_NOTE, tokenizer::terms),
+            path: r.path,
+            title: r.title,
+            score: r.score,
+        });
+    }
+    Ok((key, out))
+}
+
+/// The notes offline research would cite for the note at `rel` whose text is `text`, best
+/// first. Blocking.
+pub fn related_notes(index: &VaultIndex, rel: &str, text: String) -> Result<Vec<RelatedNote>, ResearchError> {
+    let input = super::note::input::prepare_blocking(index, rel.to_string(), text, None)?;
+    Ok(select(index, &input, RELATED_NOTES)?.1)
+}
+
+/// The terms of the note's own text (what it embeds weighs in finding related notes, but the
+/// note is not about its embedded licence block).
+fn own_terms(terms: &Terms, likeness: &scholia_index::Likeness) -> Terms {
+    let own: HashSet<String> = tokenizer::terms(&likeness.text)
+        .into_iter()
+        .chain(tokenizer::terms(&likeness.title))
+        .chain(tokenizer::terms(&likeness.focus))
+        .collect();
+    Terms(terms.0.iter().filter(|(t, _)| own.contains(t)).cloned().collect())
+}
+
+/// The first `n` terms, by weight.
+fn display_terms(terms: &Terms, n: usize) -> Vec<String> {
+    terms.0.iter().take(n).map(|(t, _)| t.clone()).collect()
+}
+
+/// The note's key terms (what a topic-less LLM run searches for).
+pub(crate) async fn key_terms(index: &Arc<VaultIndex>, input: &Input, n: usize) -> Result<Vec<String>, ResearchError> {
+    let (index, likeness) = (index.clone(), input.likeness.clone());
+    let terms = tokio::task::spawn_blocking(move || -> Result<Vec<String>, IndexError> {
+        let terms = index.weigh(&likeness)?;
+        Ok(display_terms(&own_terms(&terms, &likeness), n))
+    })
+    .await
+    .expect("key terms do not panic")?;
+    Ok(terms)
+}
+
+pub(crate) async fn research(
+    ctx: &Context,
+    index: &Arc<VaultIndex>,
+    input: Input,
+    job: &Job,
+) -> Result<NoteResearch, ResearchError> {
+    job.report(ResearchEvent::Started {
+        mode: "offline",
+        depth: Depth::Shallow,
+    });
+    let (terms, related) = {
+        let (index, input) = (index.clone(), input.clone());
+        tokio::task::spawn_blocking(move || select(&index, &input, RELATED_NOTES))
+            .await
+            .expect("offline research does not panic")?
+    };
+    if terms.is_empty() {
+        return Err(ResearchError::NoTopics(
+            input.rel,
+            " (no words it shares with other notes)".into(),
+        ));
+    }
+    let focus = input.likeness.focus.trim().to_string();
+    if !focus.is_empty() {
+        let words: HashSet<String> = tokenizer::terms(&focus).into_iter().collect();
+        if !terms.iter().any(|t| words.contains(t)) {
+            return Err(ResearchError::FocusNotInVault(focus));
+        }
+    }
+    job.report(ResearchEvent::TopicsFound { topics: terms.clone() });
+    job.report(ResearchEvent::SourcesGathered {
+        web: 0,
+        vault: related.len(),
+        pages: 0,
+        failed: 0,
+    });
+    let topics: Vec<Topic> = terms
+        .iter()
+        .map(|t| Topic {
+            topic: t.clone(),
+            context: String::new(),
+            kind: "concept".into(),
+        })
+        .collect();
+    let provenance = note::provenance(Depth::Shallow, None, None, topics.len(), 0);
+    let section = ctx.library.render(
+        prompts::RESEARCH_OFFLINE,
+        json!({
+            "terms": terms,
+            "notes": related.iter().map(|r| json!({
+                "target": r.target,
+                "terms": r.terms,
+                // Made inert and one line each by the template's md_passage filter.
+                "passages": r.passages,
+            })).collect::<Vec<_>>(),
+            "provenance": provenance,
+            "focus": (!focus.is_empty()).then_some(focus.as_str()),
+        }),
+    )?;
+    let sources = related
+        .into_iter()
+        .map(|r| Source::Vault {
+            title: r.title,
+            path: r.path,
+            target: r.target,
+        })
+        .collect();
+    note::finish(note::Finished {
+        path: input.rel,
+        mode: "offline",
+        depth: Depth::Shallow,
+        model: None,
+        topics,
+        sources,
+        citations_removed: 0,
+        section,
+        usage: Usage::default(),
+        warnings: input.warnings,
+        synthesis_failed: None,
+        links: scholia_vault::inert::Links::none(),
+    })
+}

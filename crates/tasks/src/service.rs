@@ -1,0 +1,314 @@
+//! The tasks API every surface reaches through the engine: start, status, results, cancel,
+//! list; estimates.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use scholia_providers::interactions::{self, InteractionError, Interactions};
+
+use crate::runner::results_of;
+use crate::{Kind, Results, Status, Store, Task, TaskError, estimate, new_id, now_ms};
+
+/// What `start` needs.
+#[derive(Debug, Clone)]
+pub struct StartRequest {
+    pub query: String,
+    pub kind: Kind,
+    pub notify: bool,
+    pub max_wait_hours: f64,
+    pub model: Option<String>,
+    /// research-note tasks: the note (the query is then the optional focus).
+    pub note: Option<TaskNote>,
+}
+
+/// The note a research-note task researches and writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskNote {
+    /// The vault's root, absolute.
+    pub vault: PathBuf,
+    /// Vault-relative, `/`-separated.
+    pub rel: String,
+}
+
+impl StartRequest {
+    pub fn check(&self) -> Result<(), TaskError> {
+        match (self.kind, &self.note) {
+            (Kind::ResearchNote, None) => {
+                return Err(TaskError::Invalid(
+                    "note: missing; a research-note task needs the note to research".into(),
+                ));
+            }
+            (Kind::ResearchNote, Some(_)) => {}
+            (_, Some(_)) => {
+                return Err(TaskError::Invalid(format!(
+                    "note: only a research-note task takes a note (this is a {} task)",
+                    self.kind.as_str()
+                )));
+            }
+            (_, None) if self.query.trim().is_empty() => {
+                return Err(TaskError::Invalid("query: empty; give the research question".into()));
+            }
+            (_, None) => {}
+        }
+        if self.query.chars().count() > 20_000 {
+            return Err(TaskError::Invalid("query: longer than 20,000 characters".into()));
+        }
+        if !(self.max_wait_hours > 0.0 && self.max_wait_hours <= 72.0) {
+            return Err(TaskError::Invalid(format!(
+                "max_wait_hours: {} is out of range; valid: more than 0, at most 72",
+                self.max_wait_hours
+            )));
+        }
+        if let Some(m) = &self.model
+            && (m.is_empty() || m.starts_with('-') || m.chars().any(char::is_whitespace))
+        {
+            return Err(TaskError::Invalid(format!(
+                "model: `{m}` is not a model name (no spaces, no leading `-`)"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// `check_research_status`'s answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusView {
+    pub task_id: String,
+    pub kind: Kind,
+    pub status: &'static str,
+    /// Only when the provider says it; never invented.
+    pub progress: Option<u8>,
+    pub current_action: Option<String>,
+    pub elapsed_minutes: f64,
+    pub tokens_used: Value,
+    pub cost_so_far: f64,
+    pub error: Option<String>,
+    pub query: String,
+    /// research-note tasks: the note's vault path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The background-task service of one data directory.
+pub struct Tasks {
+    pub(crate) store: Store,
+    pub(crate) interactions: Option<Interactions>,
+    pub(crate) poll: Duration,
+    /// This process's name in leases.
+    pub(crate) owner: String,
+    /// Tasks this process drives, by id: cancelling one stops its driver.
+    pub(crate) driving: Mutex<HashMap<String, CancellationToken>>,
+    pub(crate) wake: tokio::sync::Notify,
+    pub(crate) data_dir: PathBuf,
+    pub(crate) price: scholia_providers::llm::Price,
+    /// Where a finished task is announced when there is no desktop session (the language
+    /// server shows it as a message).
+    pub(crate) announce: Mutex<Option<Announce>>,
+}
+
+/// Shows a line to the user, e.g. as an LSP `window/showMessage`.
+pub type Announce = Arc<dyn Fn(String) + Send + Sync>;
+
+impl Tasks {
+    pub fn open(
+        data_dir: &Path,
+        interactions: Option<Interactions>,
+        poll: Duration,
+        price: scholia_providers::llm::Price,
+    ) -> Result<Tasks, TaskError> {
+        Ok(Tasks {
+            store: Store::open(data_dir)?,
+            interactions,
+            poll,
+            owner: format!("{}-{:016x}", std::process::id(), fastrand::u64(..)),
+            driving: Mutex::new(HashMap::new()),
+            wake: tokio::sync::Notify::new(),
+            data_dir: data_dir.to_path_buf(),
+            price,
+            announce: Mutex::new(None),
+        })
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Sets where finished tasks are announced when desktop notifications are unavailable.
+    pub fn set_announce(&self, announce: Announce) {
+        *self.announce.lock().unwrap_or_else(|e| e.into_inner()) = Some(announce);
+    }
+
+    /// Cost and duration of a Gemini deep research on `query`, at this store's prices.
+    pub fn estimate(&self, query: &str) -> estimate::Estimate {
+        estimate::estimate(query, self.price)
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    async fn task(&self, id: &str) -> Result<Task, TaskError> {
+        self.store
+            .get(id)
+            .await?
+            .ok_or_else(|| TaskError::Unknown(id.to_string()))
+    }
+
+    /// Records the task and, for Gemini, creates the remote interaction (so the work starts
+    /// even if no runner is up yet). Returns within the provider's request timeout.
+    pub async fn start(&self, req: StartRequest) -> Result<Task, TaskError> {
+        req.check()?;
+        let now = now_ms();
+        let mut task = Task {
+            id: new_id(),
+            kind: req.kind,
+            query: req.query.trim().to_string(),
+            model: req.model.clone(),
+            note: req.note.as_ref().map(|n| n.rel.clone()),
+            vault: req.note.as_ref().map(|n| n.vault.to_string_lossy().into_owned()),
+            status: Status::Pending,
+            progress: None,
+            current_action: Some("queued".into()),
+            remote_id: None,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: 0.0,
+            error: None,
+            notify: req.notify,
+            max_wait_hours: req.max_wait_hours,
+            created_at: now,
+            updated_at: now,
+            completed_at: None,
+            lease_owner: None,
+            lease_until: None,
+        };
+        if req.kind == Kind::Gemini {
+            let client = self.interactions.as_ref().ok_or(TaskError::NoGemini)?;
+            let agent = req.model.as_deref().unwrap_or(interactions::AGENT);
+            let created = tokio::time::timeout(Duration::from_secs(25), client.create(&req.query, agent))
+                .await
+                .map_err(|_| {
+                    TaskError::Gemini(InteractionError::Unreachable {
+                        base_url: "Gemini Interactions".into(),
+                        reason: "no answer within 25 s".into(),
+                    })
+                })??;
+            task.remote_id = Some(created.id.clone());
+            task.status = Status::Running;
+            task.current_action = Some(format!("Gemini is researching (status {})", created.status));
+        }
+        self.store.insert(task.clone()).await?;
+        self.wake.notify_waiters();
+        tracing::info!(task = %task.id, kind = task.kind.as_str(), "background task started");
+        Ok(task)
+    }
+
+    pub async fn status(&self, id: &str) -> Result<StatusView, TaskError> {
+        let t = self.task(id).await?;
+        let end = t.completed_at.unwrap_or_else(now_ms);
+        Ok(StatusView {
+            task_id: t.id,
+            kind: t.kind,
+            status: match t.status {
+                Status::Running => "running_async",
+                s => s.as_str(),
+            },
+            progress: t.progress,
+            current_action: t.current_action,
+            elapsed_minutes: ((end - t.created_at).max(0) as f64 / 60_000.0 * 10.0).round() / 10.0,
+            tokens_used: json!({"input": t.input_tokens, "output": t.output_tokens}),
+            cost_so_far: t.cost_usd,
+            error: t.error,
+            query: t.query,
+            note: t.note,
+        })
+    }
+
+    /// A finished task's results (partial ones for `completed_partial` and a cancelled task
+    /// that kept them).
+    pub async fn results(&self, id: &str) -> Result<(Task, Results), TaskError> {
+        let t = self.task(id).await?;
+        if !t.status.is_final() {
+            return Err(TaskError::NotCompleted {
+                id: t.id,
+                status: t.status.as_str(),
+            });
+        }
+        match self.store.results(id).await? {
+            Some(r) => Ok((t, r)),
+            None => Err(TaskError::AlreadyFinished {
+                id: t.id,
+                status: match t.status {
+                    Status::Failed => "failed, without results",
+                    Status::Cancelled => "cancelled, without results",
+                    s => s.as_str(),
+                },
+            }),
+        }
+    }
+
+    /// Cancels a task here and at its provider; with `save_partial`, what it has so far is
+    /// kept as its results.
+    pub async fn cancel(&self, id: &str, save_partial: bool) -> Result<Task, TaskError> {
+        let t = self.task(id).await?;
+        if t.status.is_final() {
+            return Err(TaskError::AlreadyFinished {
+                id: t.id,
+                status: t.status.as_str(),
+            });
+        }
+        if let Some(token) = self.driving.lock().unwrap_or_else(|e| e.into_inner()).get(id) {
+            token.cancel();
+        }
+        let mut partial = None;
+        let mut remote_error = None;
+        if let (Some(remote), Some(client)) = (&t.remote_id, &self.interactions) {
+            if let Err(e) = client.cancel(remote).await {
+                remote_error = Some(e.to_string());
+            }
+            if save_partial
+                && let Ok(i) = client.get(remote).await
+                && !i.report.is_empty()
+            {
+                partial = Some(results_of(&t, &i, self.price));
+            }
+        }
+        let finished = self
+            .store
+            .finish(id, None, Status::Cancelled, partial, move |t| {
+                t.current_action = Some("cancelled".into());
+                t.error = remote_error.map(|e| format!("cancelling at Gemini failed: {e}"));
+            })
+            .await?;
+        if let Some(t) = finished {
+            return Ok(t);
+        }
+        // The runner saw the remote cancellation first and recorded it: the same outcome.
+        match self.task(id).await? {
+            t if t.status == Status::Cancelled => Ok(t),
+            t => Err(TaskError::AlreadyFinished {
+                id: t.id,
+                status: t.status.as_str(),
+            }),
+        }
+    }
+
+    pub async fn list(&self, limit: usize) -> Result<Vec<Task>, TaskError> {
+        self.store.list(limit).await
+    }
+
+    /// Records what a task this process drives is doing now (its status line); ignored once
+    /// the task ended or another process holds it.
+    pub async fn report(&self, id: &str, action: String) {
+        let _ = self
+            .store
+            .update(id, Some(&self.owner), move |t| t.current_action = Some(action))
+            .await;
+    }
+}

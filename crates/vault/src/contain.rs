@@ -1,0 +1,347 @@
+//! The containment gate: the one check every section body passes before any writer writes
+//! it, and the escapers that make interpolated values inert.
+//!
+//! - [`check`] refuses a body that would not stay inside its section or would act outside it:
+//!   a heading at the section's level or above, a block left open, raw HTML, embeds, Obsidian
+//!   comments, odd math, link or footnote definitions, links to anything but the URLs gathered
+//!   in the run ([`Links`]), images, code a plugin would run, oversized bodies.
+//! - [`passage`], [`text`], [`url`], [`target`] make quoted text and interpolated values inert.
+//! - Model answers are made inert first by [`super::inert::markdown`].
+
+use std::ops::Range;
+
+use pulldown_cmark::{CodeBlockKind, Event, LinkType, Parser, Tag, TagEnd};
+
+pub use super::inert::Links;
+use super::inert::{definition_lines, inline_query, options, plain_language, urls_in};
+
+/// The most a section body may hold; pipelines cut longer answers first ([`super::inert::cap`]).
+pub const MAX_BODY_CHARS: usize = 100_000;
+
+/// Why a body is not contained.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the text to write into `{section}` would {reason}; nothing was written (this is a bug or a hostile answer, not something to fix in the note)"
+)]
+pub struct Uncontained {
+    pub section: String,
+    pub reason: String,
+}
+
+/// Checks that `body`, written under a heading of `level` named `name`, stays inside that
+/// section and is inert: see the module. `links` are the URLs the body may link to.
+pub fn check(name: &str, level: u8, body: &str, links: &Links) -> Result<(), Uncontained> {
+    let fail = |reason: String| {
+        Err(Uncontained {
+            section: format!("{} {name}", "#".repeat(level as usize)),
+            reason,
+        })
+    };
+    let chars = body.chars().count();
+    if chars > MAX_BODY_CHARS {
+        return fail(format!("hold {chars} characters, more than {MAX_BODY_CHARS}"));
+    }
+    let marker = "#".repeat(level as usize);
+    let probe = format!("{marker} {name}\n\n{body}\n\n{marker} Sentinel scholia end\n");
+    let probe = super::lines::normalized(&probe).into_owned();
+    let parser = Parser::new_ext(&probe, options());
+    if let Some((label, _)) = parser.reference_definitions().iter().next() {
+        return fail(format!("define a link reference (`[{label}]: …`)"));
+    }
+    let mut top = Vec::new();
+    let mut depth = 0usize;
+    let mut heading: Option<(u8, String)> = None;
+    let mut code: Vec<Range<usize>> = Vec::new();
+    let mut in_code = false;
+    let mut math = 0;
+    let mut in_link = 0usize;
+    // Consecutive text events (entities are events of their own) read as one run.
+    let mut text_run = String::new();
+    for (event, range) in parser.into_offset_iter() {
+        match &event {
+            Event::Text(t) if !in_code && in_link == 0 => text_run.push_str(t),
+            Event::Text(_) => {}
+            _ => {
+                if let Some(u) = urls_in(&text_run)
+                    .into_iter()
+                    .find(|u| !links.allows(&text_run[u.clone()]))
+                {
+                    return fail(format!("link to `{}`, which was not gathered", &text_run[u]));
+                }
+                text_run.clear();
+            }
+        }
+        match event {
+            Event::Start(Tag::BlockQuote(_) | Tag::List(_) | Tag::Item) => depth += 1,
+            Event::End(TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::Item) => depth = depth.saturating_sub(1),
+            Event::Start(Tag::FootnoteDefinition(label)) => {
+                return fail(format!("define a footnote (`[^{label}]: …`)"));
+            }
+            Event::FootnoteReference(label) => return fail(format!("refer to a footnote (`[^{label}]`)")),
+            Event::Start(Tag::CodeBlock(kind)) => {
+                in_code = true;
+                code.push(range);
+                if let CodeBlockKind::Fenced(info) = kind
+                    && !plain_language(&info)
+                {
+                    return fail(format!("hold a `{info}` code block, which a plugin could run"));
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => in_code = false,
+            Event::Code(c) if inline_query(&c) => {
+                return fail(format!("hold an inline query (`{c}`), which a plugin could run"));
+            }
+            Event::Start(Tag::Heading { level: l, .. }) if depth == 0 && (l as u8) <= level => {
+                heading = Some((l as u8, String::new()));
+            }
+            Event::Text(t) if heading.is_some() => heading.as_mut().expect("some").1.push_str(&t),
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some((_, text)) = heading.take() {
+                    top.push(text);
+                }
+            }
+            Event::Html(h) | Event::InlineHtml(h) => {
+                let shown: String = h.trim().chars().take(40).collect();
+                return fail(format!("contain raw HTML (`{shown}`)"));
+            }
+            Event::Start(Tag::Image {
+                link_type: LinkType::WikiLink { .. },
+                ..
+            }) => {
+                return fail(format!("embed another note (`{}`)", &probe[range]));
+            }
+            Event::Start(Tag::Image { dest_url, .. }) => {
+                return fail(format!("show an image (`{dest_url}`)"));
+            }
+            Event::Start(Tag::Link {
+                link_type: LinkType::WikiLink { .. },
+                ..
+            }) => {}
+            Event::Start(Tag::Link { dest_url, .. }) => {
+                if !links.allows(&dest_url) {
+                    return fail(format!("link to `{dest_url}`, which was not gathered"));
+                }
+                in_link += 1;
+            }
+            Event::End(TagEnd::Link) => in_link = in_link.saturating_sub(1),
+            Event::Text(t) if !in_code => {
+                if t.contains("%%") {
+                    return fail("contain an Obsidian comment (`%%`)".into());
+                }
+                math += t.matches("$$").count();
+            }
+            _ => {}
+        }
+    }
+    if let Some(at) = definition_lines(&probe, &code).first() {
+        let line: String = probe[*at..].lines().next().unwrap_or("").chars().take(40).collect();
+        return fail(format!("define a link or footnote (`{line}`)"));
+    }
+    match top.as_slice() {
+        [_, last] if last == "Sentinel scholia end" => {}
+        [_, .., last] if last == "Sentinel scholia end" => {
+            return fail(format!("start a new section (`{}`)", top[1]));
+        }
+        _ => {
+            return fail(
+                "leave a block open (a code fence, a quote or a list) that swallows the rest of the note".into(),
+            );
+        }
+    }
+    if math % 2 == 1 {
+        return fail("leave a math block (`$$`) open".into());
+    }
+    Ok(())
+}
+
+impl scholia_base::Coded for Uncontained {
+    fn code(&self) -> &'static str {
+        "UNCONTAINED"
+    }
+    fn kind(&self) -> scholia_base::ErrorKind {
+        scholia_base::ErrorKind::Upstream
+    }
+}
+
+/// Text quoted from a note or a page, made inert on one line: it renders as the words it
+/// holds and cannot make links, embeds, callouts, HTML, code or comments. URLs in it become
+/// code, which no reader turns into a link.
+pub fn passage(s: &str) -> String {
+    let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let urls = urls_in(&one_line);
+    let mut out = String::with_capacity(one_line.len() + 16);
+    let mut next_url = urls.iter().peekable();
+    let mut skip_to = 0;
+    for (i, c) in one_line.char_indices() {
+        if i < skip_to {
+            continue;
+        }
+        if let Some(u) = next_url.next_if(|u| u.start == i) {
+            out.push('`');
+            out.push_str(&one_line[u.clone()].replace('`', ""));
+            out.push('`');
+            skip_to = u.end;
+            continue;
+        }
+        match c {
+            // Links, embeds, wikilinks, callouts, HTML, code and math all need one of these.
+            '\\' | '`' | '[' | '<' | '$' => {
+                out.push('\\');
+                out.push(c);
+            }
+            // At the start of a line: headings, lists, quotes, fences.
+            '#' | '-' | '+' | '*' | '>' | '~' | '=' | '|' if i == 0 => {
+                out.push('\\');
+                out.push(c);
+            }
+            '%' => out.push_str("&#37;"),
+            '&' => out.push_str("&amp;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A title (of a page, a note, a model) inside link text or emphasis: one line, bounded,
+/// with the characters that would end its construct escaped.
+pub fn text(s: &str) -> String {
+    let mut one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() > 200 {
+        one = one.chars().take(199).collect::<String>() + "…";
+    }
+    // In link text a `]` would end the text early.
+    passage(&one).replace(']', "\\]")
+}
+
+/// A URL for `[text](url)` or `<url>`: only http(s); characters that would end the link are
+/// percent-encoded. Anything else becomes empty (and is not linked).
+pub fn url(s: &str) -> String {
+    let s = s.trim();
+    let Ok(parsed) = url::Url::parse(s) else {
+        return String::new();
+    };
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return String::new();
+    }
+    let mut out = String::with_capacity(s.len());
+    for c in parsed.as_str().chars() {
+        match c {
+            ' ' | '<' | '>' | '(' | ')' | '[' | ']' | '"' | '\\' | '`' | '|' | '{' | '}' | '^' => {
+                out.push_str(&format!("%{:02X}", c as u32));
+            }
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `[title](url)` (`<url>` without a title of its own) for an http(s) URL; the title alone, as
+/// text, for anything else.
+pub fn link(title: &str, url: &str) -> String {
+    let untitled = title.trim().is_empty() || title.trim() == url.trim();
+    match self::url(url) {
+        u if u.is_empty() => text(if untitled { url } else { title }),
+        u if untitled => format!("<{u}>"),
+        u => format!("[{}]({u})", text(title)),
+    }
+}
+
+/// A wikilink target for `[[target]]`: nothing that ends or splits the link, no backtick that
+/// would open code around it, and no `%%` or `$$` that would open a comment or a math block.
+pub fn target(s: &str) -> String {
+    let mut t: String = s
+        .chars()
+        .filter(|c| !matches!(c, '[' | ']' | '|' | '#' | '^' | '`' | '\n' | '\r'))
+        .collect();
+    while t.contains("%%") || t.contains("$$") {
+        t = t.replace("%%", "%").replace("$$", "$");
+    }
+    t.trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn links() -> Links {
+        Links::from_urls(["https://example.org", "https://real.example/a"])
+    }
+
+    fn contained(body: &str) -> bool {
+        check("Research", 2, body, &links()).is_ok()
+    }
+
+    #[test]
+    fn the_check() {
+        let ok = |b: &str| assert!(contained(b), "{b:?}: {:?}", check("Research", 2, b, &links()));
+        let bad = |b: &str| assert!(!contained(b), "{b:?} passed");
+        ok("### Topic\n\ntext\n\n```\ncode\n```");
+        ok("text with <https://example.org> autolink and [[Note]] link");
+        ok("[a](HTTPS://Real.Example/a#x) and https://real.example/a/ bare");
+        ok("[https://shown.example](https://real.example/a) label");
+        bad("[a](https://evil.example)");
+        bad("[a](https&#58;//evil.example)");
+        bad("<javascript:alert(1)>");
+        bad("<obsidian://open?vault=v>");
+        bad("<a@b.example>");
+        bad("bare https://evil.example/x");
+        bad("bare https&#58;//evil.example/x");
+        bad("![pixel](https://real.example/a)");
+        bad("x\n\n[guide]: https://real.example/a");
+        bad("> [guide]: https://real.example/a");
+        bad("x[^1]\n\n[^1]: note");
+        bad("```dataviewjs\ndv.el('b')\n```");
+        bad("```DataView\nLIST\n```");
+        bad("`$= dv.pages()`");
+        bad("`= this.file`");
+        bad(&"a".repeat(MAX_BODY_CHARS + 1));
+        ok("```python\nprint(1)\n```");
+        ok("```html\n<div>in code</div>\n```");
+        ok("`<b>` in code and `%%` too");
+        ok("$$x$$ balanced math");
+        bad("## Escapes\n");
+        bad("# Top");
+        bad("Setext\n---");
+        bad("```\nnever closed");
+        bad("~~~\nnever closed");
+        bad("```rust\nfn x() {}\n```rust\n");
+        bad("<div>\nraw\n</div>");
+        bad("<!-- a comment that never ends");
+        bad("<script>alert(1)</script>");
+        bad("<pre>\n## inside pre\n");
+        bad("text <b>bold</b>");
+        bad("![[Secret note]]");
+        bad("%% hide the rest");
+        bad("$$ open math");
+        ok("> quoted\n> ## quoted heading stays inside");
+        ok("- list\n  ## heading in a list item");
+    }
+
+    #[test]
+    fn quoted_and_interpolated_values_are_inert() {
+        assert_eq!(
+            passage("half [[Link\nand ![[Embed]] <b> # x"),
+            "half \\[\\[Link and !\\[\\[Embed]] \\<b> # x"
+        );
+        assert_eq!(passage("# heading"), "\\# heading");
+        // A URL in quoted text is shown, never linked.
+        assert_eq!(
+            passage("failed at http://127.0.0.1:4/v1: 500"),
+            "failed at `http://127.0.0.1:4/v1`: 500"
+        );
+        assert!(contained(&passage(
+            "see obsidian://open?vault=x and https://evil.example/"
+        )));
+        assert_eq!(passage("> [!note] x %% y"), "\\> \\[!note] x &#37;&#37; y");
+        for p in ["half [[Link", "```", "<!--", "%%", "$$", "> [!x]", "## h", "</div>"] {
+            let body = format!("- [[Note]]\n  > {}", passage(p));
+            assert!(contained(&body), "{p:?} → {body:?}");
+        }
+        assert_eq!(text("A [title]\nwith (parens)"), "A \\[title\\] with (parens)");
+        assert_eq!(url("https://a.example/x (y)"), "https://a.example/x%20%28y%29");
+        assert_eq!(url("javascript:alert(1)"), "");
+        assert_eq!(url("https://a.example/a>b<c"), "https://a.example/a%3Eb%3Cc");
+        assert_eq!(target("Note]] [[Other|x#y"), "Note Otherxy");
+    }
+}
