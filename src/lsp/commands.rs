@@ -130,17 +130,18 @@ async fn selected(state: &State, uri: &Uri, range: Range) -> Option<Selection> {
         return None;
     }
     // Finding the section parses the note: off the runtime.
-    tokio::task::spawn_blocking(move || {
-        if let Ok(Some(research)) = section::find(&text, SECTION, SECTION_LEVEL)
-            && start < research.end
-            && end > research.start
-        {
-            return Selection::OverlapsResearch;
-        }
-        Selection::Query(text[start..end].trim().to_string())
-    })
-    .await
-    .ok()
+    Some(
+        scholia_base::spawn_blocking(move || {
+            if let Ok(Some(research)) = section::find(&text, SECTION, SECTION_LEVEL)
+                && start < research.end
+                && end > research.start
+            {
+                return Selection::OverlapsResearch;
+            }
+            Selection::Query(text[start..end].trim().to_string())
+        })
+        .await,
+    )
 }
 
 #[derive(Deserialize)]
@@ -302,9 +303,8 @@ async fn note_query(state: &State, engine: &Arc<Engine>, raw: &str) -> RpcResult
         .map(|d| d.text.clone())
         .ok_or_else(|| invalid(format!("uri: {} is not open", uri.as_str())))?;
     let engine = engine.clone();
-    tokio::task::spawn_blocking(move || engine.note_brief(&text))
+    scholia_base::spawn_blocking(move || engine.note_brief(&text))
         .await
-        .map_err(|e| invalid(format!("reading the note failed: {e}")))?
         .map_err(|e| rpc(&e))
 }
 

@@ -131,7 +131,7 @@ impl State {
 
     /// Open documents; a handler that panicked while holding the lock does not poison it.
     fn docs(&self) -> MutexGuard<'_, HashMap<Uri, Document>> {
-        self.docs.lock().unwrap_or_else(|e| e.into_inner())
+        scholia_base::lock(&self.docs)
     }
 
     /// The engine, waiting for it while it is being built.
@@ -155,10 +155,7 @@ impl State {
             return Some(doc.text.clone());
         }
         let path = uri.to_file_path()?.into_owned();
-        tokio::task::spawn_blocking(move || scholia_vault::read::read_note(&path).ok())
-            .await
-            .ok()
-            .flatten()
+        scholia_base::spawn_blocking(move || scholia_vault::read::read_note(&path).ok()).await
     }
 
     /// The note `uri` names, when it is a note of the vault (whether or not the vault's
@@ -211,7 +208,7 @@ impl State {
 /// existing directory (an unsaved buffer). Off the runtime.
 async fn canonical(uri: &Uri) -> Option<PathBuf> {
     let path = uri.to_file_path()?.into_owned();
-    tokio::task::spawn_blocking(move || match path.canonicalize() {
+    scholia_base::spawn_blocking(move || match path.canonicalize() {
         Ok(p) if p.is_file() => Some(p),
         Ok(_) => None,
         Err(_) if path.exists() => None,
@@ -221,8 +218,6 @@ async fn canonical(uri: &Uri) -> Option<PathBuf> {
         }
     })
     .await
-    .ok()
-    .flatten()
 }
 
 pub struct Backend {
@@ -285,12 +280,11 @@ async fn start(client: Client, state: Arc<State>) {
                     let client = announcer.clone();
                     handle.spawn(async move { client.show_message(MessageType::INFO, line).await });
                 });
-                if let Ok(tasks) = tokio::task::spawn_blocking({
+                if let Ok(tasks) = scholia_base::spawn_blocking({
                     let engine = engine.clone();
                     move || engine.tasks()
                 })
                 .await
-                .expect("opening the task store does not panic")
                 {
                     tasks.set_announce(announce);
                 }
@@ -360,7 +354,7 @@ async fn build_engine(state: &Arc<State>, trust_vault: bool) -> Result<Arc<Engin
     let root = state.root.get().cloned().flatten();
     let options = state.options.get().cloned().unwrap_or(Ok(None));
     let (env, jobs) = (state.env.clone(), state.jobs.clone());
-    tokio::task::spawn_blocking(move || {
+    scholia_base::spawn_blocking(move || {
         let options = options?;
         if let (true, Some(root)) = (trust_vault, &root) {
             scholia_engine::config::trust::trust(&Dirs::from_env(&env)?.config, root)?;
@@ -370,7 +364,6 @@ async fn build_engine(state: &Arc<State>, trust_vault: bool) -> Result<Arc<Engin
         ))
     })
     .await
-    .unwrap_or_else(|e| Err(Error::internal(format!("building the engine panicked: {e}"))))
 }
 
 const TRUST: &str = "Trust this vault";
@@ -428,9 +421,7 @@ impl LanguageServer for Backend {
         };
         let root = vault_root(&params, options.as_ref().ok().and_then(|o| o.as_ref()));
         let root = match root {
-            Some(r) => tokio::task::spawn_blocking(move || r.canonicalize().unwrap_or(r))
-                .await
-                .ok(),
+            Some(r) => Some(scholia_base::spawn_blocking(move || r.canonicalize().unwrap_or(r)).await),
             None => None,
         };
         let _ = self.state.root.set(root);
@@ -474,7 +465,7 @@ impl LanguageServer for Backend {
         self.state.jobs.cancel_all();
         let state = self.state.clone();
         // Stopping the updater joins its thread: not on the async runtime.
-        let _ = tokio::task::spawn_blocking(move || state.vault.stop()).await;
+        scholia_base::spawn_blocking(move || state.vault.stop()).await;
         Ok(())
     }
 

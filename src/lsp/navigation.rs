@@ -24,10 +24,7 @@ async fn query<T: Send + 'static>(
     index: std::sync::Arc<VaultIndex>,
     f: impl FnOnce(&VaultIndex) -> Result<T, scholia_index::IndexError> + Send + 'static,
 ) -> RpcResult<T> {
-    tokio::task::spawn_blocking(move || f(&index))
-        .await
-        .map_err(internal)?
-        .map_err(internal)
+    scholia_base::spawn_blocking(move || f(&index)).await.map_err(internal)
 }
 
 fn line_location(uri: Uri, line: u32) -> Location {

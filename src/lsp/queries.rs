@@ -64,9 +64,8 @@ pub async fn execute_tasks(state: &Arc<State>, arguments: Vec<Value>) -> RpcResu
     let a: TaskArgs = super::commands::args(TASKS, arguments, "{action, …}")?;
     let engine = state.engine().await.map_err(|e| rpc(&e))?;
     let engine2 = engine.clone();
-    let tasks = tokio::task::spawn_blocking(move || engine2.tasks())
+    let tasks = scholia_base::spawn_blocking(move || engine2.tasks())
         .await
-        .map_err(|e| rpc(&Error::internal(e.to_string())))?
         .map_err(|e| rpc(&e))?;
     let err = |e: scholia_tasks::TaskError| rpc(&Error::from(e));
     let value = match a.action.as_str() {
@@ -204,9 +203,7 @@ pub async fn execute_status(state: &Arc<State>) -> RpcResult<Option<Value>> {
     let vault = match state.vault.get() {
         Ok(v) => {
             let index = v.index().clone();
-            let (notes, writer) = tokio::task::spawn_blocking(move || (index.num_notes(), index.is_writer()))
-                .await
-                .map_err(|e| rpc(&Error::internal(e.to_string())))?;
+            let (notes, writer) = scholia_base::spawn_blocking(move || (index.num_notes(), index.is_writer())).await;
             json!({"state": "ready", "root": v.vault().root(), "notes": notes, "index_writer": writer,
                    "index_dir": v.index().dir()})
         }

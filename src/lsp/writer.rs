@@ -41,12 +41,11 @@ impl EditorWriter {
             };
             // Parsing a large note is work: off the runtime.
             let (text, change) = (doc.text.clone(), edit.clone());
-            let computed = tokio::task::spawn_blocking(move || {
+            let computed = scholia_base::spawn_blocking(move || {
                 let new_text = change.apply(&text)?;
                 Ok::<_, WriteError>((new_text != text).then(|| section::minimal_edit(&text, &new_text)))
             })
-            .await
-            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?;
+            .await?;
             let Some((range, new)) = computed else {
                 return Ok(false);
             };

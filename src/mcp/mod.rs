@@ -156,7 +156,7 @@ async fn serve_stdio(server: Scholia) -> anyhow::Result<()> {
     let running = server.serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
     // The watcher's thread is joined off the runtime.
-    let _ = tokio::task::spawn_blocking(move || vault.stop()).await;
+    scholia_base::spawn_blocking(move || vault.stop()).await;
     Ok(())
 }
 

@@ -620,9 +620,7 @@ async fn task_tool(s: &Scholia, name: &'static str, args: Option<JsonObject>) ->
     use scholia_engine::TaskStart;
     use scholia_tasks::Kind;
     let engine = s.engine.clone();
-    let tasks = tokio::task::spawn_blocking(move || engine.tasks())
-        .await
-        .expect("opening the task store does not panic")?;
+    let tasks = scholia_base::spawn_blocking(move || engine.tasks()).await?;
     match name {
         "estimate_research_cost" => {
             let a = Args::new(name, args, &["query"])?;

@@ -11,19 +11,25 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Runs `f` on the blocking pool (file and index work never runs on the async runtime); a
-/// panic there is re-raised here, so it is never mistaken for an error value.
-pub async fn spawn_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(v) => v,
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        // The runtime is shutting down: nothing will look at the result.
-        Err(e) => panic!("blocking work was cancelled: {e}"),
+/// panic there is re-raised where the result is awaited, so it is never mistaken for an error
+/// value. The work starts at once, as with tokio's own.
+pub fn spawn_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> impl Future<Output = T> {
+    let handle = tokio::task::spawn_blocking(f);
+    async move {
+        match handle.await {
+            Ok(v) => v,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // The runtime is shutting down: nothing will look at the result.
+            Err(e) => panic!("blocking work was cancelled: {e}"),
+        }
     }
 }
 
 /// [`spawn_blocking`] for work that returns scholia's [`Error`].
-pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, Error> + Send + 'static) -> Result<T, Error> {
-    spawn_blocking(f).await
+pub fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, Error> + Send + 'static,
+) -> impl Future<Output = Result<T, Error>> {
+    spawn_blocking(f)
 }
 
 #[cfg(test)]
@@ -48,9 +54,9 @@ mod tests {
     fn panics_in_blocking_work_are_raised_again() {
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            rt.block_on(spawn_blocking(|| -> u8 { panic!("inside") }))
+            rt.block_on(async { spawn_blocking(|| -> u8 { panic!("inside") }).await })
         }));
         assert!(caught.is_err());
-        assert_eq!(rt.block_on(blocking(|| Ok(3))).unwrap(), 3);
+        assert_eq!(rt.block_on(async { blocking(|| Ok(3)).await }).unwrap(), 3);
     }
 }

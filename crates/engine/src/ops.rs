@@ -9,7 +9,7 @@ use serde_json::Value;
 use scholia_base::Summary;
 
 use super::{Engine, Event, Job, NotePath, NoteWriter, SectionEdit};
-use scholia_base::{Error, ErrorKind};
+use scholia_base::{Error, ErrorKind, blocking};
 use scholia_index::VaultSession;
 use scholia_providers::web::fetch::Page;
 use scholia_research::deep_search::{self, DeepSearchRequest, DeepSearchResult};
@@ -428,16 +428,5 @@ impl Engine {
             .fetcher
             .fetch_page(url, self.ctx.page_timeout, max_chars)
             .await?)
-    }
-}
-
-/// Runs index and file work on the blocking pool; a panic there is re-raised here.
-pub(crate) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, Error> + Send + 'static,
-) -> Result<T, Error> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(r) => r,
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(e) => Err(Error::internal(e.to_string())),
     }
 }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::ops::blocking;
 use super::{DiskWriter, Engine, NoteWriter, ProgressSink, Update};
+use scholia_base::blocking;
 use scholia_base::{Error, ErrorKind};
 use scholia_index::VaultSession;
 use scholia_research::note::{Depth, Source};
@@ -80,7 +80,7 @@ impl Engine {
     /// Makes `host` the vault whose research-note tasks this process writes through
     /// `host.writer` (other vaults' notes are written on disk).
     pub fn host_notes(&self, host: NoteHost) {
-        *self.note_host.lock().unwrap_or_else(|e| e.into_inner()) = Some(HostedNotes {
+        *scholia_base::lock(&self.note_host) = Some(HostedNotes {
             session: Arc::downgrade(&host.session),
             writer: host.writer,
         });
@@ -200,7 +200,7 @@ impl Engine {
     /// The session and writer for a research-note task's vault: the hosted one, else the
     /// vault opened (and synced when this process holds its index) for this run.
     async fn task_vault(&self, root: &Path) -> Result<(Arc<VaultSession>, Arc<dyn NoteWriter>), Error> {
-        let host = self.note_host.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let host = scholia_base::lock(&self.note_host).clone();
         if let Some(h) = host
             && let Some(session) = h.session.upgrade()
             && same_dir(session.vault().root(), root)

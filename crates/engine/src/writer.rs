@@ -85,20 +85,12 @@ impl DiskWriter {
 impl NoteWriter for DiskWriter {
     fn read<'a>(&'a self, note: &'a NotePath) -> BoxFuture<'a, Result<String, WriteError>> {
         let path = note.abs.clone();
-        Box::pin(async move { blocking(move || Ok(scholia_vault::read::read_note(&path)?)).await })
+        Box::pin(async move { scholia_base::spawn_blocking(move || Ok(scholia_vault::read::read_note(&path)?)).await })
     }
 
     fn write<'a>(&'a self, note: &'a NotePath, edit: &'a SectionEdit) -> BoxFuture<'a, Result<bool, WriteError>> {
         let (note, edit) = (note.clone(), edit.clone());
-        Box::pin(async move { blocking(move || DiskWriter::write_blocking(&note, &edit)).await })
-    }
-}
-
-/// Runs file work on the blocking pool; a panic there is re-raised here.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(v) => v,
-        Err(e) => std::panic::resume_unwind(e.into_panic()),
+        Box::pin(async move { scholia_base::spawn_blocking(move || DiskWriter::write_blocking(&note, &edit)).await })
     }
 }
 

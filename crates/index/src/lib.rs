@@ -6,6 +6,7 @@
 //!
 //! Depends on `base` and `vault` only: it knows notes, never models, pipelines or protocols.
 
+mod names;
 mod notes;
 mod related;
 pub mod schema;
@@ -188,12 +189,12 @@ impl VaultIndex {
     }
 
     pub fn is_writer(&self) -> bool {
-        self.writer.lock().unwrap().is_some()
+        scholia_base::lock(&self.writer).is_some()
     }
 
     /// A read-only index tries to take the writer lock over; `true` once it holds it.
     pub fn try_acquire_writer(&self) -> Result<bool, IndexError> {
-        let mut guard = self.writer.lock().unwrap();
+        let mut guard = scholia_base::lock(&self.writer);
         if guard.is_none() {
             *guard = try_writer(&self.index, self.options)?;
         }
@@ -211,7 +212,7 @@ impl VaultIndex {
     }
 
     fn writer(&self) -> Result<MutexGuard<'_, Option<IndexWriter>>, IndexError> {
-        let guard = self.writer.lock().unwrap();
+        let guard = scholia_base::lock(&self.writer);
         if guard.is_none() {
             return Err(IndexError::ReadOnly);
         }
@@ -269,13 +270,13 @@ impl VaultIndex {
             .unwrap_or_default();
         let guard = self.writer()?;
         self.put(guard.as_ref().expect("checked"), rel, stamp, &text)?;
-        self.overlays.lock().unwrap().insert(rel.to_string(), text);
+        scholia_base::lock(&self.overlays).insert(rel.to_string(), text);
         Ok(())
     }
 
     /// Forgets a closed buffer and re-indexes the file from disk.
     pub fn clear_overlay(&self, rel: &str) -> Result<(), IndexError> {
-        self.overlays.lock().unwrap().remove(rel);
+        scholia_base::lock(&self.overlays).remove(rel);
         self.refresh(&self.vault.abs(rel))
     }
 
@@ -287,7 +288,7 @@ impl VaultIndex {
         };
         let guard = self.writer()?;
         let writer = guard.as_ref().expect("checked");
-        if let Some(text) = self.overlays.lock().unwrap().get(&rel) {
+        if let Some(text) = scholia_base::lock(&self.overlays).get(&rel) {
             let stamp = std::fs::metadata(abs).map(|m| Stamp::of(&m)).unwrap_or_default();
             return self.put(writer, &rel, stamp, text);
         }

@@ -295,7 +295,7 @@ impl VaultIndex {
     /// Every note name in the index, cached until the next commit.
     fn names(&self, searcher: &Searcher) -> Result<Arc<Names>, IndexError> {
         let generation = searcher.generation().generation_id();
-        let mut cache = self.names.lock().unwrap_or_else(|e| e.into_inner());
+        let mut cache = scholia_base::lock(&self.names);
         if let Some(names) = cache.as_ref().filter(|n| n.generation == generation) {
             return Ok(names.clone());
         }

@@ -3,15 +3,15 @@
 use std::ops::Range;
 
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, FuzzyTermQuery, Occur, Query, QueryParser, TermQuery};
+use tantivy::query::{BooleanQuery, FuzzyTermQuery, Occur, Query, QueryParser, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
-use tantivy::{DocAddress, Order, Searcher, TantivyDocument, Term};
+use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
 use scholia_base::Summary;
 
 use super::schema::Outline;
-use super::tokenizer::{self, MAX_PREFIX_CHARS};
+use super::tokenizer::{self};
 use super::{IndexError, VaultIndex};
 
 /// A full-text search result.
@@ -73,7 +73,7 @@ pub struct Symbol {
     /// The note's title, for headings.
     pub container: Option<String>,
     #[serde(skip)]
-    score: f32,
+    pub(crate) score: f32,
 }
 
 /// A note found by name.
@@ -92,7 +92,6 @@ const MAX_QUERY_NESTING: usize = 8;
 const MAX_QUERY_OPERATORS: usize = 64;
 /// Words of a query given a typo-tolerant title match (each builds an automaton).
 const MAX_FUZZY_WORDS: usize = 16;
-const SYMBOL_CANDIDATES: usize = 256;
 
 impl VaultIndex {
     pub(super) fn searcher(&self) -> Searcher {
@@ -264,12 +263,7 @@ impl VaultIndex {
     /// A note's text for quoting: the open buffer, else the file (its first 512 KiB, never
     /// through a link out of the vault).
     pub fn note_text(&self, rel: &str) -> Option<String> {
-        let overlay = self
-            .overlays
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(rel)
-            .cloned();
+        let overlay = scholia_base::lock(&self.overlays).get(rel).cloned();
         if overlay.is_some() {
             return overlay;
         }
@@ -367,273 +361,8 @@ impl VaultIndex {
             .collect();
         (!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>)
     }
-
-    /// Query words cut to the indexed prefix length.
-    fn prefix_words(query: &str) -> Vec<String> {
-        tokenizer::tokens(query)
-            .into_iter()
-            .take(MAX_FUZZY_WORDS)
-            .map(|w| w.chars().take(MAX_PREFIX_CHARS).collect())
-            .collect()
-    }
-
-    fn prefix_query(&self, words: &[String], headings: bool) -> Box<dyn Query> {
-        let clauses = words
-            .iter()
-            .map(|w| {
-                let title: Box<dyn Query> = Box::new(BoostQuery::new(
-                    Box::new(TermQuery::new(
-                        Term::from_field_text(self.fields.sym_title, w),
-                        IndexRecordOption::WithFreqs,
-                    )),
-                    3.0,
-                ));
-                let q: Box<dyn Query> = if headings {
-                    let head = Box::new(TermQuery::new(
-                        Term::from_field_text(self.fields.sym_head, w),
-                        IndexRecordOption::WithFreqs,
-                    ));
-                    Box::new(BooleanQuery::new(vec![(Occur::Should, title), (Occur::Should, head)]))
-                } else {
-                    title
-                };
-                (Occur::Must, q)
-            })
-            .collect();
-        Box::new(BooleanQuery::new(clauses))
-    }
-
-    /// The most recently modified notes first.
-    fn recent(&self, searcher: &Searcher, limit: usize) -> Result<Vec<DocAddress>, IndexError> {
-        let top = searcher.search(
-            &tantivy::query::AllQuery,
-            &TopDocs::with_limit(limit.max(1)).order_by_fast_field::<u64>("mtime", Order::Desc),
-        )?;
-        Ok(top.into_iter().map(|(_, a)| a).collect())
-    }
-
-    /// Notes and headings whose words start with the query's words, best first. An empty query
-    /// lists recently modified notes.
-    pub fn symbols(&self, query: &str, limit: usize) -> Result<Vec<Symbol>, IndexError> {
-        let searcher = self.searcher();
-        let words = Self::prefix_words(query);
-        if words.is_empty() {
-            return self
-                .recent(&searcher, limit)?
-                .into_iter()
-                .map(|a| {
-                    let (path, outline) = self.stored(&searcher, a)?;
-                    Ok(note_symbol(path, outline.title, 0.0))
-                })
-                .collect();
-        }
-        let top = searcher.search(
-            &*self.prefix_query(&words, true),
-            &TopDocs::with_limit(SYMBOL_CANDIDATES).order_by_score(),
-        )?;
-        let mut analyzer = tokenizer::words();
-        let mut out = Vec::new();
-        for (_, addr) in top {
-            let (path, outline) = self.stored(&searcher, addr)?;
-            let stem = scholia_vault::stem(&path).to_string();
-            let names = std::iter::once(&outline.title)
-                .chain(&outline.aliases)
-                .chain(std::iter::once(&stem));
-            if let Some(score) = names
-                .filter_map(|n| match_score(&mut analyzer, &words, n))
-                .reduce(f32::max)
-            {
-                out.push(note_symbol(path.clone(), outline.title.clone(), score + 0.5));
-            }
-            for (level, line, text) in &outline.headings {
-                if let Some(score) = match_score(&mut analyzer, &words, text) {
-                    out.push(Symbol {
-                        name: text.clone(),
-                        kind: SymbolKind::Heading(*level),
-                        path: path.clone(),
-                        line: *line,
-                        container: Some(outline.title.clone()),
-                        score,
-                    });
-                }
-            }
-        }
-        out.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| a.name.cmp(&b.name))
-                .then_with(|| a.path.cmp(&b.path))
-        });
-        out.truncate(limit);
-        Ok(out)
-    }
-
-    /// Notes whose title, alias or file name starts with the words of `prefix` (completion
-    /// after `[[`). An empty prefix lists recently modified notes.
-    pub fn notes_named(&self, prefix: &str, limit: usize) -> Result<Vec<NoteRef>, IndexError> {
-        let searcher = self.searcher();
-        let words = Self::prefix_words(prefix);
-        let addrs: Vec<DocAddress> = if words.is_empty() {
-            self.recent(&searcher, limit)?
-        } else {
-            searcher
-                .search(
-                    &*self.prefix_query(&words, false),
-                    &TopDocs::with_limit(limit.max(1)).order_by_score(),
-                )?
-                .into_iter()
-                .map(|(_, a)| a)
-                .collect()
-        };
-        addrs
-            .into_iter()
-            .map(|a| {
-                let (path, outline) = self.stored(&searcher, a)?;
-                Ok(NoteRef { path, outline })
-            })
-            .collect()
-    }
-
-    /// The note a `[[target]]` names, as Obsidian resolves it: a vault path (with or without
-    /// extension), else a file name or alias anywhere, preferring the linking note's folder and
-    /// then the shortest path.
-    pub fn resolve_link(&self, target: &str, from: Option<&str>) -> Result<Option<NoteRef>, IndexError> {
-        let target = target.trim().trim_start_matches('/');
-        if target.is_empty() {
-            return Ok(None);
-        }
-        let lowered = target.to_lowercase();
-        let key = ["md", "markdown", "txt"]
-            .iter()
-            .find_map(|ext| lowered.strip_suffix(&format!(".{ext}")))
-            .unwrap_or(&lowered)
-            .to_string();
-        let searcher = self.searcher();
-        let q = TermQuery::new(Term::from_field_text(self.fields.key, &key), IndexRecordOption::Basic);
-        let top = searcher.search(&q, &TopDocs::with_limit(64).order_by_score())?;
-        let mut found = Vec::with_capacity(top.len());
-        for (_, addr) in top {
-            let (path, outline) = self.stored(&searcher, addr)?;
-            found.push(NoteRef { path, outline });
-        }
-        let from_dir = from.and_then(|f| f.rsplit_once('/').map(|(d, _)| d)).unwrap_or("");
-        found.sort_by_key(|n| {
-            let without_ext = n
-                .path
-                .rsplit_once('.')
-                .map(|(p, _)| p)
-                .unwrap_or(&n.path)
-                .to_lowercase();
-            let dir = n.path.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-            (without_ext != key, dir != from_dir, n.path.len(), n.path.clone())
-        });
-        Ok(found.into_iter().next())
-    }
-
-    /// The words of `text` that best characterise it against the rest of the vault (tf·idf
-    /// over the body field), keeping only words some other note contains. `note` is the
-    /// note's own path, which does not count.
-    pub fn key_terms(&self, text: &str, limit: usize, note: Option<&str>) -> Result<Vec<(String, f32)>, IndexError> {
-        let searcher = self.searcher();
-        let n = searcher.num_docs().max(1) as f32;
-        let mut tf: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
-        for t in tokenizer::tokens(text) {
-            if t.chars().count() >= 3 && !t.chars().all(|c| c.is_ascii_digit()) && !tokenizer::is_stopword(&t) {
-                *tf.entry(t).or_default() += 1;
-            }
-        }
-        let mut scored = Vec::with_capacity(tf.len());
-        for (term, count) in tf {
-            // doc_freq also counts deleted documents: it only ranks; the count below decides.
-            let df = searcher.doc_freq(&Term::from_field_text(self.fields.body, &term))?;
-            if df == 0 {
-                continue;
-            }
-            let idf = (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
-            scored.push((term, (count as f32).sqrt() * idf));
-        }
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let mut out = Vec::with_capacity(limit);
-        for (term, score) in scored {
-            if out.len() == limit {
-                break;
-            }
-            let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(
-                Occur::Must,
-                Box::new(TermQuery::new(
-                    Term::from_field_text(self.fields.body, &term),
-                    IndexRecordOption::Basic,
-                )),
-            )];
-            if let Some(rel) = note {
-                clauses.push((
-                    Occur::MustNot,
-                    Box::new(TermQuery::new(self.path_term(rel), IndexRecordOption::Basic)),
-                ));
-            }
-            if searcher.search(&BooleanQuery::new(clauses), &tantivy::collector::Count)? > 0 {
-                out.push((term, score));
-            }
-        }
-        Ok(out)
-    }
-
-    /// The wikilink target that names `rel` unambiguously: its file name when that resolves to
-    /// it, else its vault path without the extension.
-    pub fn link_target(&self, rel: &str) -> Result<String, IndexError> {
-        let stem = scholia_vault::stem(rel);
-        if self.resolve_link(stem, None)?.is_some_and(|n| n.path == rel) {
-            return Ok(stem.to_string());
-        }
-        Ok(rel.rsplit_once('.').map(|(p, _)| p).unwrap_or(rel).to_string())
-    }
-
-    /// The stored outline of one note.
-    pub fn outline(&self, rel: &str) -> Result<Option<Outline>, IndexError> {
-        let searcher = self.searcher();
-        let q = TermQuery::new(self.path_term(rel), IndexRecordOption::Basic);
-        let top = searcher.search(&q, &TopDocs::with_limit(1).order_by_score())?;
-        match top.first() {
-            Some((_, addr)) => Ok(Some(self.stored(&searcher, *addr)?.1)),
-            None => Ok(None),
-        }
-    }
 }
 
-fn note_symbol(path: String, title: String, score: f32) -> Symbol {
-    Symbol {
-        name: title,
-        kind: SymbolKind::Note,
-        path,
-        line: 0,
-        container: None,
-        score,
-    }
-}
-
-/// How well `name` matches query words that must each start one of its words; `None` when
-/// one does not. Whole-name and leading matches rank first, then shorter names.
-fn match_score(analyzer: &mut tantivy::tokenizer::TextAnalyzer, words: &[String], name: &str) -> Option<f32> {
-    let mut stream = analyzer.token_stream(name);
-    let mut name_words = Vec::new();
-    while let Some(t) = stream.next() {
-        name_words.push(t.text.clone());
-    }
-    let mut score = 0.0f32;
-    for (qi, w) in words.iter().enumerate() {
-        let pos = name_words.iter().position(|n| n.starts_with(w.as_str()))?;
-        if name_words[pos] == *w {
-            score += 1.0;
-        }
-        if pos == qi {
-            score += 1.0;
-        }
-    }
-    if name_words.len() == words.len() && words.iter().zip(&name_words).all(|(a, b)| a == b) {
-        score += 10.0;
-    }
-    Some(score - name_words.len() as f32 * 0.1)
-}
 /// Whether the query's syntax is shallow enough for tantivy's recursive parser.
 fn syntax_is_bounded(query: &str) -> bool {
     let (mut depth, mut max, mut operators) = (0usize, 0usize, 0usize);

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Progress, SyncSummary, Updates, VaultIndex, WriterOptions};
 use scholia_base::Dirs;
-use scholia_base::Job;
+use scholia_base::{Job, lock};
 use scholia_vault::NotePath;
 
 use crate::SearchResults;
@@ -250,7 +250,7 @@ impl VaultSession {
                     _ = tokio::time::sleep(TAKE_OVER_EVERY) => {}
                 }
                 let idx = self.index.clone();
-                if let Ok(Ok(true)) = tokio::task::spawn_blocking(move || idx.try_acquire_writer()).await {
+                if let Ok(true) = scholia_base::spawn_blocking(move || idx.try_acquire_writer()).await {
                     tracing::info!("took over the index writer");
                     job = start_job();
                     break;
@@ -280,7 +280,7 @@ impl VaultSession {
     async fn sync(&self, job: &Job) -> Result<SyncSummary, Error> {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let idx = self.index.clone();
-        let work = tokio::task::spawn_blocking(move || {
+        let work = scholia_base::spawn_blocking(move || {
             idx.sync(&mut |p| {
                 let _ = tx.send(p);
             })
@@ -293,10 +293,7 @@ impl VaultSession {
                 job.report(IndexEvent::from(p));
             }
         }
-        match work.await {
-            Ok(r) => Ok(r?),
-            Err(e) => Err(Error::internal(format!("indexing panicked: {e}"))),
-        }
+        Ok(work.await?)
     }
 
     /// Starts the watcher and the buffer updater (writer only), replaying open buffers.
@@ -317,10 +314,6 @@ impl VaultSession {
         let updates = lock(&self.updates).take();
         drop(updates);
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Where a long-running surface (the language server, the MCP server) keeps its vault: not
@@ -405,9 +398,7 @@ impl VaultSlot {
         shutdown: CancellationToken,
     ) -> Result<(), Error> {
         self.set(SlotState::Opening(root.clone()));
-        let opened = tokio::task::spawn_blocking(move || VaultSession::open(&root, &dirs))
-            .await
-            .unwrap_or_else(|e| Err(Error::internal(format!("opening the vault panicked: {e}"))));
+        let opened = scholia_base::spawn_blocking(move || VaultSession::open(&root, &dirs)).await;
         let session = match opened {
             Ok(s) => Arc::new(s),
             Err(e) => {

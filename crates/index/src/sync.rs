@@ -122,7 +122,7 @@ impl VaultIndex {
         }
         // A cold build has nothing to replace: skipping deletes saves work per document.
         let replace = !known.is_empty();
-        let overlays = self.overlays.lock().unwrap().clone();
+        let overlays = scholia_base::lock(&self.overlays).clone();
         let sent = AtomicU64::new(self.body_consumed.load(Ordering::Relaxed));
         let mut done = 0;
         let mut last_commit = Instant::now();

@@ -304,7 +304,7 @@ impl Sonar {
         }
         let deadline = Instant::now() + Duration::from_millis(req.timeout_ms);
         let (slot, first) = {
-            let mut inflight = self.inflight.lock().unwrap();
+            let mut inflight = scholia_base::lock(&self.inflight);
             match inflight.get(&key) {
                 Some(s) => (s.clone(), false),
                 None => {
@@ -319,7 +319,7 @@ impl Sonar {
             slot.get_or_init(|| async {
                 let r = self.call(req, deadline).await;
                 if let Ok(a) = &r {
-                    let mut cache = self.cache.lock().unwrap();
+                    let mut cache = scholia_base::lock(&self.cache);
                     if cache.len() >= CACHE_ENTRIES {
                         let oldest = cache.iter().min_by_key(|(_, (t, _))| *t).map(|(k, _)| k.clone());
                         if let Some(k) = oldest {
@@ -328,7 +328,7 @@ impl Sonar {
                     }
                     cache.insert(key.clone(), (Instant::now(), a.clone()));
                 }
-                self.inflight.lock().unwrap().remove(&key);
+                scholia_base::lock(&self.inflight).remove(&key);
                 r
             }),
         )
@@ -338,7 +338,7 @@ impl Sonar {
             Err(_) => {
                 if first {
                     // Let the next caller start afresh rather than wait on a stalled call.
-                    self.inflight.lock().unwrap().remove(&key);
+                    scholia_base::lock(&self.inflight).remove(&key);
                 }
                 Err(SonarError::Timeout {
                     model: req.model.name,
@@ -355,7 +355,7 @@ impl Sonar {
     }
 
     fn cached(&self, key: &Key) -> Option<SonarAnswer> {
-        let mut cache = self.cache.lock().unwrap();
+        let mut cache = scholia_base::lock(&self.cache);
         match cache.get(key) {
             Some((at, a)) if at.elapsed() < self.ttl => {
                 let mut a = a.clone();

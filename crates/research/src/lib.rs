@@ -128,10 +128,7 @@ mod tests {
             ResearchEvent::Synthesizing,
             ResearchEvent::Checked { citations_removed: 0 },
         ];
-        let p: Vec<u32> = events
-            .iter()
-            .filter_map(scholia_base::Progress::percent)
-            .collect();
+        let p: Vec<u32> = events.iter().filter_map(scholia_base::Progress::percent).collect();
         assert!(p.windows(2).all(|w| w[0] <= w[1]), "{p:?}");
     }
 }

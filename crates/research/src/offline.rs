@@ -98,12 +98,11 @@ fn display_terms(terms: &Terms, n: usize) -> Vec<String> {
 /// The note's key terms (what a topic-less LLM run searches for).
 pub(crate) async fn key_terms(index: &Arc<VaultIndex>, input: &Input, n: usize) -> Result<Vec<String>, ResearchError> {
     let (index, likeness) = (index.clone(), input.likeness.clone());
-    let terms = tokio::task::spawn_blocking(move || -> Result<Vec<String>, IndexError> {
+    let terms = scholia_base::spawn_blocking(move || -> Result<Vec<String>, IndexError> {
         let terms = index.weigh(&likeness)?;
         Ok(display_terms(&own_terms(&terms, &likeness), n))
     })
-    .await
-    .expect("key terms do not panic")?;
+    .await?;
     Ok(terms)
 }
 
@@ -119,9 +118,7 @@ pub(crate) async fn research(
     });
     let (terms, related) = {
         let (index, input) = (index.clone(), input.clone());
-        tokio::task::spawn_blocking(move || select(&index, &input, RELATED_NOTES))
-            .await
-            .expect("offline research does not panic")?
+        scholia_base::spawn_blocking(move || select(&index, &input, RELATED_NOTES)).await?
     };
     if terms.is_empty() {
         return Err(ResearchError::NoTopics(

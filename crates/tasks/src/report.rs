@@ -55,9 +55,7 @@ impl Tasks {
         let filename = format!("{}_{}_{}.md", opts.prefix, t.id, stamp);
         let bytes = text.len();
         let (dir, name) = (opts.output_dir.clone(), filename.clone());
-        let path = tokio::task::spawn_blocking(move || dir.join(&month)?.create(&name, &text))
-            .await
-            .expect("saving does not panic")?;
+        let path = scholia_base::spawn_blocking(move || dir.join(&month)?.create(&name, &text)).await?;
         let shown = path.display().to_string();
         Ok(SavedReport {
             success: true,

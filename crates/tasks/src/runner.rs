@@ -58,7 +58,7 @@ impl Tasks {
             // A task this process holds but does not drive (its driver had just given it up
             // when the lease came back): drive it again, or nobody ever would.
             for id in held {
-                let driven = self.driving.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&id);
+                let driven = scholia_base::lock(&self.driving).contains_key(&id);
                 if !driven
                     && !to_drive.iter().any(|t| t.id == id)
                     && let Ok(Some(t)) = self.store.get(&id).await
@@ -69,7 +69,7 @@ impl Tasks {
             for task in to_drive {
                 let token = shutdown.child_token();
                 {
-                    let mut driving = self.driving.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut driving = scholia_base::lock(&self.driving);
                     if driving.contains_key(&task.id) {
                         continue;
                     }
@@ -79,7 +79,7 @@ impl Tasks {
                 tokio::spawn(async move {
                     let id = task.id.clone();
                     me.drive(task, runner, token).await;
-                    me.driving.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+                    scholia_base::lock(&me.driving).remove(&id);
                 });
             }
             tokio::select! {
@@ -140,7 +140,7 @@ impl Tasks {
         if let Ok(Some(t)) = finished {
             tracing::info!(task = %t.id, status = t.status.as_str(), "background task finished");
             if t.notify {
-                let announce = self.announce.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let announce = scholia_base::lock(&self.announce).clone();
                 notify(&t, announce).await;
             }
         }

@@ -141,7 +141,7 @@ impl Tasks {
 
     /// Sets where finished tasks are announced when desktop notifications are unavailable.
     pub fn set_announce(&self, announce: Announce) {
-        *self.announce.lock().unwrap_or_else(|e| e.into_inner()) = Some(announce);
+        *scholia_base::lock(&self.announce) = Some(announce);
     }
 
     /// Cost and duration of a Gemini deep research on `query`, at this store's prices.
@@ -263,7 +263,7 @@ impl Tasks {
                 status: t.status.as_str(),
             });
         }
-        if let Some(token) = self.driving.lock().unwrap_or_else(|e| e.into_inner()).get(id) {
+        if let Some(token) = scholia_base::lock(&self.driving).get(id) {
             token.cancel();
         }
         let mut partial = None;

@@ -94,7 +94,7 @@ pub fn scan(root: &Path) -> Scan {
             let name = entry.file_name().to_string_lossy();
             if entry.depth() > 0 && name.starts_with('.') {
                 if is_temp_file(&name) && entry.file_type().is_some_and(|t| t.is_file()) {
-                    temps_seen.lock().unwrap().push(entry.path().to_path_buf());
+                    scholia_base::lock(&temps_seen).push(entry.path().to_path_buf());
                 }
                 return false;
             }
@@ -105,7 +105,7 @@ pub fn scan(root: &Path) -> Scan {
                 let inside = entry.path().canonicalize().is_ok_and(|p| p.starts_with(&root_owned));
                 if !inside {
                     let shown = relative(&root_owned, entry.path()).unwrap_or_default();
-                    escapes_seen.lock().unwrap().push(Skipped {
+                    scholia_base::lock(&escapes_seen).push(Skipped {
                         path: shown,
                         reason: "symlink outside the vault".into(),
                     });
@@ -121,7 +121,7 @@ pub fn scan(root: &Path) -> Scan {
                 Ok(e) => e,
                 Err(err) => {
                     let path = error_path(&err).map(|p| relative(root, &p).unwrap_or_else(|| p.display().to_string()));
-                    out.lock().unwrap().skipped.push(Skipped {
+                    scholia_base::lock(out).skipped.push(Skipped {
                         path: path.unwrap_or_default(),
                         reason: short_error(&err),
                     });
@@ -135,12 +135,12 @@ pub fn scan(root: &Path) -> Scan {
                 return WalkState::Continue;
             };
             match entry.metadata() {
-                Ok(meta) => out.lock().unwrap().notes.push(NoteFile {
+                Ok(meta) => scholia_base::lock(out).notes.push(NoteFile {
                     rel,
                     abs: entry.into_path(),
                     stamp: Stamp::of(&meta),
                 }),
-                Err(err) => out.lock().unwrap().skipped.push(Skipped {
+                Err(err) => scholia_base::lock(out).skipped.push(Skipped {
                     path: rel,
                     reason: short_error(&err),
                 }),
@@ -149,8 +149,8 @@ pub fn scan(root: &Path) -> Scan {
         })
     });
     let mut scan = out.into_inner().unwrap();
-    scan.skipped.append(&mut escapes.lock().unwrap());
-    scan.temp_files.append(&mut temps.lock().unwrap());
+    scan.skipped.append(&mut scholia_base::lock(&escapes));
+    scan.temp_files.append(&mut scholia_base::lock(&temps));
     scan.notes.sort_by(|a, b| a.rel.cmp(&b.rel));
     scan.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     scan
@@ -199,7 +199,7 @@ impl NoteFilter {
     }
 
     pub fn forget(&self) {
-        self.cache.lock().unwrap().clear();
+        scholia_base::lock(&self.cache).clear();
     }
 
     /// Whether `abs` is outside the root or under a skipped (hidden, `.git`, …) directory.
@@ -236,7 +236,7 @@ impl NoteFilter {
             dir.push(c);
             dirs.push(dir.clone());
         }
-        let mut cache = self.cache.lock().unwrap();
+        let mut cache = scholia_base::lock(&self.cache);
         for d in &dirs {
             let matcher = cache.entry(d.clone()).or_insert_with(|| load_ignore(d));
             if let Some(m) = matcher {

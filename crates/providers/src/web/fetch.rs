@@ -381,11 +381,13 @@ impl Fetcher {
                 // can ever be busy with pages nobody waits for.
                 let work = async move {
                     let permit = EXTRACTIONS.acquire().await.expect("never closed");
-                    tokio::task::spawn_blocking(move || {
-                        let _permit = permit;
-                        extract::extract(&fetched.body, Some(&url_for_extract), max_chars)
-                    })
-                    .await
+                    Ok::<_, FetchError>(
+                        scholia_base::spawn_blocking(move || {
+                            let _permit = permit;
+                            extract::extract(&fetched.body, Some(&url_for_extract), max_chars)
+                        })
+                        .await,
+                    )
                 };
                 match tokio::time::timeout(EXTRACT_TIMEOUT, work).await {
                     Ok(Ok(extracted)) => extracted,

@@ -121,9 +121,7 @@ async fn remove_temp(path: PathBuf) {
 }
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> std::io::Result<T> + Send + 'static) -> std::io::Result<T> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    scholia_base::spawn_blocking(f).await
 }
 
 fn output(r: RoundJson) -> RoundOutput {

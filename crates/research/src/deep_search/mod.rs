@@ -4,8 +4,14 @@
 //! (`gemini.rs`, which searches and reads itself) and the research LLM fed by scholia's own web
 //! search and fetcher (`llm.rs`).
 
+mod error;
 mod gemini;
 mod llm;
+
+pub use error::DeepSearchError;
+mod section;
+
+pub use section::{heading_for, render_section};
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -145,93 +151,6 @@ pub struct DeepSearchRequest {
     pub query: String,
     pub backend: Option<DeepSearchBackend>,
     pub max_iterations: Option<u32>,
-}
-
-/// The seed's error shape: a code and a message.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}")]
-pub struct DeepSearchError {
-    pub code: &'static str,
-    pub kind: ErrorKind,
-    pub message: String,
-    /// Every later round would fail the same way (missing CLI, bad login, cancelled).
-    stops_the_loop: bool,
-}
-
-impl Coded for DeepSearchError {
-    fn code(&self) -> &'static str {
-        self.code
-    }
-    fn kind(&self) -> ErrorKind {
-        self.kind
-    }
-}
-
-impl DeepSearchError {
-    fn new(code: &'static str, kind: ErrorKind, message: impl Into<String>) -> DeepSearchError {
-        DeepSearchError {
-            code,
-            kind,
-            message: message.into(),
-            stops_the_loop: false,
-        }
-    }
-
-    /// A round failed: the loop goes on with the next one.
-    fn failed(message: impl Into<String>) -> DeepSearchError {
-        DeepSearchError::new("EXECUTION_ERROR", ErrorKind::Upstream, message)
-    }
-
-    /// A round's LLM call failed: an LLM that cannot be reached, refuses the key or lacks the
-    /// model fails every later round the same way, so the loop stops with that error.
-    fn from_llm(what: &str, e: scholia_providers::llm::LlmError) -> DeepSearchError {
-        use scholia_providers::llm::LlmError as E;
-        let message = format!("{what}: {e}");
-        match e {
-            E::Unreachable { .. } | E::Auth { .. } | E::ModelNotFound { .. } => DeepSearchError {
-                stops_the_loop: true,
-                ..DeepSearchError::new(e.code(), e.kind(), message)
-            },
-            E::Cancelled => DeepSearchError::cancelled(),
-            _ => DeepSearchError::failed(message),
-        }
-    }
-
-    fn invalid(message: impl Into<String>) -> DeepSearchError {
-        DeepSearchError::new("INVALID_INPUT", ErrorKind::InvalidInput, message)
-    }
-
-    pub fn cancelled() -> DeepSearchError {
-        DeepSearchError {
-            stops_the_loop: true,
-            ..DeepSearchError::new("CANCELLED", ErrorKind::Cancelled, scholia_base::CANCELLED)
-        }
-    }
-}
-
-impl From<CliError> for DeepSearchError {
-    fn from(e: CliError) -> DeepSearchError {
-        if matches!(e, CliError::Cancelled) {
-            return DeepSearchError::cancelled();
-        }
-        let kind = match e {
-            CliError::NotFound { .. } => ErrorKind::NotConfigured,
-            _ => ErrorKind::Upstream,
-        };
-        DeepSearchError {
-            stops_the_loop: e.is_fatal(),
-            ..DeepSearchError::new(e.code(), kind, e.to_string())
-        }
-    }
-}
-
-impl From<scholia_prompts::TemplateError> for DeepSearchError {
-    fn from(e: scholia_prompts::TemplateError) -> DeepSearchError {
-        DeepSearchError {
-            stops_the_loop: true,
-            ..DeepSearchError::new(e.code(), e.kind(), format!("template: {e}"))
-        }
-    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -598,113 +517,5 @@ fn render_round_prompt(
     })
 }
 
-/// The heading a query gets under `## Research`: one line, no Markdown heading syntax at the
-/// ends, bounded length.
-pub fn heading_for(query: &str) -> String {
-    let one_line = query.split_whitespace().collect::<Vec<_>>().join(" ");
-    // A selected list item or quote line keeps its words, not its marker.
-    let trimmed = one_line
-        .trim_start_matches(|c: char| matches!(c, '-' | '*' | '+' | '>') || c.is_whitespace())
-        .trim_matches(|c: char| c == '#' || c.is_whitespace());
-    let mut h: String = trimmed.chars().take(120).collect();
-    if trimmed.chars().count() > 120 {
-        h.push('…');
-    }
-    // A heading is one line of text: links, embeds and HTML in a selection stay words.
-    h.chars()
-        .flat_map(|c| match c {
-            '[' | ']' | '<' | '>' | '`' | '\\' | '|' => vec!['\\', c],
-            '%' if h.contains("%%") => "&#37;".chars().collect(),
-            c => vec![c],
-        })
-        .collect()
-}
-
-/// The `### <query>` subsection body, from `templates/deep-search-section.md`: the report made
-/// inert, linking only to what the rounds gathered (no wikilinks: a web answer names no note),
-/// cut to what a note should hold.
-/// `rest` is where the whole report was saved when it was cut.
-pub fn render_section(
-    ctx: &Context,
-    r: &DeepSearchResult,
-    rest: Option<&str>,
-) -> Result<String, scholia_prompts::TemplateError> {
-    let date = r.metadata.timestamp.get(..10).unwrap_or_default().to_string();
-    let (report, cut) = scholia_vault::inert::cap(&r.result, crate::MAX_ANSWER_CHARS);
-    let (report, _) = super::citations::enforce(&report, 4, &r.links, &|_| false);
-    // The CLI reports its own sources: only real web addresses are listed.
-    let sources: Vec<&String> = r
-        .metadata
-        .sources_visited
-        .iter()
-        .filter(|s| r.links.allows(s))
-        .collect();
-    ctx.library.render(
-        prompts::DEEP_SEARCH_SECTION,
-        json!({
-            "date": date,
-            "iterations": r.metadata.iterations,
-            "verified": r.verified,
-            "backend": r.metadata.backend,
-            "model": r.metadata.model,
-            "note": r.note,
-            "report": report.trim(),
-            "cut": cut.then(|| r.result.chars().count()),
-            "rest": rest,
-            "sources": sources,
-        }),
-    )
-}
-
-impl scholia_base::Summary for DeepSearchResult {
-    fn summary(&self) -> String {
-        format!(
-            "{} after {} rounds, {} sources",
-            if self.verified { "verified" } else { "not verified" },
-            self.metadata.iterations,
-            self.metadata.sources_visited.len()
-        )
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn round_parsing() {
-        let check = |text: &str, ok: bool| assert_eq!(parse_round(text).is_ok(), ok, "{text}");
-        check(r#"{"verified": true, "report": "x"}"#, true);
-        check(
-            "```json\n{\"success\": true, \"verified\": false, \"report\": \"# R\", \"metadata\": {\"sources_visited\": [\"https://a\"]}}\n```",
-            true,
-        );
-        check("Here you go: {\"verified\": false, \"result\": \"alias\"} done", true);
-        check(r#"{"verified": true, "report": "  "}"#, false);
-        check(r#"{"success": false, "verified": false, "report": "x"}"#, false);
-        check("The answer is 42.", false);
-        check(r#"{"verified": true, "report": "unterminated"#, false);
-        let r = parse_round(r#"{"verified": true, "report": "x", "metadata": {"search_queries": ["q"]}}"#).unwrap();
-        assert_eq!(r.metadata.search_queries_used, ["q"]);
-        // The example the prompts show is itself a valid answer.
-        assert!(parse_round(&schema_example()).is_ok());
-    }
-
-    #[test]
-    fn headings_and_dedupe() {
-        assert_eq!(heading_for("  what is\n  sourdough?  "), "what is sourdough?");
-        assert_eq!(heading_for("## rye"), "rye");
-        assert_eq!(heading_for("- How long? "), "How long?");
-        assert_eq!(heading_for("> * quoted item"), "quoted item");
-        assert_eq!(heading_for(&"a".repeat(200)).chars().count(), 121);
-        let v = [
-            "https://a".to_string(),
-            "https://A".into(),
-            "https://b".into(),
-            " ".into(),
-        ];
-        assert_eq!(dedupe(v.iter()), ["https://a", "https://b"]);
-        assert_eq!(summary_of(None, "short  report\ntext"), "short report text");
-        assert_eq!(summary_of(Some("s".into()), "r"), "s");
-    }
-}
+mod tests;

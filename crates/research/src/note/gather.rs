@@ -89,7 +89,7 @@ impl Gathering<'_> {
         };
         let index = self.index.clone();
         let (query, exclude) = (topic.topic.clone(), self.rel.to_string());
-        let vault = tokio::task::spawn_blocking(move || -> Result<Vec<VaultSource>, IndexError> {
+        let vault = scholia_base::spawn_blocking(move || -> Result<Vec<VaultSource>, IndexError> {
             let hits = index.search(&query, VAULT_RESULTS, Some(&exclude))?;
             hits.into_iter()
                 .map(|h| {
@@ -118,8 +118,7 @@ impl Gathering<'_> {
             Err(e) => m.failures.push(format!("web search failed: {e}")),
         }
         match vault {
-            Ok(Ok(v)) => m.vault = v,
-            Ok(Err(e)) => m.failures.push(format!("vault search failed: {e}")),
+            Ok(v) => m.vault = v,
             Err(e) => m.failures.push(format!("vault search failed: {e}")),
         }
         if self.depth == Depth::Deep {
@@ -232,13 +231,7 @@ type PageCell = tokio::sync::OnceCell<Result<Page, FetchError>>;
 
 impl PageCache {
     async fn get(&self, ctx: &Context, url: &str) -> Result<Page, FetchError> {
-        let cell = self
-            .pages
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(url_key(url))
-            .or_default()
-            .clone();
+        let cell = scholia_base::lock(&self.pages).entry(url_key(url)).or_default().clone();
         cell.get_or_init(|| async { ctx.fetcher.fetch_page(url, ctx.page_timeout, PAGE_CHARS).await })
             .await
             .clone()

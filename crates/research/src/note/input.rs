@@ -29,10 +29,7 @@ pub(crate) async fn prepare(
     focus: Option<&str>,
 ) -> Result<Input, ResearchError> {
     let (index, rel, focus) = (index.clone(), note.rel.clone(), focus.map(str::to_string));
-    match tokio::task::spawn_blocking(move || prepare_blocking(&index, rel, text, focus.as_deref())).await {
-        Ok(r) => r,
-        Err(e) => std::panic::resume_unwind(e.into_panic()),
-    }
+    scholia_base::spawn_blocking(move || prepare_blocking(&index, rel, text, focus.as_deref())).await
 }
 
 pub(crate) fn prepare_blocking(

@@ -6,7 +6,10 @@ mod fit;
 mod gather;
 pub(crate) mod input;
 mod render;
+mod synthesis;
 mod topics;
+
+use synthesis::{sources_only, synthesize};
 
 use std::collections::HashSet;
 use std::str::FromStr;
@@ -339,15 +342,14 @@ async fn with_llm(
         ));
     }
     let allowed = links.clone();
-    let (findings, removed) = tokio::task::spawn_blocking(move || {
+    let (findings, removed) = scholia_base::spawn_blocking(move || {
         let resolves = |t: &str| {
             vault_targets.contains(&t.to_lowercase()) || index.resolve_link(t, Some(&rel)).ok().flatten().is_some()
         };
         // Only gathered sources, made inert below `## Research`.
         citations::enforce(&content, SECTION_LEVEL + 1, &allowed, &resolves)
     })
-    .await
-    .expect("citation check does not panic");
+    .await;
     if removed.count() > 0 {
         warnings.push(format!(
             "{} citation(s) not among the gathered sources were removed: {}",
@@ -405,195 +407,6 @@ async fn with_llm(
 /// The URLs of every web source gathered.
 fn gathered_links(materials: &[gather::Material]) -> Links {
     Links::from_urls(materials.iter().flat_map(|m| m.web.iter().map(|w| w.url.as_str())))
-}
-
-/// Tokens the synthesis may write: a paragraph or two per topic.
-fn synthesis_tokens(topics: usize, context: Option<u32>) -> u32 {
-    let want = (350 * topics as u32 + 300).clamp(800, 4000);
-    match context {
-        Some(window_tokens) => want.min(window_tokens / 3).max(256),
-        None => want,
-    }
-}
-
-/// Writes the synthesis: fitted to the context, streamed, checked by the gate; refused once
-/// with a firmer instruction, then given up with the reason.
-async fn synthesize(
-    ctx: &Context,
-    llm: &ChatClient,
-    input: &Input,
-    focus: Option<&str>,
-    found: &[gather::Material],
-    warnings: &mut Vec<String>,
-    job: &Job,
-) -> Result<(scholia_providers::llm::ChatAnswer, Usage), (String, Usage)> {
-    let mut usage = Usage::default();
-    let fail = |why: String, usage: Usage| Err((why, usage));
-    let system = match ctx.library.render(prompts::SYSTEM, json!({})) {
-        Ok(s) => s,
-        Err(e) => return fail(e.to_string(), usage),
-    };
-    let render = |materials: &[gather::Material], note: &str| {
-        ctx.library.render(
-            prompts::SYNTHESIS,
-            json!({
-                "title": input.title,
-                "path": input.rel,
-                "note": untrusted(note),
-                "focus": focus,
-                "topics": materials,
-            }),
-        )
-    };
-    let progress = |tokens: u64| {
-        if tokens.is_multiple_of(25) {
-            job.report(ResearchEvent::Generating {
-                step: "synthesis",
-                tokens,
-            });
-        }
-    };
-    let mut refusal: Option<String> = None;
-    let mut refits = 0;
-    loop {
-        let context = llm.context_tokens().await;
-        let max_tokens = synthesis_tokens(found.len(), context);
-        let (mut materials, mut note) = (found.to_vec(), input.for_llm.clone());
-        if let Some(window_tokens) = context {
-            let overhead = match render(&[], "") {
-                Ok(p) => {
-                    scholia_providers::llm::window::estimate_tokens(&p)
-                        + scholia_providers::llm::window::estimate_tokens(&system)
-                        + 128
-                }
-                Err(e) => return fail(e.to_string(), usage),
-            };
-            let room = (window_tokens as usize).saturating_sub(overhead + max_tokens as usize);
-            let dropped = fit::fit(&mut materials, &mut note, room);
-            if !dropped.is_empty() {
-                let w = format!(
-                    "to fit the model's {window_tokens}-token context, left out: {}",
-                    dropped.join(", ")
-                );
-                tracing::info!("{w}");
-                if !warnings.contains(&w) {
-                    warnings.push(w);
-                }
-            }
-        }
-        let prompt = match render(&materials, &note) {
-            Ok(p) => p,
-            Err(e) => return fail(e.to_string(), usage),
-        };
-        let mut messages = vec![Message::system(system.clone()), Message::user(prompt.clone())];
-        if let Some(reason) = &refusal {
-            match ctx.library.render(prompts::SYNTHESIS_RETRY, json!({"reason": reason})) {
-                Ok(firmer) => messages.push(Message::user(firmer)),
-                Err(e) => return fail(e.to_string(), usage),
-            }
-        }
-        let req = ChatRequest {
-            messages,
-            temperature: Some(0.3),
-            max_tokens: Some(max_tokens),
-            stream: true,
-            ..Default::default()
-        };
-        let answer = match llm.chat_with(&req, llm.deadline(), Some(&progress)).await {
-            Ok(a) => a,
-            // The window is known now (learnt from the error): fit again, once.
-            Err(LlmError::ContextExceeded { .. }) if refits == 0 => {
-                refits += 1;
-                continue;
-            }
-            Err(e) => return fail(e.to_string(), usage),
-        };
-        usage.add(&answer.usage);
-        // The template's own words, without the material it carries (titles and URLs the
-        // answer is meant to cite).
-        let instructions = match render(&[], "") {
-            Ok(p) => prompts::without_data(&p),
-            Err(e) => return fail(e.to_string(), usage),
-        };
-        let sources: Vec<&str> = materials
-            .iter()
-            .flat_map(|m| {
-                m.web
-                    .iter()
-                    .flat_map(|w| [Some(w.snippet.as_str()), w.extract.as_deref()])
-                    .flatten()
-                    .chain(m.vault.iter().map(|v| v.snippet.as_str()))
-            })
-            .collect();
-        let verdict = gate::check(
-            &answer.content,
-            &gate::Gate {
-                instructions: &[&system, &instructions],
-                note: &input.for_llm,
-                sources: &sources,
-                expect: gate::Expect::TopicHeadings,
-            },
-        );
-        match verdict {
-            Ok(()) => return Ok((answer, usage)),
-            Err(why) if refusal.is_none() => {
-                tracing::warn!("synthesis refused ({why}); asking once more, more firmly");
-                warnings.push(format!("a first synthesis was refused: {why}"));
-                refusal = Some(why.to_string());
-            }
-            Err(why) => return fail(format!("the model's answer was refused twice: {why}"), usage),
-        }
-    }
-}
-
-/// The section when synthesis failed after gathering: every gathered source, by topic, under a
-/// warning that says why.
-#[allow(clippy::too_many_arguments)]
-fn sources_only(
-    ctx: &Context,
-    input: Input,
-    depth: Depth,
-    topics: Vec<Topic>,
-    found: &[gather::Material],
-    reason: String,
-    usage: Usage,
-    warnings: Vec<String>,
-) -> Result<NoteResearch, ResearchError> {
-    let provenance = provenance(depth, None, usage.cost_usd, topics.len(), 0);
-    let section = ctx.library.render(
-        prompts::RESEARCH_SOURCES_ONLY,
-        json!({"reason": reason, "topics": found, "provenance": provenance}),
-    )?;
-    let sources = found
-        .iter()
-        .flat_map(|m| {
-            m.web
-                .iter()
-                .map(|w| Source::Web {
-                    title: w.title.clone(),
-                    url: w.url.clone(),
-                })
-                .chain(m.vault.iter().map(|v| Source::Vault {
-                    title: v.title.clone(),
-                    path: v.path.clone(),
-                    target: v.target.clone(),
-                }))
-        })
-        .collect();
-    finish(Finished {
-        path: input.rel,
-        mode: "llm",
-        depth,
-        model: None,
-        topics,
-        sources,
-        citations_removed: 0,
-        section,
-        usage,
-        warnings,
-        synthesis_failed: Some(reason),
-        links: gathered_links(found),
-    })
 }
 
 #[cfg(test)]
