@@ -87,13 +87,20 @@ fn main() {
     let library = scholia::prompts::Library::load(None).unwrap();
     let report = "A paragraph of a research report about starters and their microbes. ".repeat(300);
     let sources: Vec<_> = (0..40)
-        .map(|i| json!({"url": format!("https://example.org/source/{i}"), "title": format!("Source {i}")}))
+        .map(|i| scholia::tasks::SourceRef {
+            url: format!("https://example.org/source/{i}"),
+            title: format!("Source {i}"),
+            vault: false,
+        })
         .collect();
     let task = rt.block_on(tasks.store().get(&ids[0])).unwrap().unwrap();
     let results = Results {
         report: report.clone(),
-        sources: json!(sources),
-        metadata: json!({"duration_minutes": 12.5}),
+        sources,
+        metadata: scholia::tasks::ResultsMeta {
+            duration_minutes: Some(12.5),
+            ..Default::default()
+        },
         raw: None,
     };
     let mut renders = Vec::new();

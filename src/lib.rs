@@ -13,6 +13,7 @@ pub use scholia_engine as engine;
 pub use scholia_engine::config;
 pub use scholia_index as index;
 pub use scholia_prompts as prompts;
+pub use scholia_providers as providers;
 pub use scholia_providers::{gemini_cli, http, llm, web};
 pub use scholia_research as research;
 pub use scholia_tasks as tasks;

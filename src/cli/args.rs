@@ -154,20 +154,20 @@ pub enum TaskAction {
         /// The research question; for `--kind research-note`, the note to research
         query: String,
         /// gemini (Gemini deep research, needs GEMINI_API_KEY), deep-search, or research-note
-        /// (deep research of the note QUERY, written into its `## Research` when done)
-        #[arg(long, value_name = "KIND", default_value = "gemini", value_parser = parse_kind)]
-        kind: scholia::tasks::Kind,
+        /// (deep research of the note QUERY, written into its `## Research` when done); default:
+        /// gemini when GEMINI_API_KEY is set, else deep-search when it can run
+        #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+        kind: Option<scholia::tasks::Kind>,
         /// research-note: what to focus the research on
         #[arg(long, value_name = "TEXT")]
         focus: Option<String>,
         /// No desktop notification when it ends
         #[arg(long)]
         no_notify: bool,
-        /// Give up on a Gemini task after this many hours (default 8)
+        /// Give up on a task after this many hours, 0.1 to 72 (default 8)
         #[arg(long, value_name = "H")]
         max_wait_hours: Option<f64>,
-        /// The Gemini agent (default: GEMINI_DEEP_RESEARCH_AGENT or deep-research-pro-preview-12-2025)
-        #[arg(long, value_name = "AGENT")]
+        #[arg(long, value_name = "AGENT", help = agent_help())]
         model: Option<String>,
         /// Print the task as JSON
         #[arg(long)]
@@ -244,6 +244,13 @@ pub enum TaskAction {
         #[arg(long)]
         until_idle: bool,
     },
+}
+
+fn agent_help() -> String {
+    format!(
+        "The Gemini agent (default: [tasks] agent, GEMINI_DEEP_RESEARCH_AGENT, else {})",
+        scholia::providers::interactions::AGENT
+    )
 }
 
 fn parse_kind(s: &str) -> Result<scholia::tasks::Kind, String> {

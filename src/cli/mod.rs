@@ -250,20 +250,19 @@ fn open_vault(
 
 fn tasks(action: args::TaskAction) -> Result<ExitCode> {
     use args::TaskAction as A;
-    use scholia::engine::ReportSave;
+    use scholia::engine::{ReportSave, Summary};
     // The current directory is the vault whose `.scholia.toml` applies, as for research.
     let cwd = std::env::current_dir()?;
     let engine = std::sync::Arc::new(load_engine(Some(&cwd))?);
     let rt = runtime()?;
-    let tasks = engine.tasks()?;
-    let print = |json: bool, value: serde_json::Value, line: String| -> Result<()> {
-        if json {
-            render::json(&value)?;
-        } else {
-            println!("{line}");
+    // The engine's typed answer: as JSON, or its summary (`text` when a listing says more).
+    fn print<T: serde::Serialize + Summary>(json: bool, value: &T, text: Option<String>) -> Result<()> {
+        match json {
+            true => render::json(value)?,
+            false => println!("{}", text.unwrap_or_else(|| value.summary())),
         }
         Ok(())
-    };
+    }
     match action {
         A::Start {
             query,
@@ -275,90 +274,49 @@ fn tasks(action: args::TaskAction) -> Result<ExitCode> {
             json,
         } => {
             use scholia::tasks::Kind;
-            if focus.is_some() && kind != Kind::ResearchNote {
+            if focus.is_some() && kind != Some(Kind::ResearchNote) {
                 return Err(Error::invalid("--focus: only a research-note task takes a focus").into());
             }
             let (query, note) = match kind {
-                Kind::ResearchNote => (focus.unwrap_or_default(), Some(query)),
+                Some(Kind::ResearchNote) => (focus.unwrap_or_default(), Some(query)),
                 _ => (query, None),
             };
             let req = scholia::engine::TaskStart {
                 query,
                 kind,
-                notify: !no_notify,
+                notify: Some(!no_notify),
                 max_wait_hours,
                 model,
                 note,
             };
             let t = rt.block_on(engine.start_task(req, Some(&cwd), Some(&cwd)))?;
-            print(
-                json,
-                json!({"success": true, "task_id": t.id, "status": "running_async", "mode": "async",
-                       "message": "Research running in background. Notification when complete.",
-                       "check_status_command": format!("scholia tasks status {}", t.id)}),
-                format!(
-                    "{}\nstarted ({}); `scholia tasks status {}` to follow, `scholia tasks run` drives it",
-                    t.id,
-                    t.kind.as_str(),
-                    t.id
-                ),
-            )?;
+            let text = format!(
+                "{}\n{}; `scholia tasks status {}` to follow, `scholia tasks run` drives it",
+                t.task_id,
+                t.summary(),
+                t.task_id
+            );
+            print(json, &t, Some(text))?;
         }
         A::Status { id, json } => {
-            let s = rt.block_on(tasks.status(&id)).map_err(Error::from)?;
-            let line = format!(
-                "{} {} · {:.1} min · {} in / {} out tokens · ${:.2}{}{}",
-                s.task_id,
-                s.status,
-                s.elapsed_minutes,
-                s.tokens_used["input"],
-                s.tokens_used["output"],
-                s.cost_so_far,
-                // What it is doing, when that says more than its status.
-                s.current_action
-                    .as_deref()
-                    .filter(|a| a.replace(' ', "_") != s.status)
-                    .map(|a| format!(" · {a}"))
-                    .unwrap_or_default(),
-                s.error.as_deref().map(|e| format!("\nerror: {e}")).unwrap_or_default()
-            );
-            print(json, serde_json::to_value(&s)?, line)?;
+            let s = rt.block_on(engine.task_status(&id))?;
+            print(json, &s, None)?;
         }
         A::Results { id, no_sources, json } => {
-            let (t, r) = rt.block_on(tasks.results(&id)).map_err(Error::from)?;
-            let mut v = json!({"success": true, "task_id": t.id, "query": t.query, "status": t.status,
-                               "report": r.report, "metadata": r.metadata});
-            if !no_sources {
-                v["sources"] = r.sources.clone();
+            let r = rt.block_on(engine.task_results(&id, Some(!no_sources)))?;
+            let mut text = r.report.clone();
+            for s in r.sources.iter().flatten() {
+                text.push_str(&format!("\n- {}", s.url));
             }
-            let mut line = r.report.clone();
-            if !no_sources {
-                for s in r.sources.as_array().into_iter().flatten() {
-                    line.push_str(&format!("\n- {}", s["url"].as_str().unwrap_or_default()));
-                }
-            }
-            print(json, v, line)?;
+            print(json, &r, Some(text))?;
         }
         A::Cancel { id, no_partial, json } => {
-            let t = rt.block_on(tasks.cancel(&id, !no_partial)).map_err(Error::from)?;
-            print(
-                json,
-                json!({"success": true, "task_id": t.id, "status": t.status, "final_cost_usd": t.cost_usd, "error": t.error}),
-                format!("{} cancelled (cost so far ${:.2})", t.id, t.cost_usd),
-            )?;
+            let c = rt.block_on(engine.cancel_task(&id, Some(!no_partial)))?;
+            print(json, &c, None)?;
         }
         A::Estimate { query, json } => {
-            let e = tasks.estimate(&query);
-            let line = format!(
-                "{} · {}–{} min · ${}–${} · {}",
-                e.query_complexity,
-                e.estimated_duration["min_minutes"],
-                e.estimated_duration["max_minutes"],
-                e.estimated_cost["min_usd"],
-                e.estimated_cost["max_usd"],
-                e.recommendation
-            );
-            print(json, serde_json::to_value(&e)?, line)?;
+            let e = rt.block_on(engine.estimate_task(&query))?;
+            print(json, &e, None)?;
         }
         A::Save {
             id,
@@ -373,36 +331,20 @@ fn tasks(action: args::TaskAction) -> Result<ExitCode> {
             let opts = ReportSave {
                 output_dir,
                 prefix,
-                include_metadata: !no_metadata,
-                include_sources: !no_sources,
+                include_metadata: Some(!no_metadata),
+                include_sources: Some(!no_sources),
             };
             let saved = rt.block_on(engine.save_report(Some(&root), &id, opts))?;
-            let line = saved.file_path.clone();
-            print(json, serde_json::to_value(&saved)?, line)?;
+            print(json, &saved, Some(saved.file_path.clone()))?;
         }
         A::List { limit, json } => {
-            let list = rt.block_on(tasks.list(limit as usize)).map_err(Error::from)?;
-            let lines: Vec<String> = list
-                .iter()
-                .map(|t| {
-                    format!(
-                        "{} {:<17} {:<11} {}",
-                        t.id,
-                        t.status.as_str(),
-                        t.kind.as_str(),
-                        match (&t.note, t.query.as_str()) {
-                            (Some(note), "") => note.clone(),
-                            (Some(note), focus) => format!("{note} ({focus})"),
-                            (None, q) => q.chars().take(60).collect::<String>(),
-                        }
-                    )
-                })
-                .collect();
-            let text = match lines.is_empty() {
-                true => "no tasks yet; `scholia tasks start QUESTION` starts one".to_string(),
-                false => lines.join("\n"),
-            };
-            print(json, serde_json::to_value(&list)?, text)?;
+            let list = rt.block_on(engine.list_tasks(Some(limit as usize)))?;
+            match json {
+                // An array of tasks, as stored.
+                true => render::json(&list.tasks)?,
+                false if list.tasks.is_empty() => println!("{}", list.summary()),
+                false => println!("{}", list.lines().join("\n")),
+            }
         }
         A::Run { until_idle } => {
             let shutdown = tokio_util::sync::CancellationToken::new();
@@ -413,7 +355,7 @@ fn tasks(action: args::TaskAction) -> Result<ExitCode> {
                     stop.cancel();
                 });
                 if until_idle {
-                    let (stop, tasks) = (shutdown.clone(), tasks.clone());
+                    let (stop, tasks) = (shutdown.clone(), engine.open_tasks().await?);
                     tokio::spawn(async move {
                         loop {
                             tokio::time::sleep(std::time::Duration::from_millis(200)).await;

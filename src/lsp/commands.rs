@@ -190,7 +190,7 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
                 .map_err(|e| rpc(&Error::from(e)))?;
             let note = note_arg(state, &a.uri).await?;
             let engine = state.engine().await.map_err(|e| rpc(&e))?;
-            let vault = state.vault.get().map_err(|e| rpc(&e))?;
+            let vault = state.host.vault().get().map_err(|e| rpc(&e))?;
             let title = match depth {
                 Depth::Shallow => RESEARCH_TITLE,
                 Depth::Deep => RESEARCH_DEEP_TITLE,
@@ -215,7 +215,7 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
                 return Err(invalid(format!("range: {OVERLAPS}")));
             }
             let engine = state.engine().await.map_err(|e| rpc(&e))?;
-            let vault = state.vault.get().map_err(|e| rpc(&e))?;
+            let vault = state.host.vault().get().map_err(|e| rpc(&e))?;
             let query = match a.query.as_deref().map(str::trim) {
                 Some("") => return Err(invalid("query: empty; select the question to research")),
                 Some(q) => q.to_string(),

@@ -18,7 +18,6 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
 use tower_lsp_server::jsonrpc::Result as RpcResult;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
@@ -45,8 +44,8 @@ pub fn describe() -> serde_json::Value {
 use documents::{Document, Encoding};
 use scholia_base::Error;
 use scholia_engine::config::{Dirs, FileConfig};
-use scholia_engine::{Engine, Jobs, NotePath};
-use scholia_index::{INDEXING, VaultSession, VaultSlot};
+use scholia_engine::{Engine, Host, Jobs, NotePath};
+use scholia_index::{INDEXING, VaultSession};
 
 /// What the server needs from its environment: the variables it reads settings from (the
 /// process environment, or a map in tests).
@@ -96,13 +95,13 @@ pub(crate) struct State {
     options: OnceLock<Result<Option<FileConfig>, Error>>,
     /// The engine once built, or why it could not be.
     engine: watch::Sender<EngineState>,
-    vault: VaultSlot,
+    /// The vault this server serves, the task runner, their shutdown.
+    host: Host,
     /// The vault's root, canonical.
     root: OnceLock<Option<PathBuf>>,
     encoding: OnceLock<Encoding>,
     work_done_progress: OnceLock<bool>,
     docs: Mutex<HashMap<Uri, Document>>,
-    shutdown: CancellationToken,
 }
 
 impl State {
@@ -112,12 +111,11 @@ impl State {
             jobs: Jobs::default(),
             options: OnceLock::new(),
             engine: watch::channel(None).0,
-            vault: VaultSlot::default(),
+            host: Host::default(),
             root: OnceLock::new(),
             encoding: OnceLock::new(),
             work_done_progress: OnceLock::new(),
             docs: Mutex::new(HashMap::new()),
-            shutdown: CancellationToken::new(),
         }
     }
 
@@ -146,7 +144,7 @@ impl State {
 
     /// The open vault's index, if any.
     fn index(&self) -> Option<Arc<scholia_index::VaultIndex>> {
-        self.vault.ready().map(|v| v.index().clone())
+        self.host.vault().ready().map(|v| v.index().clone())
     }
 
     /// The text of `uri`: the open buffer, else the file on disk (off the runtime).
@@ -190,7 +188,7 @@ impl State {
 
     /// Tells the index about the unsaved text of an open buffer.
     fn buffer_changed(&self, uri: &Uri) {
-        let Some(vault) = self.vault.ready() else { return };
+        let Some(vault) = self.host.vault().ready() else { return };
         let Some((path, text)) = self
             .docs()
             .get(uri)
@@ -270,28 +268,15 @@ async fn start(client: Client, state: Arc<State>) {
             if let Some(untrusted) = e.untrusted().cloned() {
                 tokio::spawn(offer_trust(client.clone(), state.clone(), untrusted));
             }
-            // Background research tasks run in the language server while it lives (leases
-            // keep them from running twice beside an MCP server or `scholia tasks run`).
-            let (engine, shutdown) = (e.clone(), state.shutdown.clone());
+            // Background research tasks run in the language server while it lives; without a
+            // desktop session a finished one is shown as a message.
             let announcer = client.clone();
-            tokio::spawn(async move {
-                let handle = tokio::runtime::Handle::current();
-                let announce: scholia_tasks::Announce = Arc::new(move |line: String| {
-                    let client = announcer.clone();
-                    handle.spawn(async move { client.show_message(MessageType::INFO, line).await });
-                });
-                if let Ok(tasks) = scholia_base::spawn_blocking({
-                    let engine = engine.clone();
-                    move || engine.tasks()
-                })
-                .await
-                {
-                    tasks.set_announce(announce);
-                }
-                if let Err(e) = engine.run_tasks(shutdown).await {
-                    tracing::warn!("background tasks are not running: {e}");
-                }
+            let handle = tokio::runtime::Handle::current();
+            let announce: scholia_tasks::Announce = Arc::new(move |line: String| {
+                let client = announcer.clone();
+                handle.spawn(async move { client.show_message(MessageType::INFO, line).await });
             });
+            state.host.run_tasks(e.clone(), Some(announce));
         }
         Err(e) => {
             tracing::error!("configuration: {e}");
@@ -323,24 +308,24 @@ async fn start(client: Client, state: Arc<State>) {
         }
     };
     let on_open = {
-        let (state, client, engine) = (state.clone(), client.clone(), runner_engine);
-        move |session: &Arc<VaultSession>| {
+        let state = state.clone();
+        move |_: &Arc<VaultSession>| {
             let uris: Vec<Uri> = state.docs().keys().cloned().collect();
             for uri in uris {
                 state.buffer_changed(&uri);
             }
-            // Research-note tasks on this vault land in the editor's buffer when it is open.
-            if let Some(engine) = &engine {
-                engine.host_notes(scholia_engine::NoteHost {
-                    session: session.clone(),
-                    writer: Arc::new(writer::HostedWriter::new(client.clone(), &state)),
-                });
-            }
+        }
+    };
+    // Research-note tasks on this vault land in the editor's buffer when it is open.
+    let writer = {
+        let (state, client) = (state.clone(), client.clone());
+        move |_: &Arc<VaultSession>| -> Arc<dyn scholia_engine::NoteWriter> {
+            Arc::new(writer::HostedWriter::new(client.clone(), &state))
         }
     };
     let served = state
-        .vault
-        .serve(root, dirs, &start_job, &on_open, state.shutdown.clone())
+        .host
+        .serve_vault(runner_engine, root, dirs, &start_job, Some(&writer), &on_open)
         .await;
     if let Err(e) = served {
         client.show_message(MessageType::ERROR, format!("scholia: {e}")).await;
@@ -461,11 +446,8 @@ impl LanguageServer for Backend {
     }
 
     async fn shutdown(&self) -> RpcResult<()> {
-        self.state.shutdown.cancel();
         self.state.jobs.cancel_all();
-        let state = self.state.clone();
-        // Stopping the updater joins its thread: not on the async runtime.
-        scholia_base::spawn_blocking(move || state.vault.stop()).await;
+        self.state.host.shutdown().await;
         Ok(())
     }
 
@@ -505,7 +487,7 @@ impl LanguageServer for Backend {
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
         let doc = self.state.docs().remove(&uri);
-        let (Some(vault), Some(path)) = (self.state.vault.ready(), doc.and_then(|d| d.path)) else {
+        let (Some(vault), Some(path)) = (self.state.host.vault().ready(), doc.and_then(|d| d.path)) else {
             return;
         };
         if let Some(note) = self.state.note_at(path) {

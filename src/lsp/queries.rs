@@ -63,23 +63,20 @@ fn need(value: Option<String>, field: &str, what: &str) -> RpcResult<String> {
 pub async fn execute_tasks(state: &Arc<State>, arguments: Vec<Value>) -> RpcResult<Option<Value>> {
     let a: TaskArgs = super::commands::args(TASKS, arguments, "{action, …}")?;
     let engine = state.engine().await.map_err(|e| rpc(&e))?;
-    let engine2 = engine.clone();
-    let tasks = scholia_base::spawn_blocking(move || engine2.tasks())
-        .await
-        .map_err(|e| rpc(&e))?;
-    let err = |e: scholia_tasks::TaskError| rpc(&Error::from(e));
+    let root = state.root.get().cloned().flatten();
+    let task_id = |id: Option<String>| need(id, "task_id", "a task id");
     let value = match a.action.as_str() {
         "start" => {
-            let query = a.query.unwrap_or_default();
-            let kind = match a.kind.as_deref() {
-                Some(k) => Kind::parse(k)
-                    .ok_or_else(|| invalid(format!("kind: `{k}` is not valid; valid: {}", Kind::NAMES.join(", "))))?,
-                None if a.uri.is_some() && query.trim().is_empty() => Kind::ResearchNote,
-                None if engine.settings().gemini_api.is_some() => Kind::Gemini,
-                None => Kind::DeepSearch,
-            };
-            let note = match (kind, &a.uri) {
-                (Kind::ResearchNote, Some(raw)) => {
+            let kind =
+                match a.kind.as_deref() {
+                    Some(k) => Some(Kind::parse(k).ok_or_else(|| {
+                        invalid(format!("kind: `{k}` is not valid; valid: {}", Kind::NAMES.join(", ")))
+                    })?),
+                    None => None,
+                };
+            // The editor names the note by its URI: the field it gets told about is `uri`.
+            let note = match (&a.uri, kind) {
+                (Some(raw), _) => {
                     let uri: Uri = raw.parse().map_err(|_| invalid(format!("uri: `{raw}` is not a URI")))?;
                     let note = state
                         .note(&uri)
@@ -87,75 +84,33 @@ pub async fn execute_tasks(state: &Arc<State>, arguments: Vec<Value>) -> RpcResu
                         .ok_or_else(|| invalid(format!("uri: {raw} is not a note of the vault")))?;
                     Some(note.rel)
                 }
-                (Kind::ResearchNote, None) => return Err(invalid("uri: missing; a research-note task needs the note")),
-                _ => None,
+                (None, Some(Kind::ResearchNote)) => {
+                    return Err(invalid("uri: missing; a research-note task needs the note"));
+                }
+                (None, _) => None,
             };
-            let root = state.root.get().cloned().flatten();
             let req = TaskStart {
-                query,
+                query: a.query.unwrap_or_default(),
                 kind,
-                notify: a.notify.unwrap_or(true),
+                notify: a.notify,
                 max_wait_hours: a.max_wait_hours,
                 model: None,
                 note,
             };
-            let t = engine
-                .start_task(req, root.as_deref(), None)
-                .await
-                .map_err(|e| rpc(&e))?;
-            json!({"task_id": t.id, "kind": t.kind, "status": t.status, "note": t.note,
-                   "message": format!("started {} task {}", t.kind.as_str(), t.id)})
+            to_value(engine.start_task(req, root.as_deref(), None).await)?
         }
-        "status" => {
-            let st = tasks
-                .status(&need(a.task_id, "task_id", "a task id")?)
-                .await
-                .map_err(err)?;
-            serde_json::to_value(&st).expect("serializable")
-        }
-        "results" => {
-            let (t, r) = tasks
-                .results(&need(a.task_id, "task_id", "a task id")?)
-                .await
-                .map_err(err)?;
-            json!({"task_id": t.id, "query": t.query, "status": t.status, "report": r.report,
-                   "sources": r.sources, "metadata": r.metadata})
-        }
-        "cancel" => {
-            let t = tasks
-                .cancel(
-                    &need(a.task_id, "task_id", "a task id")?,
-                    a.save_partial.unwrap_or(true),
-                )
-                .await
-                .map_err(err)?;
-            json!({"task_id": t.id, "status": t.status, "final_cost_usd": t.cost_usd})
-        }
-        "list" => {
-            let limit = a.limit.unwrap_or(20);
-            if !(1..=1000).contains(&limit) {
-                return Err(invalid(format!("limit: {limit} is not valid; valid: 1 to 1000")));
-            }
-            let list = tasks.list(limit).await.map_err(err)?;
-            json!({"tasks": list})
-        }
+        "status" => to_value(engine.task_status(&task_id(a.task_id)?).await)?,
+        "results" => to_value(engine.task_results(&task_id(a.task_id)?, None).await)?,
+        "cancel" => to_value(engine.cancel_task(&task_id(a.task_id)?, a.save_partial).await)?,
+        "list" => to_value(engine.list_tasks(a.limit).await)?,
         "save" => {
-            let id = need(a.task_id, "task_id", "a task id")?;
-            let root = state.root.get().cloned().flatten();
             let opts = ReportSave {
                 output_dir: a.output_dir,
                 ..ReportSave::default()
             };
-            let saved = engine
-                .save_report(root.as_deref(), &id, opts)
-                .await
-                .map_err(|e| rpc(&e))?;
-            serde_json::to_value(&saved).expect("serializable")
+            to_value(engine.save_report(root.as_deref(), &task_id(a.task_id)?, opts).await)?
         }
-        "estimate" => {
-            let e = tasks.estimate(&need(a.query, "query", "the research question")?);
-            serde_json::to_value(&e).expect("serializable")
-        }
+        "estimate" => to_value(engine.estimate_task(&a.query.unwrap_or_default()).await)?,
         other => {
             return Err(invalid(format!(
                 "action: `{other}` is not valid; valid: {}",
@@ -164,6 +119,16 @@ pub async fn execute_tasks(state: &Arc<State>, arguments: Vec<Value>) -> RpcResu
         }
     };
     Ok(Some(value))
+}
+
+/// The engine's answer as the command's result, with its summary for the editor to show.
+fn to_value<T: serde::Serialize + Summary>(r: Result<T, Error>) -> RpcResult<Value> {
+    let r = r.map_err(|e| rpc(&e))?;
+    let mut v = serde_json::to_value(&r).expect("serializable");
+    if let Some(o) = v.as_object_mut() {
+        o.insert("summary".into(), Value::String(r.summary()));
+    }
+    Ok(v)
 }
 
 #[derive(Deserialize)]
@@ -180,7 +145,7 @@ pub async fn execute_search(state: &Arc<State>, arguments: Vec<Value>) -> RpcRes
     if a.query.trim().is_empty() {
         return Err(invalid("query: empty; give the words to search for"));
     }
-    let vault = state.vault.get().map_err(|e| rpc(&e))?;
+    let vault = state.host.vault().get().map_err(|e| rpc(&e))?;
     let results = vault
         .search(&a.query, a.limit.unwrap_or(50))
         .await
@@ -200,7 +165,7 @@ pub async fn execute_search(state: &Arc<State>, arguments: Vec<Value>) -> RpcRes
 /// The server's state for a health check: version, vault and index, configured providers,
 /// running jobs. Never a secret.
 pub async fn execute_status(state: &Arc<State>) -> RpcResult<Option<Value>> {
-    let vault = match state.vault.get() {
+    let vault = match state.host.vault().get() {
         Ok(v) => {
             let index = v.index().clone();
             let (notes, writer) = scholia_base::spawn_blocking(move || (index.num_notes(), index.is_writer())).await;
@@ -210,7 +175,7 @@ pub async fn execute_status(state: &Arc<State>) -> RpcResult<Option<Value>> {
         Err(e) => json!({"state": e.code, "message": e.message}),
     };
     let (providers, jobs) = match state.engine().await {
-        Ok(engine) => (engine.providers(), json!(engine.jobs().running())),
+        Ok(engine) => (json!(engine.providers()), json!(engine.jobs().running())),
         Err(e) => (json!({"error": e.message}), json!([])),
     };
     Ok(Some(

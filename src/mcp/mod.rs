@@ -1,10 +1,12 @@
 //! The MCP server: a thin adapter from MCP (rmcp) to the engine API. The vault and every
-//! pipeline as tools (`tools.rs`), notes as `note:///` resources, progress and cancellation
-//! through engine jobs (`progress.rs`); over stdio or streamable HTTP (`http.rs`).
+//! pipeline as tools (one table, `table.rs`, of the definitions in `tools/`, with schemas
+//! derived in `schema.rs`), notes as `note:///` resources, progress and cancellation through
+//! engine jobs (`progress.rs`); over stdio or streamable HTTP (`http.rs`).
 
-mod args;
 mod http;
 mod progress;
+mod schema;
+mod table;
 mod tools;
 
 use std::net::SocketAddr;
@@ -18,14 +20,14 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
-use tokio_util::sync::CancellationToken;
 
-pub use tools::{MAX_FIELD, MAX_TEXT};
+pub use table::MAX_TEXT;
+pub use tools::research::MAX_FIELD;
 
 use scholia_base::Error;
 use scholia_engine::config::{Dirs, ProcessEnv};
-use scholia_engine::{Engine, JobStart, ProgressSink};
-use scholia_index::{INDEXING, VaultSlot};
+use scholia_engine::{Engine, Host, JobStart, ProgressSink};
+use scholia_index::{INDEXING, VaultSession};
 
 /// How `scholia mcp` runs.
 #[derive(Debug, Clone)]
@@ -50,40 +52,39 @@ multi-round research with verification (minutes). Both can write their answer in
 Prefer the vault when the user's own notes may answer; use the web tools for what they do not hold. Long tools \
 report progress and stop when the request is cancelled; a cancelled run changes no note.";
 
-/// The server's state: one engine and the vault it serves.
+/// The server's state: one engine and what it hosts (the vault it serves, the task runner).
 #[derive(Clone)]
 pub struct Scholia {
     engine: Arc<Engine>,
-    vault: Arc<VaultSlot>,
+    host: Arc<Host>,
 }
 
 impl Scholia {
-    pub fn new(engine: Arc<Engine>, vault: Arc<VaultSlot>) -> Scholia {
-        Scholia { engine, vault }
+    pub fn new(engine: Arc<Engine>, host: Arc<Host>) -> Scholia {
+        Scholia { engine, host }
     }
 
-    /// Opens the vault at `root` in the background and keeps it current until `shutdown`
-    /// (indexing progress goes to the log).
-    pub fn open_vault(&self, root: PathBuf, dirs: Dirs, shutdown: CancellationToken) {
-        let (slot, jobs, engine) = (self.vault.clone(), self.engine.jobs().clone(), self.engine.clone());
-        slot.mark_opening(&root);
+    /// Opens the vault at `root` in the background and keeps it current until the host shuts
+    /// down (indexing progress goes to the log; research-note tasks on it write on disk).
+    pub fn open_vault(&self, root: PathBuf, dirs: Dirs) {
+        let (host, engine) = (self.host.clone(), self.engine.clone());
+        host.vault().mark_opening(&root);
         tokio::spawn(async move {
+            let jobs = engine.jobs().clone();
             let start = move || {
                 jobs.start(INDEXING, false, |_: &JobStart| {
                     Arc::new(Logged) as Arc<dyn ProgressSink>
                 })
             };
-            // Research-note tasks on this vault use this session (and write on disk).
-            let host = move |session: &Arc<scholia_index::VaultSession>| {
-                engine.host_notes(scholia_engine::NoteHost {
-                    session: session.clone(),
-                    writer: Arc::new(scholia_engine::DiskWriter),
-                })
-            };
-            if let Err(e) = slot.serve(root, dirs, &start, &host, shutdown).await {
+            if let Err(e) = host.serve_vault(Some(engine), root, dirs, &start, None, &|_| {}).await {
                 tracing::error!("{e}");
             }
         });
+    }
+
+    /// The vault, once open and past its start-up sync (waiting a bounded time for it).
+    async fn vault(&self) -> Result<Arc<VaultSession>, Error> {
+        self.host.vault().wait(VAULT_WAIT).await
     }
 }
 
@@ -125,26 +126,16 @@ pub fn serve(options: McpOptions) -> anyhow::Result<()> {
     let token = http::token(options.token_env.as_deref())?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
-        let shutdown = CancellationToken::new();
-        // Background research tasks run in this process while it serves (leases keep them
-        // from running twice beside a language server on the same data directory).
-        let runner = {
-            let (engine, shutdown) = (engine.clone(), shutdown.clone());
-            tokio::spawn(async move {
-                if let Err(e) = engine.run_tasks(shutdown).await {
-                    tracing::warn!("background tasks are not running: {e}");
-                }
-            })
-        };
-        let server = Scholia::new(engine, Arc::new(VaultSlot::default()));
-        server.open_vault(root, dirs, shutdown.clone());
+        let host = Arc::new(Host::default());
+        // Background research tasks run in this process while it serves.
+        host.run_tasks(engine.clone(), None);
+        let server = Scholia::new(engine, host.clone());
+        server.open_vault(root, dirs);
         let served = match options.http {
             None => serve_stdio(server).await,
-            Some(addr) => http::serve(server, addr, token, shutdown.clone()).await,
+            Some(addr) => http::serve(server, addr, token, host.shutdown_token().clone()).await,
         };
-        shutdown.cancel();
-        // Give the leases back so another process takes the tasks over at once.
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), runner).await;
+        host.shutdown().await;
         served
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
@@ -152,11 +143,8 @@ pub fn serve(options: McpOptions) -> anyhow::Result<()> {
 }
 
 async fn serve_stdio(server: Scholia) -> anyhow::Result<()> {
-    let vault = server.vault.clone();
     let running = server.serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
-    // The watcher's thread is joined off the runtime.
-    scholia_base::spawn_blocking(move || vault.stop()).await;
     Ok(())
 }
 
@@ -216,11 +204,11 @@ impl ServerHandler for Scholia {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::list()))
+        Ok(ListToolsResult::with_all_items(table::list()))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        tools::list().into_iter().find(|t| t.name == name)
+        table::find(name).map(|t| t.describe())
     }
 
     async fn call_tool(
@@ -229,17 +217,15 @@ impl ServerHandler for Scholia {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let run = progress::RunContext::new(&context);
-        match tools::call(self, &request.name, request.arguments, run).await {
-            Some(result) => Ok(CallToolResponse::Complete(result)),
+        match table::find(&request.name) {
+            Some(tool) => Ok(CallToolResponse::Complete(
+                tool.call(self, request.arguments, run).await,
+            )),
             None => Err(ErrorData::invalid_params(
                 format!(
                     "tool `{}` does not exist; tools: {}",
                     request.name,
-                    tools::list()
-                        .iter()
-                        .map(|t| t.name.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    table::names().join(", ")
                 ),
                 None,
             )),
@@ -258,8 +244,7 @@ impl ServerHandler for Scholia {
                 .map_err(|_| ErrorData::invalid_params(format!("cursor `{c}` is not one this server gave"), None))?,
         };
         let vault = self
-            .vault
-            .wait(VAULT_WAIT)
+            .vault()
             .await
             .map_err(|e| ErrorData::internal_error(e.message, None))?;
         let list = vault
@@ -300,7 +285,7 @@ impl ServerHandler for Scholia {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let fail = |e: Error| ErrorData::invalid_params(e.message, None);
         let path = note_path(&request.uri).map_err(fail)?;
-        let vault = self.vault.wait(VAULT_WAIT).await.map_err(fail)?;
+        let vault = self.vault().await.map_err(fail)?;
         let mut note = vault
             .read_note(&path, None, 0, scholia_index::PAGE_CHARS)
             .await

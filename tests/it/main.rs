@@ -8,6 +8,7 @@ mod cli;
 mod deep_search;
 mod hardening;
 mod index;
+mod layers;
 mod local_models;
 mod lsp;
 mod mcp;

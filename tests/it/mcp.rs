@@ -10,21 +10,21 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ReadResourceRequestPara
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::support::{EnvVars, TestVault, env, fakes, repo, stderr};
 
-type Client = RunningService<RoleClient, ()>;
+pub(crate) type Client = RunningService<RoleClient, ()>;
 
 /// An MCP server in this process on `v` (with `extra` environment), and a client connected to
 /// it over pipes. The server stops when the returned token is dropped.
-async fn connect(v: &TestVault, extra: &EnvVars) -> (Client, tokio_util::sync::DropGuard) {
+pub(crate) async fn connect(v: &TestVault, extra: &EnvVars) -> (Client, tokio_util::sync::DropGuard) {
     let map = v.env(extra);
     let engine = scholia::engine::Engine::load(&map, Some(&v.root), None).unwrap();
     let dirs = scholia::config::Dirs::from_env(&map).unwrap();
-    let server = scholia::mcp::Scholia::new(Arc::new(engine), Arc::new(scholia::index::VaultSlot::default()));
-    let shutdown = CancellationToken::new();
-    server.open_vault(v.root.clone(), dirs, shutdown.clone());
+    let host = Arc::new(scholia::engine::Host::default());
+    let shutdown = host.shutdown_token().clone();
+    let server = scholia::mcp::Scholia::new(Arc::new(engine), host);
+    server.open_vault(v.root.clone(), dirs);
     let (client_side, server_side) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_side);
     tokio::spawn(scholia::mcp::serve_streams(server, server_read, server_write));
@@ -33,7 +33,7 @@ async fn connect(v: &TestVault, extra: &EnvVars) -> (Client, tokio_util::sync::D
     (client, shutdown.drop_guard())
 }
 
-async fn call(c: &Client, tool: &str, args: Value) -> CallToolResult {
+pub(crate) async fn call(c: &Client, tool: &str, args: Value) -> CallToolResult {
     let args = args.as_object().cloned().expect("arguments are an object");
     c.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
         .await

@@ -437,3 +437,113 @@ async fn a_research_note_task_writes_its_note_when_it_finishes() {
         "refused starts store nothing: {listed}"
     );
 }
+
+/// The task API answers in one shape on every surface: the CLI's `--json`, the language
+/// server's `scholia.tasks` (plus its `summary`) and the MCP tools' structured content.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_task_api_on_every_surface() {
+    use serde_json::json;
+    let server = fakes().await;
+    let v = TestVault::empty();
+    let e = gemini_env(&server);
+    let (mcp, _stop) = crate::mcp::connect(&v, &e).await;
+    let mut lsp = v.lsp_ready(&e).await;
+    let tasks = |args: Value| json!({"command": "scholia.tasks", "arguments": [args]});
+    let structured = |r: rmcp::model::CallToolResult| {
+        assert_ne!(r.is_error, Some(true), "{r:?}");
+        r.structured_content.expect("structured content")
+    };
+    // The language server adds the line an editor shows; the rest is the engine's answer.
+    let without_summary = |mut v: Value| {
+        let summary = v.as_object_mut().unwrap().remove("summary");
+        assert!(summary.is_some_and(|s| s.is_string()), "{v}");
+        v
+    };
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+
+    let cli = json(&v, &e, &["tasks", "start", "Why is rye sour?", "--json", "--no-notify"]).await;
+    let mcp_start =
+        structured(crate::mcp::call(&mcp, "start_deep_research", json!({"query": "Why is rye sour?"})).await);
+    let lsp_start = without_summary(
+        lsp.request(
+            "workspace/executeCommand",
+            tasks(json!({"action": "start", "query": "Why is rye sour?"})),
+        )
+        .await,
+    );
+    for started in [&mcp_start, &lsp_start] {
+        assert_eq!(keys(started), keys(&cli), "{started} vs {cli}");
+        assert_eq!((&started["kind"], &started["status"]), (&cli["kind"], &cli["status"]));
+    }
+    assert_eq!(
+        (cli["kind"].as_str(), cli["status"].as_str()),
+        (Some("gemini"), Some("running_async"))
+    );
+    let ids: Vec<String> = [&cli, &mcp_start, &lsp_start]
+        .iter()
+        .map(|s| s["task_id"].as_str().unwrap().to_string())
+        .collect();
+
+    // The language server's runner drives them; then every surface reads the same answers.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for id in &ids {
+        while json(&v, &e, &["tasks", "status", id, "--json"]).await["status"] != "completed" {
+            assert!(Instant::now() < deadline, "{id} never completed");
+            lsp.pump(Duration::from_millis(50)).await;
+        }
+    }
+    for id in &ids {
+        for (action, tool) in [("status", "check_research_status"), ("results", "get_research_results")] {
+            let cli = json(&v, &e, &["tasks", action, id, "--json"]).await;
+            let mcp = structured(crate::mcp::call(&mcp, tool, json!({"task_id": id})).await);
+            let lsp = without_summary(
+                lsp.request(
+                    "workspace/executeCommand",
+                    tasks(json!({"action": action, "task_id": id})),
+                )
+                .await,
+            );
+            assert_eq!(mcp, cli, "{action}: MCP vs CLI");
+            assert_eq!(lsp, cli, "{action}: LSP vs CLI");
+        }
+    }
+
+    // Cancelling long tasks: one from each surface, one answer shape.
+    let long = |n: usize| {
+        let (v, e) = (&v, &e);
+        async move {
+            let q = format!("Long question {n}");
+            let r = json(
+                v,
+                e,
+                &[
+                    "tasks",
+                    "start",
+                    &q,
+                    "--model",
+                    "fake:polls=100000",
+                    "--json",
+                    "--no-notify",
+                ],
+            )
+            .await;
+            r["task_id"].as_str().unwrap().to_string()
+        }
+    };
+    let (a, b, c) = (long(1).await, long(2).await, long(3).await);
+    let cli = json(&v, &e, &["tasks", "cancel", &a, "--json"]).await;
+    let mcp_cancel = structured(crate::mcp::call(&mcp, "cancel_research", json!({"task_id": b})).await);
+    let lsp_cancel = without_summary(
+        lsp.request(
+            "workspace/executeCommand",
+            tasks(json!({"action": "cancel", "task_id": c})),
+        )
+        .await,
+    );
+    for cancelled in [&cli, &mcp_cancel, &lsp_cancel] {
+        assert_eq!(keys(cancelled), keys(&cli), "{cancelled} vs {cli}");
+        assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+        assert_eq!(cancelled["success"], true, "{cancelled}");
+    }
+    lsp.shutdown().await;
+}

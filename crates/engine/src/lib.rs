@@ -1,13 +1,14 @@
 //! The engine: the facade every surface calls. One composition root ([`Engine::load`]: settings,
 //! prompts, every client, the research [`Context`]), one operation per capability with its
-//! defaults inside (`ops.rs`, `answers.rs`, `tasks.rs`), the task API, the server host the
-//! language server and the MCP server share (`host.rs`), and the note-writer port
-//! ([`NoteWriter`]). Surfaces (CLI, LSP, MCP, the task runner) translate their protocol to these
+//! defaults inside (`ops.rs`), the task API (`tasks/`), the server host the language server
+//! and the MCP server share (`host.rs`), and the note-writer port ([`NoteWriter`]). Surfaces (CLI, LSP, MCP, the task runner) translate their protocol to these
 //! calls and back; they do not set up, default or decide.
 
 pub mod config;
 mod events;
+pub mod host;
 mod ops;
+mod providers;
 mod tasks;
 mod writer;
 
@@ -19,14 +20,20 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 
 pub use events::Event;
+pub use host::{Host, NoteHost};
 pub use ops::{Answer, BackgroundOutcome, Question, QuestionOutcome, ResearchOutcome};
+pub use providers::Providers;
 pub use scholia_base::{
     Error, ErrorKind, Job, JobId, JobInfo, JobStart, Jobs, NoProgress, ProgressSink, Summary, Update, blocking,
 };
 pub use scholia_index::SearchResults;
 pub use scholia_research::Context;
+pub use scholia_tasks::estimate::Estimate;
+pub use scholia_tasks::{
+    Kind as TaskKind, SavedReport, Status as TaskState, TaskCancelled, TaskList, TaskResults, TaskStarted, TaskStatus,
+};
 pub use scholia_vault::{NotePath, QUESTION_MARKER, SECTION, SECTION_LEVEL, SectionEdit};
-pub use tasks::{MAX_WAIT_HOURS, NoteHost, REPORT_DIR, REPORT_PREFIX, ReportSave, TaskStart};
+pub use tasks::{REPORT_DIR, REPORT_PREFIX, ReportSave, TaskStart};
 pub use writer::{BoxFuture, DiskWriter, NoteWriter, WriteError};
 
 use config::{Env, FileConfig, SearchProvider, Settings};
@@ -51,7 +58,7 @@ pub struct Engine {
     /// The background-task service of the data directory, opened on first use.
     tasks: std::sync::OnceLock<Arc<scholia_tasks::Tasks>>,
     /// The vault whose research-note tasks this process writes through its own writer.
-    note_host: Mutex<Option<tasks::HostedNotes>>,
+    note_host: Mutex<Option<host::HostedNotes>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -160,7 +167,8 @@ impl Engine {
         self
     }
 
-    /// The background tasks of the data directory (opens the store on first use; blocking).
+    /// The background tasks of the data directory (opens the store on first use; blocking:
+    /// async callers use [`Engine::open_tasks`]).
     pub fn tasks(&self) -> Result<Arc<scholia_tasks::Tasks>, Error> {
         if let Some(t) = self.tasks.get() {
             return Ok(t.clone());
@@ -179,37 +187,11 @@ impl Engine {
         Ok(self.tasks.get_or_init(|| opened).clone())
     }
 
-    /// Runs background tasks until `shutdown` (a surface calls this once per process).
+    /// Runs background tasks until `shutdown` (a surface calls this once per process, or
+    /// through [`Host::run_tasks`]).
     pub async fn run_tasks(self: &Arc<Self>, shutdown: tokio_util::sync::CancellationToken) -> Result<(), Error> {
-        let engine = self.clone();
-        let tasks = blocking(move || engine.tasks()).await?;
+        let tasks = self.open_tasks().await?;
         Ok(tasks.run(Arc::new(tasks::TaskRunner(self.clone())), shutdown).await?)
-    }
-
-    /// Which providers are configured, for health checks and status lines (never a secret:
-    /// URLs are shown without credentials, keys only as "set").
-    pub fn providers(&self) -> serde_json::Value {
-        let s = &self.settings;
-        let llm = s.llm.as_ref().map(|l| {
-            serde_json::json!({"model": l.model, "base_url": scholia_providers::http::redact(&l.base_url), "key": l.api_key.is_some()})
-        });
-        let search = match &s.search {
-            SearchProvider::DuckDuckGo { url } => {
-                serde_json::json!({"provider": "duckduckgo", "url": scholia_providers::http::redact(url)})
-            }
-            SearchProvider::Searxng { url } => {
-                serde_json::json!({"provider": "searxng", "url": scholia_providers::http::redact(url)})
-            }
-        };
-        serde_json::json!({
-            "llm": llm,
-            "search": search,
-            "sonar": s.openrouter.as_ref().map(|o| serde_json::json!({"base_url": scholia_providers::http::redact(&o.base_url), "default_model": s.sonar_model})),
-            "gemini_api": s.gemini_api.as_ref().map(|(base, _)| serde_json::json!({"base_url": scholia_providers::http::redact(base), "agent": s.gemini_agent})),
-            "gemini_cli": s.gemini_cli.program,
-            "data_dir": s.dirs.data,
-            "untrusted": s.untrusted.as_ref().map(|u| u.to_string()),
-        })
     }
 
     /// The research LLM's model, when one is configured.

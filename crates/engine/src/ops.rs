@@ -17,7 +17,7 @@ use scholia_research::note::{self, Depth, NoteResearch, Source};
 use scholia_research::sonar::{self, AskEvent, AskRequest, SonarAnswer, SonarError};
 
 /// research_note's result and whether the note changed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ResearchOutcome {
     #[serde(flatten)]
     pub research: NoteResearch,
@@ -208,8 +208,7 @@ impl Engine {
     /// A validated Sonar request: the tier defaults to `[sonar] model`, else `sonar`; an
     /// error when OpenRouter is not configured.
     pub fn ask_request(&self, query: &str, model: Option<&str>, timeout: Option<&Value>) -> Result<AskRequest, Error> {
-        let model = model.or(self.settings.sonar_model.as_deref());
-        let req = AskRequest::new(query, model, timeout)?;
+        let req = AskRequest::new(query, Some(self.sonar_tier(model)), timeout)?;
         if self.ctx.sonar.is_none() {
             return Err(SonarError::NotConfigured.into());
         }
@@ -330,58 +329,52 @@ impl Engine {
         writer: &dyn NoteWriter,
         job: &Job,
     ) -> Result<BackgroundOutcome, Error> {
-        use scholia_tasks::{Kind, StartRequest, Status};
-        let engine_tasks = self.tasks()?;
-        let kind = match self.settings.gemini_api {
-            Some(_) => Kind::Gemini,
-            None => Kind::DeepSearch,
-        };
-        let start = engine_tasks.start(StartRequest {
-            query: query.to_string(),
-            kind,
-            notify: true,
-            max_wait_hours: super::tasks::MAX_WAIT_HOURS,
-            model: self.settings.gemini_agent.clone().filter(|_| kind == Kind::Gemini),
-            note: None,
-        });
+        use scholia_tasks::Status;
+        let start = self.start_task(
+            super::TaskStart {
+                query: query.to_string(),
+                ..Default::default()
+            },
+            None,
+            None,
+        );
         let task = tokio::select! {
             t = start => t?,
             _ = job.cancelled() => return Err(Error::cancelled()),
         };
         let poll = self.settings.tasks_poll.min(std::time::Duration::from_secs(2));
         let status = loop {
-            let s = engine_tasks.status(&task.id).await?;
+            let s = self.task_status(&task.task_id).await?;
             job.report(Event::Task {
-                status: s.status.replace('_', " "),
+                status: s.status.shown().replace('_', " "),
                 minutes: format!("{:.1}", s.elapsed_minutes),
             });
-            if !matches!(s.status, "pending" | "running_async") {
+            if s.status.is_final() {
                 break s;
             }
             tokio::select! {
                 _ = tokio::time::sleep(poll) => {}
                 _ = job.cancelled() => {
-                    let _ = engine_tasks.cancel(&task.id, true).await;
+                    let _ = self.cancel_task(&task.task_id, Some(true)).await;
                     return Err(Error::cancelled());
                 }
             }
         };
-        let finished = engine_tasks.store().get(&task.id).await?.map(|t| t.status);
-        if !matches!(finished, Some(Status::Completed | Status::CompletedPartial)) {
+        if !matches!(status.status, Status::Completed | Status::CompletedPartial) {
             return Err(Error::new(
                 "TASK_FAILED",
                 scholia_base::ErrorKind::Upstream,
                 format!(
                     "background research {}: {}",
-                    status.status,
+                    status.status.as_str(),
                     status.error.unwrap_or_else(|| "no report".into())
                 ),
             ));
         }
         let saved = self
-            .save_report(Some(vault.vault().root()), &task.id, super::ReportSave::default())
+            .save_report(Some(vault.vault().root()), &task.task_id, super::ReportSave::default())
             .await?;
-        let (_, results) = engine_tasks.results(&task.id).await?;
+        let results = self.task_results(&task.task_id, Some(true)).await?;
         let report_rel = std::path::Path::new(&saved.file_path)
             .strip_prefix(vault.vault().root())
             .map(|p| p.to_string_lossy().replace('\\', "/"))
@@ -398,9 +391,9 @@ impl Engine {
         let body = self.ctx.library.render(
             scholia_prompts::TASK_SECTION,
             serde_json::json!({
-                "kind": kind.as_str(), "status": status.status, "minutes": status.elapsed_minutes,
+                "kind": task.kind.as_str(), "status": status.status.as_str(), "minutes": status.elapsed_minutes,
                 "tokens": status.tokens_used, "cost": status.cost_so_far, "target": target,
-                "opening": opening, "sources": results.sources.as_array().map(Vec::len).unwrap_or(0),
+                "opening": opening, "sources": results.sources.as_ref().map(Vec::len).unwrap_or(0),
             }),
         )?;
         job.report(Event::Writing);
@@ -411,7 +404,7 @@ impl Engine {
             path: note.rel.clone(),
             heading,
             written,
-            task_id: task.id,
+            task_id: task.task_id,
             report: saved.file_path,
         })
     }

@@ -12,7 +12,7 @@ use scholia_vault::{parse, section};
 pub const PAGE_CHARS: usize = 20_000;
 
 /// A note, or one of its sections, from `offset` (in characters).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct NoteContent {
     pub path: String,
     pub title: String,
@@ -43,7 +43,7 @@ impl Summary for NoteContent {
 }
 
 /// Notes of the vault, a page at a time, by path.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct NoteList {
     pub notes: Vec<NoteInfo>,
     pub total: usize,

@@ -15,7 +15,7 @@ use super::tokenizer::{self};
 use super::{IndexError, VaultIndex};
 
 /// A full-text search result.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Hit {
     pub path: String,
     pub title: String,
@@ -48,7 +48,7 @@ impl Summary for SearchResults {
 }
 
 /// A note as a listing shows it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct NoteInfo {
     pub path: String,
     pub title: String,

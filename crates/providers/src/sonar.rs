@@ -20,7 +20,7 @@ fn url_key(url: &str) -> String {
     scholia_vault::inert::normalize_url(url).unwrap_or_else(|| url.trim().trim_end_matches('/').to_string())
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CostTier {
     Standard,
@@ -229,13 +229,13 @@ struct Key {
     query: String,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct SonarSource {
     pub url: String,
     pub title: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AskMetadata {
     /// The tier asked (`sonar-pro`).
@@ -256,7 +256,7 @@ pub struct AskMetadata {
     pub cached: bool,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct SonarAnswer {
     pub answer: String,
     pub sources: Vec<SonarSource>,

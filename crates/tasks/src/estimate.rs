@@ -2,6 +2,7 @@
 //! call): its length, how many questions and comparisons it asks, and words that ask for
 //! breadth.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use scholia_providers::llm::Price;
@@ -18,20 +19,41 @@ pub fn cost(price: Price, input_tokens: u64, output_tokens: u64) -> f64 {
     (usd * 100.0).round() / 100.0
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Range {
-    pub min: f64,
-    pub max: f64,
-    pub likely: f64,
+/// How long a research may take, in minutes.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Minutes {
+    pub min_minutes: f64,
+    pub max_minutes: f64,
+    pub likely_minutes: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What a research may cost, in US dollars.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Usd {
+    pub min_usd: f64,
+    pub max_usd: f64,
+    pub likely_usd: f64,
+}
+
+/// `estimate_research_cost`'s answer.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Estimate {
+    /// simple, medium or complex.
     pub query_complexity: &'static str,
-    pub estimated_duration: serde_json::Value,
-    pub estimated_cost: serde_json::Value,
+    pub estimated_duration: Minutes,
+    pub estimated_cost: Usd,
     pub will_likely_go_async: bool,
     pub recommendation: String,
+}
+
+impl scholia_base::Summary for Estimate {
+    fn summary(&self) -> String {
+        let (d, c) = (&self.estimated_duration, &self.estimated_cost);
+        format!(
+            "{} query: {}–{} min, ${}–${}; {}",
+            self.query_complexity, d.min_minutes, d.max_minutes, c.min_usd, c.max_usd, self.recommendation
+        )
+    }
 }
 
 const BROAD: &[&str] = &[
@@ -78,8 +100,16 @@ pub fn estimate(query: &str, price: Price) -> Estimate {
     let usd = |t: u64| cost(price, t, t / 10);
     Estimate {
         query_complexity: complexity,
-        estimated_duration: serde_json::json!({"min_minutes": minutes.0, "max_minutes": minutes.1, "likely_minutes": minutes.2}),
-        estimated_cost: serde_json::json!({"min_usd": usd(tokens.0), "max_usd": usd(tokens.1), "likely_usd": usd(tokens.2)}),
+        estimated_duration: Minutes {
+            min_minutes: minutes.0,
+            max_minutes: minutes.1,
+            likely_minutes: minutes.2,
+        },
+        estimated_cost: Usd {
+            min_usd: usd(tokens.0),
+            max_usd: usd(tokens.1),
+            likely_usd: usd(tokens.2),
+        },
         will_likely_go_async: true,
         recommendation: match complexity {
             "simple" => "Simple query: a few minutes in the background. For a quick answer, `scholia ask` (Sonar) is cheaper.".into(),
@@ -112,6 +142,9 @@ mod tests {
         };
         assert_eq!(cost(cheap, 1_000_000, 1_000_000), 2.0);
         let e = estimate("x", DEFAULT_PRICE);
-        assert!(e.estimated_cost["min_usd"].as_f64() <= e.estimated_cost["max_usd"].as_f64());
+        assert!(
+            e.estimated_cost.min_usd <= e.estimated_cost.likely_usd
+                && e.estimated_cost.likely_usd <= e.estimated_cost.max_usd
+        );
     }
 }

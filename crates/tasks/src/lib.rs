@@ -6,38 +6,52 @@
 //! research-note) run through the [`Runner`] the engine implements.
 //!
 //! Code map: `service.rs` the [`Tasks`] API (start, status, results, cancel, list),
+//! `views.rs` the typed answers every surface shows, `results.rs` a finished task's output,
 //! `runner.rs` the leased runner, `report.rs` saving reports, `notify.rs` notifications,
 //! `store.rs` SQLite, `estimate.rs` cost and duration estimates.
 
 pub mod estimate;
 mod notify;
 mod report;
+mod results;
 mod runner;
 mod service;
 pub mod store;
+mod views;
 
 use std::time::Duration;
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use scholia_base::{Coded, ErrorKind};
 use scholia_providers::interactions::InteractionError;
 
 pub use report::{SaveOptions, SavedReport};
+pub use results::{Results, ResultsMeta, SourceRef, Tokens};
 pub use runner::{RunOutput, Runner};
-pub use service::{Announce, StartRequest, StatusView, TaskNote, Tasks};
-pub use store::{Results, Store, Task, now_ms};
+pub use service::{Announce, StartRequest, TaskNote, Tasks};
+pub use store::{Store, Task, now_ms};
+pub use views::{MAX_REPORT_CHARS, TaskCancelled, TaskList, TaskResults, TaskStarted, TaskStatus};
 
 /// How long a lease lasts without renewal (a process that died releases its tasks after
 /// this): thirty polls, between 1 and 30 seconds.
 fn lease(poll: Duration) -> Duration {
     (poll * 30).clamp(Duration::from_secs(1), Duration::from_secs(30))
 }
+/// How long a task may run before it is given up (and cancelled at its provider), in hours:
+/// [`DEFAULT_MAX_WAIT_HOURS`] unless a request says otherwise, within this range.
+pub const MAX_WAIT_HOURS: std::ops::RangeInclusive<f64> = 0.1..=72.0;
+pub const DEFAULT_MAX_WAIT_HOURS: f64 = 8.0;
+/// How many tasks a list shows unless asked, and at most.
+pub const LIST_LIMIT: usize = 20;
+pub const MAX_LIST_LIMIT: usize = 1000;
+
 /// What start-up and the runner claim at once.
 const CLAIM_BATCH: usize = 64;
 pub const EXPIRED: &str = "Research session expired on Gemini servers. Task was interrupted and cannot be recovered.";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// Gemini deep research through the Interactions API.
@@ -59,6 +73,18 @@ impl Kind {
     /// Every kind's name, for error messages.
     pub const NAMES: &'static [&'static str] = &["gemini", "deep-search", "research-note"];
 
+    /// The kind a request that names none gets: research-note when it names a note, else
+    /// Gemini deep research when Gemini is configured, else scholia's deep search when it can
+    /// run, else Gemini (whose refusal says what to configure).
+    pub fn default_for(note: bool, gemini: bool, deep_search: bool) -> Kind {
+        match (note, gemini, deep_search) {
+            (true, _, _) => Kind::ResearchNote,
+            (false, true, _) => Kind::Gemini,
+            (false, false, true) => Kind::DeepSearch,
+            (false, false, false) => Kind::Gemini,
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Kind> {
         match s {
             "gemini" => Some(Kind::Gemini),
@@ -69,10 +95,13 @@ impl Kind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// A task's state. Serialised with the seed's names (a running task is `running_async`)
+/// everywhere a surface shows it; stored and logged with [`Status::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Pending,
+    #[serde(rename = "running_async")]
     Running,
     Completed,
     CompletedPartial,
@@ -91,6 +120,13 @@ impl Status {
             Status::Cancelled => "cancelled",
         }
     }
+    /// The name surfaces show (the seed's): `running_async` for a running task.
+    pub fn shown(self) -> &'static str {
+        match self {
+            Status::Running => "running_async",
+            s => s.as_str(),
+        }
+    }
     pub fn parse(s: &str) -> Option<Status> {
         Some(match s {
             "pending" => Status::Pending,
@@ -104,6 +140,13 @@ impl Status {
     }
     pub fn is_final(self) -> bool {
         !matches!(self, Status::Pending | Status::Running)
+    }
+}
+
+/// `status == "completed"`: by its stored name.
+impl PartialEq<&str> for Status {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
     }
 }
 

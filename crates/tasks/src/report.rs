@@ -34,13 +34,7 @@ impl Tasks {
             .unwrap_or_default();
         // A report becomes a note of the vault: made inert like any section, its links only
         // to the sources it lists.
-        let links = scholia_vault::inert::Links::from_urls(
-            r.sources
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|s| s.get("url").and_then(|u| u.as_str())),
-        );
+        let links = scholia_vault::inert::Links::from_urls(r.sources.iter().map(|s| s.url.as_str()));
         let report = scholia_vault::inert::markdown(&r.report, 2, &links, &|_| false).0;
         let text = library
             .render(
@@ -77,7 +71,8 @@ pub struct SaveOptions {
     pub include_sources: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// `save_research_to_markdown`'s answer.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SavedReport {
     pub success: bool,
     pub task_id: String,
@@ -85,4 +80,10 @@ pub struct SavedReport {
     pub file_size_kb: f64,
     pub filename: String,
     pub created_at: String,
+}
+
+impl scholia_base::Summary for SavedReport {
+    fn summary(&self) -> String {
+        format!("saved {} ({} KB)", self.file_path, self.file_size_kb)
+    }
 }

@@ -4,14 +4,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use scholia_providers::interactions::{self, InteractionError};
 
 use crate::notify::notify;
 use crate::{
-    CLAIM_BATCH, EXPIRED, Kind, Results, STORE_GIVE_UP, Status, Task, TaskError, Tasks, estimate, lease, now_ms,
+    CLAIM_BATCH, EXPIRED, Kind, Results, ResultsMeta, STORE_GIVE_UP, SourceRef, Status, Task, TaskError, Tasks, Tokens,
+    estimate, lease, now_ms,
 };
 
 impl Tasks {
@@ -105,15 +105,12 @@ impl Tasks {
                         t.current_action = Some(format!("{} running", t.kind.as_str().replace('-', " ")));
                     })
                     .await;
+                let price = self.price;
                 tokio::select! {
-                    r = runner.run(&task, stop.clone()) => Some(r.map(|out| {
-                        let mut metadata = json!({"mode": "async", "kind": task.kind.as_str(),
-                            "tokens_used": {"input": out.usage.0, "output": out.usage.1}});
-                        if let (Some(m), Value::Object(extra)) = (metadata.as_object_mut(), out.metadata) {
-                            m.extend(extra);
-                        }
-                        (Status::Completed, Results { report: out.report, metadata, sources: out.sources, raw: None }, out.usage)
-                    })),
+                    r = runner.run(&task, stop.clone()) => Some(match r {
+                        Ok(out) => Ok(out.into_results(&task, price)),
+                        Err(e) => Err(e.message),
+                    }),
                     _ = stop.cancelled() => None,
                 }
             }
@@ -232,19 +229,36 @@ impl Tasks {
     }
 }
 
+fn minutes_since(created_at: i64) -> f64 {
+    let minutes = (now_ms() - created_at).max(0) as f64 / 60_000.0;
+    (minutes * 10.0).round() / 10.0
+}
+
 pub(crate) fn results_of(task: &Task, i: &interactions::Interaction, price: scholia_providers::llm::Price) -> Results {
-    let minutes = (now_ms() - task.created_at).max(0) as f64 / 60_000.0;
     Results {
         report: i.report.clone(),
-        sources: serde_json::to_value(&i.sources).unwrap_or_default(),
-        metadata: json!({
-            "duration_minutes": (minutes * 10.0).round() / 10.0,
-            "tokens_used": {"input": i.input_tokens, "output": i.output_tokens},
-            "cost_usd": estimate::cost(price, i.input_tokens, i.output_tokens),
-            "mode": "async",
-            "interaction_id": i.id,
-            "status": i.status,
-        }),
+        sources: i
+            .sources
+            .iter()
+            .map(|s| SourceRef {
+                url: s.url.clone(),
+                title: s.title.clone(),
+                vault: false,
+            })
+            .collect(),
+        metadata: ResultsMeta {
+            mode: "async".into(),
+            kind: Some(Kind::Gemini),
+            duration_minutes: Some(minutes_since(task.created_at)),
+            tokens_used: Tokens {
+                input: i.input_tokens,
+                output: i.output_tokens,
+            },
+            cost_usd: Some(estimate::cost(price, i.input_tokens, i.output_tokens)),
+            interaction_id: Some(i.id.clone()),
+            status: Some(i.status.clone()),
+            ..ResultsMeta::default()
+        },
         raw: Some(i.raw.to_string()),
     }
 }
@@ -253,20 +267,40 @@ pub(crate) fn results_of(task: &Task, i: &interactions::Interaction, price: scho
 #[derive(Debug, Clone)]
 pub struct RunOutput {
     pub report: String,
-    /// `[{url, title}, …]`.
-    pub sources: Value,
-    /// Input and output tokens.
-    pub usage: (u64, u64),
-    /// Added to the results' metadata (an object).
-    pub metadata: Value,
+    pub sources: Vec<SourceRef>,
+    pub usage: Tokens,
+    /// What the kind knows about its run (verification, the note written, …); the runner adds
+    /// the mode, kind, duration, tokens and cost.
+    pub metadata: ResultsMeta,
+}
+
+impl RunOutput {
+    fn into_results(self, task: &Task, price: scholia_providers::llm::Price) -> (Status, Results, (u64, u64)) {
+        let usage = (self.usage.input, self.usage.output);
+        let metadata = ResultsMeta {
+            mode: "async".into(),
+            kind: Some(task.kind),
+            duration_minutes: Some(minutes_since(task.created_at)),
+            tokens_used: self.usage,
+            cost_usd: Some(estimate::cost(price, usage.0, usage.1)),
+            ..self.metadata
+        };
+        let results = Results {
+            report: self.report,
+            sources: self.sources,
+            metadata,
+            raw: None,
+        };
+        (Status::Completed, results, usage)
+    }
 }
 
 /// Runs the tasks that run in this process — deep search and research-note (the engine
-/// implements it); the error is the task's failure message.
+/// implements it); an error is the task's failure, its message what the task records.
 pub trait Runner: Send + Sync {
     fn run<'a>(
         &'a self,
         task: &'a Task,
         stop: CancellationToken,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<RunOutput, String>> + Send + 'a>>;
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<RunOutput, scholia_base::Error>> + Send + 'a>>;
 }

@@ -6,14 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Serialize;
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use scholia_providers::interactions::{self, InteractionError, Interactions};
 
 use crate::runner::results_of;
-use crate::{Kind, Results, Status, Store, Task, TaskError, estimate, new_id, now_ms};
+use crate::{Kind, MAX_WAIT_HOURS, Results, Status, Store, Task, TaskError, TaskStatus, estimate, new_id, now_ms};
 
 /// What `start` needs.
 #[derive(Debug, Clone)]
@@ -59,10 +57,12 @@ impl StartRequest {
         if self.query.chars().count() > 20_000 {
             return Err(TaskError::Invalid("query: longer than 20,000 characters".into()));
         }
-        if !(self.max_wait_hours > 0.0 && self.max_wait_hours <= 72.0) {
+        if !MAX_WAIT_HOURS.contains(&self.max_wait_hours) {
             return Err(TaskError::Invalid(format!(
-                "max_wait_hours: {} is out of range; valid: more than 0, at most 72",
-                self.max_wait_hours
+                "max_wait_hours: {} is not valid; valid: a number of hours from {} to {}",
+                self.max_wait_hours,
+                MAX_WAIT_HOURS.start(),
+                MAX_WAIT_HOURS.end()
             )));
         }
         if let Some(m) = &self.model
@@ -74,25 +74,6 @@ impl StartRequest {
         }
         Ok(())
     }
-}
-
-/// `check_research_status`'s answer.
-#[derive(Debug, Clone, Serialize)]
-pub struct StatusView {
-    pub task_id: String,
-    pub kind: Kind,
-    pub status: &'static str,
-    /// Only when the provider says it; never invented.
-    pub progress: Option<u8>,
-    pub current_action: Option<String>,
-    pub elapsed_minutes: f64,
-    pub tokens_used: Value,
-    pub cost_so_far: f64,
-    pub error: Option<String>,
-    pub query: String,
-    /// research-note tasks: the note's vault path.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
 }
 
 /// The background-task service of one data directory.
@@ -209,25 +190,8 @@ impl Tasks {
         Ok(task)
     }
 
-    pub async fn status(&self, id: &str) -> Result<StatusView, TaskError> {
-        let t = self.task(id).await?;
-        let end = t.completed_at.unwrap_or_else(now_ms);
-        Ok(StatusView {
-            task_id: t.id,
-            kind: t.kind,
-            status: match t.status {
-                Status::Running => "running_async",
-                s => s.as_str(),
-            },
-            progress: t.progress,
-            current_action: t.current_action,
-            elapsed_minutes: ((end - t.created_at).max(0) as f64 / 60_000.0 * 10.0).round() / 10.0,
-            tokens_used: json!({"input": t.input_tokens, "output": t.output_tokens}),
-            cost_so_far: t.cost_usd,
-            error: t.error,
-            query: t.query,
-            note: t.note,
-        })
+    pub async fn status(&self, id: &str) -> Result<TaskStatus, TaskError> {
+        Ok(TaskStatus::of(self.task(id).await?))
     }
 
     /// A finished task's results (partial ones for `completed_partial` and a cancelled task
@@ -254,8 +218,8 @@ impl Tasks {
     }
 
     /// Cancels a task here and at its provider; with `save_partial`, what it has so far is
-    /// kept as its results.
-    pub async fn cancel(&self, id: &str, save_partial: bool) -> Result<Task, TaskError> {
+    /// kept as its results. Returns the task and whether partial results were kept.
+    pub async fn cancel(&self, id: &str, save_partial: bool) -> Result<(Task, bool), TaskError> {
         let t = self.task(id).await?;
         if t.status.is_final() {
             return Err(TaskError::AlreadyFinished {
@@ -279,6 +243,7 @@ impl Tasks {
                 partial = Some(results_of(&t, &i, self.price));
             }
         }
+        let kept = partial.is_some();
         let finished = self
             .store
             .finish(id, None, Status::Cancelled, partial, move |t| {
@@ -287,11 +252,14 @@ impl Tasks {
             })
             .await?;
         if let Some(t) = finished {
-            return Ok(t);
+            return Ok((t, kept));
         }
         // The runner saw the remote cancellation first and recorded it: the same outcome.
         match self.task(id).await? {
-            t if t.status == Status::Cancelled => Ok(t),
+            t if t.status == Status::Cancelled => {
+                let kept = self.store.results(id).await?.is_some();
+                Ok((t, kept))
+            }
             t => Err(TaskError::AlreadyFinished {
                 id: t.id,
                 status: t.status.as_str(),

@@ -8,7 +8,7 @@ use std::sync::mpsc;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use super::{Kind, Status, TaskError};
+use super::{Kind, Results, Status, TaskError};
 
 /// Each migration moves the schema one version up; `PRAGMA user_version` says where a file is.
 const MIGRATIONS: &[&str] = &[
@@ -75,16 +75,6 @@ pub struct Task {
     pub lease_owner: Option<String>,
     #[serde(skip)]
     pub lease_until: Option<i64>,
-}
-
-/// A finished task's output.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Results {
-    pub report: String,
-    pub sources: serde_json::Value,
-    pub metadata: serde_json::Value,
-    #[serde(skip)]
-    pub raw: Option<String>,
 }
 
 type Job = Box<dyn FnOnce(&mut Connection) + Send>;
@@ -217,8 +207,8 @@ impl Store {
                 |r| {
                     Ok(Results {
                         report: r.get(0)?,
-                        sources: serde_json::from_str(&r.get::<_, String>(1)?).unwrap_or_default(),
-                        metadata: serde_json::from_str(&r.get::<_, String>(2)?).unwrap_or_default(),
+                        sources: crate::results::sources_from_stored(&r.get::<_, String>(1)?),
+                        metadata: crate::results::ResultsMeta::from_stored(&r.get::<_, String>(2)?),
                         raw: r.get(3)?,
                     })
                 },
@@ -262,7 +252,13 @@ impl Store {
             if let Some(r) = results {
                 tx.execute(
                     "INSERT OR REPLACE INTO results (task_id, report, sources, metadata, raw) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![task.id, r.report, r.sources.to_string(), r.metadata.to_string(), r.raw],
+                    params![
+                        task.id,
+                        r.report,
+                        serde_json::to_string(&r.sources).unwrap_or_default(),
+                        serde_json::to_string(&r.metadata).unwrap_or_default(),
+                        r.raw
+                    ],
                 )?;
             }
             Ok(())

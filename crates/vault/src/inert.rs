@@ -352,14 +352,33 @@ pub(super) fn definition_lines(text: &str, code: &[Range<usize>]) -> Vec<usize> 
                 }
             }
         }
-        if rest.starts_with('[')
-            && let Some(close) = rest.find("]:")
-            && !rest[..close].contains('\n')
-        {
-            out.push(start + (line.len() - rest.len()));
+        let at = start + (line.len() - rest.len());
+        if opens_definition(&text[at..]) {
+            out.push(at);
         }
     }
     out
+}
+
+/// Whether `text` starts with a definition's label, `[label]:` (CommonMark: at most 999
+/// characters, across lines but not a blank one, escapes skipped, no unescaped `[` inside).
+fn opens_definition(text: &str) -> bool {
+    let Some(label) = text.strip_prefix('[') else {
+        return false;
+    };
+    let mut chars = label.char_indices().take(1000).peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '[' => return false,
+            ']' => return label[i + 1..].starts_with(':'),
+            '\n' if label[i + 1..].trim_start_matches([' ', '\t', '\r']).starts_with('\n') => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Bare URLs in a run of text (any `scheme://`): removed unless gathered.

@@ -151,10 +151,10 @@ export async function activate(context: vscode.ExtensionContext) {
   register('scholia.editor.researchNoteTask', async () => {
     const n = editorNote();
     if (!n) return;
-    const r = await exec<{ task_id: string; message: string }>('scholia.tasks', { action: 'start', kind: 'research-note', uri: n.uri });
+    const r = await exec<{ task_id: string; summary: string }>('scholia.tasks', { action: 'start', kind: 'research-note', uri: n.uri });
     if (r) {
       lastTask = r.task_id;
-      void vscode.window.showInformationMessage(`scholia: ${r.message}`);
+      void vscode.window.showInformationMessage(`scholia: ${r.summary}`);
     }
   });
   register('scholia.editor.taskStatus', async () => {

@@ -177,7 +177,7 @@ fn exit_hint(code: i32) -> &'static str {
 }
 
 /// Token counts summed over every model the CLI used.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Tokens {
     pub prompt: u64,
     pub candidates: u64,

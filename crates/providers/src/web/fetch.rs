@@ -222,7 +222,7 @@ impl scholia_base::Coded for FetchError {
 }
 
 /// A page as research reads it.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Page {
     pub url: String,
     #[serde(flatten)]

@@ -35,7 +35,7 @@ pub const CYCLE_BACKOFF: [Duration; 3] = [Duration::from_secs(1), Duration::from
 const SUMMARY_CHARS: usize = 300;
 
 /// Which backend runs deep_search rounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum DeepSearchBackend {
     GeminiCli,
@@ -153,7 +153,7 @@ pub struct DeepSearchRequest {
     pub max_iterations: Option<u32>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct RoundMeta {
     pub round_number: u32,
     pub sources_visited: Vec<String>,
@@ -164,7 +164,7 @@ pub struct RoundMeta {
     pub error: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Metadata {
     pub duration_ms: u64,
     pub query: String,
@@ -184,7 +184,7 @@ pub struct Metadata {
     pub citations_removed: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct DeepSearchResult {
     pub success: bool,
     /// The final Markdown report.

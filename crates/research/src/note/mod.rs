@@ -45,9 +45,10 @@ pub const PAGE_CHARS: usize = 50_000;
 pub const NOTE_CHARS: usize = 200_000;
 pub const MAX_FOCUS_CHARS: usize = 500;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Depth {
+    #[default]
     Shallow,
     Deep,
 }
@@ -161,7 +162,7 @@ pub struct Topic {
     pub kind: String,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Source {
     Web {
@@ -176,7 +177,7 @@ pub enum Source {
 }
 
 /// The outcome of a run: the section body to write and what it is made of.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct NoteResearch {
     /// Vault-relative path of the note.
     pub path: String,
@@ -188,7 +189,9 @@ pub struct NoteResearch {
     pub topics_researched: usize,
     pub sources: Vec<Source>,
     pub citations_removed: usize,
-    /// The body of `## Research`, as rendered from `templates/research-section.md`.
+    /// The body of `## Research`, as rendered from `templates/research-section.md` (left out
+    /// where a surface shows only the preview: the section is in the note).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub section: String,
     /// The first 500 characters of the section.
     pub preview: String,

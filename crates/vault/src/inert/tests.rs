@@ -73,6 +73,10 @@ mod cases {
             0,
         );
         check_links("- [^1]: footnote\n", "- \\[^1]: footnote\n", 0);
+        // A label spans lines; an escaped `]` or a nested `[` is not the end of one.
+        check_links("[a\nb]: https://evil.example\n", "\\[a\nb]: \n", 1);
+        check_links("- [[Kombucha]] — \\]: x\n", "- [[Kombucha]] — \\]: x\n", 0);
+        check_links("[x\\]: y\n", "\\[x\\]: y\n", 0);
         check_links(
             "See [guide][g].\n\n[g]: https://evil.example\n",
             "See guide.\n\n\\[g]: \n",

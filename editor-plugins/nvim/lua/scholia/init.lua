@@ -163,13 +163,13 @@ function M.task(opts)
     else
       M.exec(M.commands.tasks, { action = 'start', query = rest }, bufnr, function(r)
         M.last_task = r.task_id
-        notify(r.message)
+        notify(r.summary)
       end)
     end
   elseif action == 'note' then
     M.exec(M.commands.tasks, { action = 'start', kind = 'research-note', uri = uri(bufnr), query = rest }, bufnr, function(r)
       M.last_task = r.task_id
-      notify(r.message .. ' on ' .. r.note)
+      notify(r.summary)
     end)
   elseif action == 'status' then
     if not need_id() then return end
@@ -191,7 +191,7 @@ function M.task(opts)
   elseif action == 'cancel' then
     if not need_id() then return end
     M.exec(M.commands.tasks, { action = 'cancel', task_id = id }, bufnr, function(r)
-      notify(r.task_id .. ' ' .. r.status)
+      notify(r.summary)
     end)
   elseif action == 'list' then
     M.exec(M.commands.tasks, { action = 'list' }, bufnr, function(r)

@@ -7,7 +7,7 @@ mod clean;
 
 use dom_smoothie::{Config, Readability, TextMode};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
     Readability,
@@ -18,7 +18,7 @@ pub enum Method {
     Text,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Extracted {
     pub title: Option<String>,
     pub markdown: String,

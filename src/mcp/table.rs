@@ -1,0 +1,189 @@
+//! The tool table: one definition per tool — name, title, description, annotations, input and
+//! output types, handler — from which `tools/list`, argument checking and every result are
+//! made. Input and output schemas are derived from the types the call reads and returns, so a
+//! schema cannot drift from the result.
+
+use std::marker::PhantomData;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::Scholia;
+use super::progress::RunContext;
+use super::schema;
+use super::tools::{research, tasks, vault};
+use scholia_base::{Error, Summary};
+use scholia_engine::BoxFuture;
+
+/// Text a tool result carries at most (about 6,000 tokens): an agent's context is not flooded.
+pub const MAX_TEXT: usize = 24_000;
+
+/// What a handler answers: the engine's typed result, and the text an agent reads after its
+/// summary (empty when the summary says it all).
+pub struct Reply<O> {
+    pub value: O,
+    pub text: String,
+}
+
+impl<O> Reply<O> {
+    pub fn new(value: O, text: impl Into<String>) -> Reply<O> {
+        Reply {
+            value,
+            text: text.into(),
+        }
+    }
+}
+
+/// How a tool's failures are shaped in `structuredContent`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Errors {
+    /// `{code, kind, message}`.
+    Coded,
+    /// Seed 002's `{success: false, error: {code, message}}`.
+    Seed,
+}
+
+/// One tool.
+pub trait Tool: Send + Sync + 'static {
+    type Input: DeserializeOwned + JsonSchema + Send;
+    type Output: Serialize + JsonSchema + Summary + Send;
+    const NAME: &'static str;
+    const TITLE: &'static str;
+    /// Arguments the engine checks itself, with the error codes a seed gives.
+    const ENGINE_CHECKED: &'static [&'static str] = &[];
+    const ERRORS: Errors = Errors::Coded;
+    fn description() -> String;
+    /// The hints beside the title (which `tools/list` adds).
+    fn annotations() -> ToolAnnotations;
+    fn run(s: &Scholia, input: Self::Input, run: RunContext) -> BoxFuture<'_, Result<Reply<Self::Output>, Error>>;
+}
+
+/// A tool with its types erased, for the table.
+pub trait Entry: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn describe(&self) -> rmcp::model::Tool;
+    fn call<'a>(&'a self, s: &'a Scholia, args: Option<JsonObject>, run: RunContext) -> BoxFuture<'a, CallToolResult>;
+}
+
+struct Def<T>(PhantomData<T>);
+
+impl<T: Tool> Entry for Def<T> {
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+
+    fn describe(&self) -> rmcp::model::Tool {
+        let mut annotations = T::annotations();
+        annotations.title = Some(T::TITLE.to_string());
+        let description = T::description().split_whitespace().collect::<Vec<_>>().join(" ");
+        rmcp::model::Tool::new(T::NAME, description, std::sync::Arc::new(schema::input::<T::Input>()))
+            .with_title(T::TITLE)
+            .with_raw_output_schema(std::sync::Arc::new(schema::output::<T::Output>()))
+            .with_annotations(annotations)
+    }
+
+    fn call<'a>(&'a self, s: &'a Scholia, args: Option<JsonObject>, run: RunContext) -> BoxFuture<'a, CallToolResult> {
+        Box::pin(async move {
+            let result = async {
+                let mut args = args.unwrap_or_default();
+                schema::check(T::NAME, &schema::input::<T::Input>(), &mut args, T::ENGINE_CHECKED)?;
+                let input = schema::read::<T::Input>(args)?;
+                T::run(s, input, run).await
+            }
+            .await;
+            match result {
+                Ok(reply) => ok(&reply.value, &reply.text),
+                Err(e) => error(&e, T::ERRORS),
+            }
+        })
+    }
+}
+
+const fn def<T: Tool>() -> &'static dyn Entry {
+    &Def::<T>(PhantomData)
+}
+
+/// Every tool, in the order an agent should consider them.
+pub static TOOLS: &[&dyn Entry] = &[
+    def::<vault::FindNotes>(),
+    def::<vault::ReadNote>(),
+    def::<vault::ListNotes>(),
+    def::<research::ResearchNote>(),
+    def::<research::DeepSearch>(),
+    def::<research::Ask>(),
+    def::<vault::FetchPage>(),
+    def::<tasks::Start>(),
+    def::<tasks::Status>(),
+    def::<tasks::Results>(),
+    def::<tasks::Cancel>(),
+    def::<tasks::Estimate>(),
+    def::<tasks::Save>(),
+];
+
+pub fn list() -> Vec<rmcp::model::Tool> {
+    TOOLS.iter().map(|t| t.describe()).collect()
+}
+
+pub fn find(name: &str) -> Option<&'static dyn Entry> {
+    TOOLS.iter().copied().find(|t| t.name() == name)
+}
+
+pub fn names() -> Vec<&'static str> {
+    TOOLS.iter().map(|t| t.name()).collect()
+}
+
+/// A successful result: the summary and a bounded text, and the value as structured content.
+fn ok<O: Serialize + Summary>(value: &O, text: &str) -> CallToolResult {
+    let structured = serde_json::to_value(value).expect("a tool's output serializes");
+    let mut r = CallToolResult::structured(structured);
+    let body = bounded(text, MAX_TEXT);
+    let summary = value.summary();
+    r.content = vec![ContentBlock::text(if body.is_empty() {
+        summary
+    } else {
+        format!("{summary}\n\n{body}")
+    })];
+    r
+}
+
+/// A tool error: the message the model should see, and the code and kind.
+fn error(e: &Error, shape: Errors) -> CallToolResult {
+    let mut r = CallToolResult::error(vec![ContentBlock::text(format!("[{}] {}", e.code, e.message))]);
+    r.structured_content = Some(match shape {
+        Errors::Coded => json!({"code": e.code, "kind": e.kind, "message": e.message}),
+        Errors::Seed => json!({"success": false, "error": {"code": e.code, "message": e.message}}),
+    });
+    r
+}
+
+/// `text`, cut at `max` characters with a note saying so.
+pub fn bounded(text: &str, max: usize) -> String {
+    let total = text.chars().count();
+    if total <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{cut}\n\n[… cut at {max} of {total} characters]")
+}
+
+/// The hints of a tool that only reads the vault.
+pub fn reads_vault() -> ToolAnnotations {
+    ToolAnnotations::new().read_only(true).open_world(false)
+}
+
+/// The hints of a tool that reads the web and may write a note.
+pub fn researches() -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(false)
+        .destructive(false)
+        .open_world(true)
+}
+
+/// A JSON value an engine-checked argument may hold.
+pub type Raw = Option<Value>;
+
+#[cfg(test)]
+mod tests;
