@@ -4,7 +4,8 @@
 //! `polls=N` (completed on the N-th GET; default 2) · `steps` (the newer `steps[]` shape instead
 //! of `outputs[]`) · `fail` (ends `failed`) · `incomplete` (ends `incomplete` with a partial
 //! report) · `gone` (GET answers 404, as an expired session does) · `flaky=N` (the first N GETs
-//! answer 503) · `create-ms=MS` (a slow create). Cancel is recorded (`/_requests`) and makes
+//! answer 503) · `create-ms=MS` (a slow create) · `silent` (nothing written before it ends
+//! unfinished: a cancel reaches Gemini before its first words). Cancel is recorded (`/_requests`) and makes
 //! the interaction `cancelled`.
 
 use std::sync::Arc;
@@ -160,6 +161,10 @@ fn render(id: &str, i: &Interaction, status: &str, steps: bool) -> Value {
     }
     if status == "failed" {
         v["error"] = json!({"code": 13, "message": "The agent could not complete the research."});
+        return v;
+    }
+    if partial && Behaviour::parse(&i.agent).has("silent") {
+        v["outputs"] = json!([]);
         return v;
     }
     let text = json!({"type": "text", "text": report, "annotations": annotations});

@@ -69,8 +69,8 @@ pub enum Command {
         /// gemini-cli or llm (default: the Gemini CLI when installed, else the LLM)
         #[arg(long, value_name = "BACKEND", value_parser = parse_backend)]
         backend: Option<DeepSearchBackend>,
-        /// Rounds at most, 2 to 50 (default DEEP_SEARCH_MAX_ITERATIONS or 5)
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=50))]
+        /// Rounds at most, 1 to 50; below 2 runs 2 rounds (default DEEP_SEARCH_MAX_ITERATIONS or 5)
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=50))]
         max_iterations: Option<u32>,
         /// Where `.scholia.toml` is read from (default: the current directory)
         #[arg(long, value_name = "DIR")]

@@ -65,14 +65,13 @@ pub async fn serve(
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_cancellation_token(shutdown.child_token());
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let sessions = Arc::new(LocalSessionManager::default());
+    let service = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
     let app = axum::Router::new()
         .nest_service(PATH, service)
-        .layer(middleware::from_fn(ended_session))
+        .layer(middleware::from_fn(move |req, next| {
+            ended_session(sessions.clone(), req, next)
+        }))
         .layer(middleware::from_fn(move |req, next| bearer(token.clone(), req, next)));
     eprintln!("scholia: MCP over streamable HTTP at http://{addr}{PATH}");
     axum::serve(listener, app)
@@ -86,10 +85,17 @@ pub async fn serve(
     Ok(())
 }
 
-/// A `DELETE` that ends a session gets `204 No Content`: rmcp answers `202`, which the MCP
-/// Python SDK reports as a failed termination.
-async fn ended_session(req: Request, next: Next) -> Response {
+/// A `DELETE` that ends a session gets `204 No Content` (rmcp answers `202`, which the MCP
+/// Python SDK reports as a failed termination); one of a session that does not exist (or has
+/// ended) gets `404`, as the specification says.
+async fn ended_session(sessions: Arc<LocalSessionManager>, req: Request, next: Next) -> Response {
     let delete = req.method() == axum::http::Method::DELETE;
+    if delete
+        && let Some(id) = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())
+        && !sessions.sessions.read().await.contains_key(id)
+    {
+        return (StatusCode::NOT_FOUND, "no such session").into_response();
+    }
     let mut r = next.run(req).await;
     if delete && r.status() == StatusCode::ACCEPTED {
         *r.status_mut() = StatusCode::NO_CONTENT;
@@ -99,14 +105,20 @@ async fn ended_session(req: Request, next: Next) -> Response {
 
 /// Refuses a request without the bearer token (when there is one), in constant time.
 async fn bearer(token: Option<Arc<String>>, req: Request, next: Next) -> Response {
-    let Some(token) = token else {
+    // Only the MCP endpoint is guarded: anything else is 404, so a client probing for OAuth
+    // metadata (`/.well-known/oauth-protected-resource`) learns there is none instead of
+    // starting an OAuth flow.
+    let Some(token) = token.filter(|_| req.uri().path().starts_with(PATH)) else {
         return next.run(req).await;
     };
+    // The scheme is case-insensitive (RFC 7235).
     let given = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(|v| v.trim().split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, t)| t.trim())
         .unwrap_or("");
     let matches =
         given.len() == token.len() && given.bytes().zip(token.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;

@@ -49,6 +49,10 @@ read the result with read_note(path, heading=\"Research\").\n\
 sonar-reasoning-pro (reasoning), sonar-deep-research (exhaustive, minutes, most expensive); deep_search runs \
 multi-round research with verification (minutes). Both can write their answer into a note with `note`.\n\
 - fetch_page reads one web page as Markdown.\n\
+- Background research that outlives the call: start_deep_research (Gemini Deep Research with GEMINI_API_KEY, \
+else scholia's deep search; or, with `note`, deep research written into that note) answers a task_id at once; \
+check_research_status, get_research_results, cancel_research and save_research_to_markdown follow it; \
+estimate_research_cost says what Gemini will cost before you start (it costs real money).\n\
 Prefer the vault when the user's own notes may answer; use the web tools for what they do not hold. Long tools \
 report progress and stop when the request is cancelled; a cancelled run changes no note.";
 

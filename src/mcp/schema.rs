@@ -64,6 +64,18 @@ pub fn output<T: JsonSchema>() -> JsonObject {
 fn plain(v: &mut Value) {
     match v {
         Value::Object(o) => {
+            // A `oneOf` of string constants (an enum whose variants have doc comments) is an
+            // `enum`: what clients render as choices and what the argument check reads.
+            let constants: Option<Vec<Value>> = o.get("oneOf").and_then(Value::as_array).and_then(|alts| {
+                alts.iter()
+                    .map(|a| a.get("const").filter(|c| c.is_string()).cloned())
+                    .collect()
+            });
+            if let Some(values) = constants {
+                o.remove("oneOf");
+                o.insert("type".into(), "string".into());
+                o.insert("enum".into(), Value::Array(values));
+            }
             if o.get("format")
                 .and_then(Value::as_str)
                 .is_some_and(|f| f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float")

@@ -9,7 +9,7 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::Scholia;
 use super::progress::RunContext;
@@ -37,15 +37,6 @@ impl<O> Reply<O> {
     }
 }
 
-/// How a tool's failures are shaped in `structuredContent`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Errors {
-    /// `{code, kind, message}`.
-    Coded,
-    /// Seed 002's `{success: false, error: {code, message}}`.
-    Seed,
-}
-
 /// One tool.
 pub trait Tool: Send + Sync + 'static {
     type Input: DeserializeOwned + JsonSchema + Send;
@@ -54,7 +45,6 @@ pub trait Tool: Send + Sync + 'static {
     const TITLE: &'static str;
     /// Arguments the engine checks itself, with the error codes a seed gives.
     const ENGINE_CHECKED: &'static [&'static str] = &[];
-    const ERRORS: Errors = Errors::Coded;
     fn description() -> String;
     /// The hints beside the title (which `tools/list` adds).
     fn annotations() -> ToolAnnotations;
@@ -96,7 +86,7 @@ impl<T: Tool> Entry for Def<T> {
             .await;
             match result {
                 Ok(reply) => ok(&reply.value, &reply.text),
-                Err(e) => error(&e, T::ERRORS),
+                Err(e) => error(&e),
             }
         })
     }
@@ -149,14 +139,12 @@ fn ok<O: Serialize + Summary>(value: &O, text: &str) -> CallToolResult {
     r
 }
 
-/// A tool error: the message the model should see, and the code and kind.
-fn error(e: &Error, shape: Errors) -> CallToolResult {
-    let mut r = CallToolResult::error(vec![ContentBlock::text(format!("[{}] {}", e.code, e.message))]);
-    r.structured_content = Some(match shape {
-        Errors::Coded => json!({"code": e.code, "kind": e.kind, "message": e.message}),
-        Errors::Seed => json!({"success": false, "error": {"code": e.code, "message": e.message}}),
-    });
-    r
+/// A tool error: `[CODE] message` as text and no `structuredContent`. Clients on the
+/// TypeScript SDK (and the MCP Inspector) validate structured content against the tool's
+/// output schema even on error results, so an error of another shape would hide the message;
+/// the text is what every client shows.
+fn error(e: &Error) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!("[{}] {}", e.code, e.message))])
 }
 
 /// `text`, cut at `max` characters with a note saying so.

@@ -267,7 +267,7 @@ async fn exit_statuses_and_messages() {
             &["deep-search", "q", "--max-iterations", "99"],
             &none,
             2,
-            "99 is not in 2..=50",
+            "99 is not in 1..=50",
         ),
         // Nothing there yet: said, not silent.
         (&["tasks", "list"], &none, 0, "no tasks yet"),

@@ -197,7 +197,7 @@ fn max_iterations_reached_and_minimum_of_two() {
             .contains("[INFO] Deep search completed: 3 rounds, verified: false")
     );
 
-    // The seed's environment variable: below 2 becomes 2 (the flag refuses it).
+    // The seed's environment variable: below 2 runs 2 rounds (as the flag and the MCP tool do).
     for (env, args) in [
         (vec![("DEEP_SEARCH_MAX_ITERATIONS", "1")], vec!["rye"]),
         (vec![("DEEP_SEARCH_MAX_ITERATIONS", "0")], vec!["rye"]),
@@ -447,14 +447,14 @@ fn bad_input_is_refused_before_any_spawn() {
     assert_eq!(r.json["error"]["code"], "INVALID_INPUT");
     assert!(r.json["error"]["message"].as_str().unwrap().starts_with("query: empty"));
     assert!(r.calls.is_empty());
-    // A flag value outside 2..=50 is a usage error (status 2).
+    // A flag value outside 1..=50 is a usage error (status 2).
     let out = v
         .cmd()
         .args(["deep-search", "q", "--max-iterations", "99"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("99 is not in 2..=50"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("99 is not in 1..=50"), "{}", stderr(&out));
 
     let out = v
         .cmd()

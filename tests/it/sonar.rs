@@ -89,6 +89,20 @@ async fn sources_from_citations_and_annotations_and_think_stripped() {
     assert_eq!(urls(&j), ["https://sonar.example/two/", "https://sonar.example/three"]);
     let (_, j, _) = ask(env.clone(), &["none fake:no-citations"]).await;
     assert!(urls(&j).is_empty());
+    // Neither citations nor annotations: the links the answer writes are its sources.
+    let (_, j, _) = ask(env.clone(), &["links in text fake:no-citations,invent"]).await;
+    assert_eq!(
+        urls(&j),
+        [
+            "https://invented.example/study",
+            "https://invented.example/auto",
+            "https://invented.example/bare"
+        ]
+    );
+    assert_eq!(
+        j["metadata"]["usage"]["total_tokens"], 52,
+        "the API's own count kept: {j}"
+    );
     let (_, j, _) = ask(
         env.clone(),
         &["why? fake:think,reasoning", "--model", "sonar-reasoning-pro"],

@@ -547,3 +547,52 @@ async fn one_task_api_on_every_surface() {
     }
     lsp.shutdown().await;
 }
+
+/// A cancel that reaches Gemini before it wrote anything, while a runner polls the same tasks
+/// (the runner often records Gemini's `cancelled` first): every one answers "cancelled,
+/// without results", never an empty report.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancel_before_any_words_has_no_results_under_load() {
+    let server = fakes().await;
+    let v = TestVault::empty();
+    let e = gemini_env(&server);
+    let map = v.env(&e);
+    let engine = std::sync::Arc::new(scholia::engine::Engine::load(&map, None, None).unwrap());
+    let mut ids = Vec::new();
+    for i in 0..24 {
+        let r = engine
+            .start_task(
+                scholia::engine::TaskStart {
+                    query: format!("question {i}"),
+                    model: Some("fake:polls=100000,silent".into()),
+                    notify: Some(false),
+                    ..Default::default()
+                },
+                None,
+                None,
+            )
+            .await
+            .unwrap();
+        ids.push(r.task_id);
+    }
+    let mut runner = v.cmd();
+    runner.envs(e.iter().map(|(k, v)| (k, v))).args(["tasks", "run"]);
+    let mut child = runner.spawn().unwrap();
+    let started = Instant::now();
+    while server.count_prefixed("/v1beta/interactions/") < 48 && started.elapsed() < Duration::from_secs(20) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // One after another, while the runner polls them.
+    for id in &ids {
+        let c = engine.cancel_task(id, None).await.unwrap();
+        assert_eq!(c.status, "cancelled");
+        assert!(!c.partial_saved, "nothing was written to keep: {c:?}");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await; // the runner sees the ends too
+    child.kill().unwrap();
+    child.wait().unwrap();
+    for id in &ids {
+        let e = engine.task_results(id, None).await.unwrap_err();
+        assert!(e.message.contains("cancelled, without results"), "{id}: {}", e.message);
+    }
+}

@@ -65,6 +65,17 @@ impl Error {
         }
     }
 
+    /// The same error about an argument a surface names `to` where the layer below says
+    /// `from` (a note path is `path` to the vault and `note` to a tool that takes one).
+    pub fn field(mut self, from: &str, to: &str) -> Error {
+        if let Some(rest) = self.message.strip_prefix(from)
+            && rest.starts_with([' ', ':'])
+        {
+            self.message = format!("{to}{rest}");
+        }
+        self
+    }
+
     pub fn invalid(message: impl Into<String>) -> Error {
         Error::new("INVALID_INPUT", ErrorKind::InvalidInput, message)
     }

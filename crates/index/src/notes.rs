@@ -147,7 +147,10 @@ impl VaultSession {
     ) -> Result<NoteList, Error> {
         let index = self.index().clone();
         let (folder, tag) = (folder.map(str::to_string), tag.map(str::to_string));
-        if folder.as_deref().is_some_and(|f| f.split('/').any(|c| c == "..")) {
+        if folder
+            .as_deref()
+            .is_some_and(|f| f.starts_with('/') || f.contains('\\') || f.split('/').any(|c| c == ".."))
+        {
             return Err(invalid(
                 "folder",
                 folder.unwrap_or_default(),
@@ -156,6 +159,9 @@ impl VaultSession {
         }
         blocking(move || {
             let (notes, total) = index.list_notes(folder.as_deref(), tag.as_deref(), offset, limit)?;
+            if let Some(f) = folder.as_deref().filter(|_| total == 0) {
+                missing_folder(index.vault().root(), f)?;
+            }
             let end = offset + notes.len();
             Ok(NoteList {
                 notes,
@@ -175,4 +181,33 @@ impl VaultSession {
         })
         .await
     }
+}
+
+/// An empty listing of a folder that is not there says so, with the folders that are.
+fn missing_folder(root: &std::path::Path, folder: &str) -> Result<(), Error> {
+    let f = folder.trim_matches('/');
+    if f.is_empty() || root.join(f).is_dir() {
+        return Ok(());
+    }
+    let mut folders: Vec<String> = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    folders.sort();
+    let valid = match folders.len() {
+        0 => "no folder: this vault keeps its notes at the top".to_string(),
+        n if n > 12 => format!(
+            "a folder of the vault, e.g. {} (and {} more)",
+            folders[..12].join(", "),
+            n - 12
+        ),
+        _ => format!("a folder of the vault: {}", folders.join(", ")),
+    };
+    Err(Error::invalid(format!(
+        "folder: `{folder}` does not exist in the vault; valid: {valid}"
+    )))
 }

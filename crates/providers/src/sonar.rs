@@ -389,8 +389,13 @@ impl Sonar {
             },
             other => SonarError::Upstream(other),
         })?;
+        let mut found = sources(&answer.raw);
+        if found.is_empty() {
+            // Neither `citations` nor annotations: the answer's own links are its sources.
+            found = urls_in(&answer.content);
+        }
         Ok(SonarAnswer {
-            sources: sources(&answer.raw),
+            sources: found,
             metadata: AskMetadata {
                 model: req.model.name,
                 model_id: req.model.id,
@@ -455,6 +460,30 @@ pub fn sources(raw: &Value) -> Vec<SonarSource> {
     out
 }
 
+/// The http(s) URLs written in `text`, in order, once each (Markdown link syntax and trailing
+/// punctuation left out).
+pub fn urls_in(text: &str) -> Vec<SonarSource> {
+    let mut out: Vec<SonarSource> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("http") {
+        let tail = &rest[at..];
+        let is_url = tail.starts_with("http://") || tail.starts_with("https://");
+        let end = tail
+            .find(|c: char| c.is_whitespace() || matches!(c, ')' | ']' | '>' | '<' | '"' | '\'' | '`'))
+            .unwrap_or(tail.len());
+        let url = tail[..end].trim_end_matches(['.', ',', ';', ':', '!', '?']);
+        if is_url && url.len() > "https://".len() && seen.insert(url_key(url)) {
+            out.push(SonarSource {
+                url: url.to_string(),
+                title: None,
+            });
+        }
+        rest = &tail[end.max(4)..];
+    }
+    out
+}
+
 impl scholia_base::Summary for SonarAnswer {
     fn summary(&self) -> String {
         format!(
@@ -470,6 +499,24 @@ impl scholia_base::Summary for SonarAnswer {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn urls_in_the_answer_text() {
+        let check = |text: &str, expected: &[&str]| {
+            let got: Vec<String> = urls_in(text).into_iter().map(|s| s.url).collect();
+            assert_eq!(got, expected, "{text}");
+        };
+        check("no links here", &[]);
+        check(
+            "See https://a.org/x. And [b](https://b.org/y), <https://c.org>!",
+            &["https://a.org/x", "https://b.org/y", "https://c.org"],
+        );
+        check(
+            "twice https://a.org/x and https://a.org/x; http://d.org/p?q=1",
+            &["https://a.org/x", "http://d.org/p?q=1"],
+        );
+        check("httpx://no and https:// alone and httpsfoo", &[]);
+    }
 
     #[test]
     fn the_table() {

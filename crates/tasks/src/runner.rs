@@ -119,6 +119,11 @@ impl Tasks {
             return; // cancelled or the lease was lost: someone else records the end
         };
         let (status, results, error, usage) = match outcome {
+            // A provider that ended without writing anything left no results (a cancel that
+            // reached Gemini before its first words), whoever records the end first.
+            Ok((status, results, usage)) if status != Status::Completed && results.report.trim().is_empty() => {
+                (status, None, None, usage)
+            }
             Ok((status, results, usage)) => (status, Some(results), None, usage),
             Err(message) => (Status::Failed, None, Some(message), (0, 0)),
         };

@@ -204,7 +204,10 @@ impl Tasks {
                 status: t.status.as_str(),
             });
         }
-        match self.store.results(id).await? {
+        // A cancelled or failed task whose provider wrote nothing has no results, however
+        // its end was recorded (by `cancel`, or first by the runner seeing the provider's end).
+        let empty = |r: &Results| t.status != Status::Completed && r.report.trim().is_empty();
+        match self.store.results(id).await?.filter(|r| !empty(r)) {
             Some(r) => Ok((t, r)),
             None => Err(TaskError::AlreadyFinished {
                 id: t.id,
@@ -257,7 +260,11 @@ impl Tasks {
         // The runner saw the remote cancellation first and recorded it: the same outcome.
         match self.task(id).await? {
             t if t.status == Status::Cancelled => {
-                let kept = self.store.results(id).await?.is_some();
+                let kept = self
+                    .store
+                    .results(id)
+                    .await?
+                    .is_some_and(|r| !r.report.trim().is_empty());
                 Ok((t, kept))
             }
             t => Err(TaskError::AlreadyFinished {
@@ -280,3 +287,6 @@ impl Tasks {
             .await;
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -102,7 +102,7 @@ impl Vault {
         let abs = self.resolve(input, cwd)?;
         let rel = self
             .rel(&abs)
-            .ok_or_else(|| paths::PathError::OutsideVault(input.to_string(), self.root.display().to_string()))?;
+            .ok_or_else(|| paths::PathError::OutsideVault(input.to_string()))?;
         Ok((rel, abs))
     }
 }

@@ -18,8 +18,9 @@ pub enum PathError {
     Empty,
     #[error("path `{0}`: `..` is not allowed; give a path inside the vault")]
     ParentComponent(String),
-    #[error("path `{0}`: outside the vault `{1}`")]
-    OutsideVault(String, String),
+    /// The vault's root is not named: a remote client has no business knowing it.
+    #[error("path `{0}`: outside the vault; give a path relative to the vault, e.g. `notes/idea.md`")]
+    OutsideVault(String),
     #[error("path `{0}`: no such note in the vault")]
     NotFound(String),
     #[error("path `{0}`: not a regular file")]
@@ -84,10 +85,10 @@ pub fn resolve_note(root: &Path, input: &str, cwd: Option<&Path>) -> Result<Path
         Err(_) if candidate.starts_with(root) || !given.is_absolute() => {
             return Err(PathError::NotFound(trimmed.to_string()));
         }
-        Err(_) => return Err(outside(trimmed, root)),
+        Err(_) => return Err(outside(trimmed)),
     };
     if !canonical.starts_with(root) {
-        return Err(outside(trimmed, root));
+        return Err(outside(trimmed));
     }
     // The link target, not only the link, must be a note.
     check_extension(&canonical, trimmed)?;
@@ -97,8 +98,8 @@ pub fn resolve_note(root: &Path, input: &str, cwd: Option<&Path>) -> Result<Path
     Ok(canonical)
 }
 
-fn outside(input: &str, root: &Path) -> PathError {
-    PathError::OutsideVault(input.to_string(), root.display().to_string())
+fn outside(input: &str) -> PathError {
+    PathError::OutsideVault(input.to_string())
 }
 
 fn check_extension(path: &Path, input: &str) -> Result<(), PathError> {

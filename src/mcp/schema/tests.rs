@@ -154,3 +154,31 @@ fn engine_checked_fields_are_only_bounded() {
         .unwrap();
     assert!(super::check("example", &schema, &mut map, &["query"]).is_err());
 }
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Documented {
+    /// Which one
+    kind: Option<Kind>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+enum Kind {
+    /// The first
+    First,
+    /// The second one
+    SecondOne,
+}
+
+#[test]
+fn enums_with_documented_variants_are_enums_the_check_reads() {
+    let schema = input::<Documented>();
+    let kind = &schema["properties"]["kind"];
+    assert_eq!(kind["enum"], json!(["first", "second-one"]), "{kind}");
+    assert_eq!(kind["type"], "string");
+    assert_eq!(kind["description"], "Which one");
+    let mut args = json!({"kind": "third"}).as_object().cloned().unwrap();
+    let e = check("documented", &schema, &mut args, &[]).unwrap_err();
+    assert_eq!(e.message, "kind: `third` is not valid; valid: first, second-one");
+}

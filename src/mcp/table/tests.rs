@@ -134,3 +134,13 @@ fn long_text_is_cut_with_a_note() {
     check("ééé", 3, "ééé");
     check("abcdef", 3, "abc\n\n[… cut at 3 of 6 characters]");
 }
+
+#[test]
+fn the_instructions_name_every_tool() {
+    for name in names() {
+        assert!(
+            crate::mcp::INSTRUCTIONS.contains(name),
+            "the server instructions never mention {name}"
+        );
+    }
+}

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::mcp::Scholia;
 use crate::mcp::progress::RunContext;
 use crate::mcp::schema::one_of;
-use crate::mcp::table::{Errors, Raw, Reply, Tool, researches};
+use crate::mcp::table::{Raw, Reply, Tool, researches};
 use scholia_base::{Error, Summary};
 use scholia_engine::{Answer, BoxFuture, DiskWriter, Question, ResearchOutcome};
 use scholia_research::deep_search::{DeepSearchBackend, DeepSearchRequest, DeepSearchResult};
@@ -103,7 +103,10 @@ async fn answer(
         return Ok((answer, None));
     };
     let vault = s.vault().await?;
-    let target = engine.resolve_note(&vault, &path, None).await?;
+    let target = engine
+        .resolve_note(&vault, &path, None)
+        .await
+        .map_err(|e| e.field("path", "note"))?;
     let o = run
         .job(&engine, tool, async |job| {
             engine.answer_into_note(&target, &question, &DiskWriter, job).await
@@ -138,8 +141,8 @@ pub struct DeepSearch;
 pub struct DeepSearchInput {
     /// The question to research
     query: String,
-    /// Rounds at most (default DEEP_SEARCH_MAX_ITERATIONS or 5)
-    #[schemars(range(min = 2, max = 50))]
+    /// Rounds at most (default DEEP_SEARCH_MAX_ITERATIONS or 5); below 2 runs 2 rounds
+    #[schemars(range(min = 1, max = 50))]
     max_iterations: Option<u32>,
     /// Default: the Gemini CLI when installed, else the research LLM
     backend: Option<DeepSearchBackend>,
@@ -169,7 +172,6 @@ impl Tool for DeepSearch {
     type Output = DeepSearchReply;
     const NAME: &'static str = "deep_search";
     const TITLE: &'static str = "Deep search";
-    const ERRORS: Errors = Errors::Seed;
 
     fn description() -> String {
         "Multi-round web research with verification: round 1 drafts a cited report from five \
@@ -319,6 +321,24 @@ impl Tool for Ask {
                 for (i, src) in reply.sources.iter().enumerate() {
                     text.push_str(&format!("{}. {}\n", i + 1, src.url));
                 }
+            }
+            // What structuredContent holds, for clients that show only text.
+            let m = &reply.metadata;
+            text.push_str(&format!(
+                "\n\nSearch Metadata:\n- model: {} ({})\n- timeout: {} ms\n- responseTime: {} ms\n- usage: {} tokens",
+                m.model, m.model_id, m.timeout, m.response_time, m.usage.total_tokens
+            ));
+            if m.cost_tier.is_some() {
+                text.push_str("\n- costTier: premium");
+            }
+            if let Some(cost) = m.cost {
+                text.push_str(&format!("\n- cost: ${cost:.4}"));
+            }
+            if m.cached {
+                text.push_str("\n- cached: true");
+            }
+            if let Some(w) = &written_to {
+                text.push_str(&format!("\n- written to: {}", w.path));
             }
             let value = AskReply {
                 answer: reply,

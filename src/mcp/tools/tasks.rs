@@ -80,7 +80,11 @@ impl Tool for Start {
                 model: a.model,
                 note: a.note,
             };
-            let started = s.engine.start_task(req, root.as_deref(), None).await?;
+            let started = s
+                .engine
+                .start_task(req, root.as_deref(), None)
+                .await
+                .map_err(|e| e.field("path", "note"))?;
             Ok(Reply::new(started, ""))
         })
     }

@@ -199,8 +199,8 @@ async def check_errors(s):
     assert "no such note" in await error_of("read_note", {"path": "Missing.md"})
     assert "lmit: not an argument of find_notes" in await error_of("find_notes", {"query": "x", "lmit": 1})
     r = await s.call_tool("deep_search", {"query": "  "})
-    assert r.is_error and r.structured_content == {
-        "success": False, "error": {"code": "INVALID_INPUT", "message": "query: empty; give the question to research"}}, r
+    assert r.is_error and r.structured_content is None, r
+    assert text(r) == "[INVALID_INPUT] query: empty; give the question to research", r
     assert "refused" in await error_of("fetch_page", {"url": "http://169.254.169.254/latest/meta-data"})
     try:
         await s.call_tool("frobnicate", {})
@@ -355,6 +355,17 @@ async def http_suite():
             assert r.status_code == 401, f"wrong token: {r.status_code}"
             r = await raw.post(url, json=init, headers={**headers, "Authorization": f"Bearer {token}", "Origin": "http://evil.example"})
             assert r.status_code == 403, f"foreign origin: {r.status_code}"
+            # The scheme is case-insensitive (RFC 7235).
+            r = await raw.post(url, json=init, headers={**headers, "Authorization": f"bearer {token}"})
+            assert r.status_code == 200, f"lower-case scheme: {r.status_code} {r.text}"
+            # No OAuth here: a probe learns so (404), instead of starting an OAuth flow on a 401.
+            for probe in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
+                          "/.well-known/oauth-authorization-server"):
+                r = await raw.get(f"http://127.0.0.1:{port}{probe}")
+                assert r.status_code == 404, f"{probe}: {r.status_code}"
+            auth = {**headers, "Authorization": f"Bearer {token}", "MCP-Protocol-Version": "2025-06-18"}
+            r = await raw.delete(url, headers={**auth, "Mcp-Session-Id": "no-such-session"})
+            assert r.status_code == 404, f"DELETE of an unknown session: {r.status_code}"
         client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
         async with client:
             async with streamable_http_client(url, http_client=client) as (r, w, *_):

@@ -115,7 +115,10 @@ impl FileConfig {
         ("sonar.model", "string: default Sonar tier of Ask"),
         ("deep_search.backend", "string: gemini-cli or llm"),
         ("deep_search.timeout_secs", "integer: seconds per Gemini CLI run"),
-        ("deep_search.max_iterations", "integer: rounds at most (2 to 50)"),
+        (
+            "deep_search.max_iterations",
+            "integer: rounds at most (up to 50; below 2 runs 2 rounds)",
+        ),
         ("deep_search.gemini_cli", "string: the Gemini CLI executable"),
         ("deep_search.model", "string: model of the search rounds"),
         ("deep_search.correction_model", "string: model of JSON correction"),

@@ -224,13 +224,13 @@ fn max_iterations(value: Option<Picked<String>>) -> Result<u32, ConfigError> {
     let n: i64 = value.trim().parse().map_err(|_| ConfigError::Invalid {
         field: field.into(),
         value: value.clone(),
-        valid: "an integer (2 or more; default 5)".into(),
+        valid: "an integer up to 50; below 2 runs 2 rounds (default 5)".into(),
     })?;
     if n > 50 {
         return Err(ConfigError::Invalid {
             field: field.into(),
             value,
-            valid: "an integer from 2 to 50".into(),
+            valid: "an integer up to 50; below 2 runs 2 rounds".into(),
         });
     }
     Ok(n.max(2) as u32)

@@ -95,7 +95,7 @@ fn malformed_settings_name_the_field() {
     );
     assert_eq!(
         err(&[("DEEP_SEARCH_MAX_ITERATIONS", "abc")]),
-        "DEEP_SEARCH_MAX_ITERATIONS: `abc` is not valid; valid: an integer (2 or more; default 5)"
+        "DEEP_SEARCH_MAX_ITERATIONS: `abc` is not valid; valid: an integer up to 50; below 2 runs 2 rounds (default 5)"
     );
     assert_eq!(
         err(&[("SCHOLIA_ALLOW_PRIVATE_HOSTS", "yes")]),

@@ -16,6 +16,8 @@ pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub reasoning_tokens: u64,
+    /// As the provider reports it (`usage.total_tokens`), else prompt + completion.
+    pub total_tokens: u64,
     /// As reported by the provider (OpenRouter's `usage.cost`), else from the price table;
     /// `None` when neither is known.
     pub cost_usd: Option<f64>,
@@ -34,6 +36,10 @@ impl Usage {
             prompt_tokens,
             completion_tokens,
             reasoning_tokens: n("/completion_tokens_details/reasoning_tokens"),
+            total_tokens: match n("/total_tokens") {
+                0 => prompt_tokens + completion_tokens,
+                reported => reported,
+            },
             cost_usd: reported.or(priced),
             calls: 1,
         }
@@ -43,15 +49,12 @@ impl Usage {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.reasoning_tokens += other.reasoning_tokens;
+        self.total_tokens += other.total_tokens;
         self.calls += other.calls;
         self.cost_usd = match (self.cost_usd, other.cost_usd) {
             (Some(a), Some(b)) => Some(a + b),
             (a, b) => a.or(b),
         };
-    }
-
-    pub fn total_tokens(&self) -> u64 {
-        self.prompt_tokens + self.completion_tokens
     }
 }
 
@@ -75,5 +78,12 @@ mod tests {
         total.add(&Usage::from_response(&raw, None));
         total.add(&Usage::from_response(&json!({"usage": {"prompt_tokens": 3}}), None));
         assert_eq!((total.prompt_tokens, total.calls, total.cost_usd), (4, 2, Some(0.5)));
+        assert_eq!(total.total_tokens, 5, "prompt + completion when not reported");
+        let raw = json!({"usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 42}});
+        assert_eq!(
+            Usage::from_response(&raw, None).total_tokens,
+            42,
+            "the provider's own count kept"
+        );
     }
 }

@@ -298,9 +298,9 @@ pub fn validate(ctx: &Context, req: &DeepSearchRequest) -> Result<(DeepSearchBac
     }
     let max = match req.max_iterations {
         None => ctx.deep_search.max_iterations,
-        Some(n) if n > MAX_ITERATIONS_LIMIT => {
+        Some(n) if n == 0 || n > MAX_ITERATIONS_LIMIT => {
             return Err(DeepSearchError::invalid(format!(
-                "max_iterations: {n} is not valid; valid: an integer from 2 to {MAX_ITERATIONS_LIMIT} (below 2 becomes 2)"
+                "max_iterations: {n} is not valid; valid: an integer from 1 to {MAX_ITERATIONS_LIMIT} (below 2 runs 2 rounds)"
             )));
         }
         Some(n) => n.max(2),
