@@ -277,7 +277,9 @@ impl Store {
     ) -> Result<Option<Task>, TaskError> {
         let (id, owner) = (id.to_string(), owner.map(str::to_string));
         self.call(move |c| {
-            let tx = c.transaction()?;
+            // Immediate: a read that later writes would fail at once with SQLITE_BUSY (no busy
+            // wait) when another process wrote in between, e.g. a runner polling the task.
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let Some(mut task) = get(&tx, &id)? else {
                 return Ok(None);
             };
