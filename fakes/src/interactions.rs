@@ -1,7 +1,8 @@
 //! The Gemini Interactions API (`/v1beta/interactions`), as background deep research uses it.
 //!
 //! The agent name carries the behaviour, like the fake LLM's model: `fake:FLAGS` with
-//! `polls=N` (completed on the N-th GET; default 2) · `steps` (the newer `steps[]` shape instead
+//! `polls=N` (completed on the N-th GET; default 2; `polls=0`: the create call already answers
+//! completed, the seed's synchronous case) · `steps` (the newer `steps[]` shape instead
 //! of `outputs[]`) · `fail` (ends `failed`) · `incomplete` (ends `incomplete` with a partial
 //! report) · `gone` (GET answers 404, as an expired session does) · `flaky=N` (the first N GETs
 //! answer 503) · `create-ms=MS` (a slow create) · `silent` (nothing written before it ends
@@ -63,14 +64,24 @@ pub async fn create(State(state): State<Arc<FakeState>>, headers: HeaderMap, Jso
         tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
     }
     let id = format!("v1_{:016x}", fastrand::u64(..));
-    state.interactions.lock().unwrap().insert(
-        id.clone(),
-        Interaction {
-            agent: agent.to_string(),
-            input: input.to_string(),
-            ..Default::default()
-        },
-    );
+    let interaction = Interaction {
+        agent: agent.to_string(),
+        input: input.to_string(),
+        ..Default::default()
+    };
+    state
+        .interactions
+        .lock()
+        .unwrap()
+        .insert(id.clone(), interaction.clone());
+    if Behaviour::parse(agent).num("polls") == Some(0) {
+        // Usage as after one poll: the work was done before the answer.
+        let done = Interaction {
+            polls: 1,
+            ..interaction
+        };
+        return Json(render(&id, &done, "completed", Behaviour::parse(agent).has("steps"))).into_response();
+    }
     Json(json!({"id": id, "status": "in_progress", "agent": agent, "created": "2026-11-22T10:00:00Z"})).into_response()
 }
 

@@ -59,7 +59,10 @@ async fn a_gemini_task_from_start_to_saved_report() {
         let polls_before = server.count_prefixed("/v1beta/interactions/");
         let s = json(&v, &e, &["tasks", "status", &id, "--json"]).await;
         assert_eq!(s["status"], "running_async");
-        assert_eq!(s["progress"], Value::Null, "never an invented percentage");
+        // No percentage from Gemini: an estimate from the query, and marked as one.
+        assert_eq!(s["progress_estimated"], true, "{s}");
+        assert!(s["progress"].as_u64().unwrap() < 100, "{s}");
+        assert!(s["estimated_completion_minutes"].as_f64().unwrap() > 0.0, "{s}");
         assert_eq!(server.count_prefixed("/v1beta/interactions/"), polls_before);
 
         let out = v.cli(&e, &["tasks", "results", &id]).await;
@@ -160,6 +163,52 @@ async fn a_gemini_task_from_start_to_saved_report() {
     let out = v.cli(&env(&[]), &["tasks", "start", "q"]).await;
     assert_eq!(out.status.code(), Some(3), "not configured: {}", stderr(&out));
     assert!(stderr(&out).contains("GEMINI_API_KEY"), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gemini_answering_at_once_completes_synchronously() {
+    let server = fakes().await;
+    let v = TestVault::empty();
+    let e = gemini_env(&server);
+    let r = json(
+        &v,
+        &e,
+        &[
+            "tasks",
+            "start",
+            "What is a levain?",
+            "--model",
+            "fake:polls=0",
+            "--json",
+            "--no-notify",
+        ],
+    )
+    .await;
+    assert_eq!(
+        (r["mode"].as_str(), r["status"].as_str()),
+        (Some("sync"), Some("completed")),
+        "{r}"
+    );
+    assert!(
+        r["results"]["report"]
+            .as_str()
+            .unwrap()
+            .starts_with("# What is a levain?"),
+        "{r}"
+    );
+    assert_eq!(r["results"]["sources"].as_array().unwrap().len(), 2, "{r}");
+    assert_eq!(r["results"]["metadata"]["mode"], "sync");
+    assert!(r["cost_usd"].as_f64().unwrap() > 0.0, "{r}");
+    // Nothing left to poll; the stored task says the same.
+    assert_eq!(server.count_prefixed("/v1beta/interactions/"), 0);
+    let id = r["task_id"].as_str().unwrap();
+    let s = json(&v, &e, &["tasks", "status", id, "--json"]).await;
+    assert_eq!(
+        (s["status"].as_str(), s["progress"].as_u64()),
+        (Some("completed"), Some(100))
+    );
+    let again = json(&v, &e, &["tasks", "results", id, "--json"]).await;
+    assert_eq!(again["report"], r["results"]["report"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

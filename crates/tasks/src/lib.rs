@@ -32,7 +32,7 @@ pub use results::{Results, ResultsMeta, SourceRef, Tokens};
 pub use runner::{RunOutput, Runner};
 pub use service::{Announce, StartRequest, TaskNote, Tasks};
 pub use store::{Store, Task, now_ms};
-pub use views::{MAX_REPORT_CHARS, TaskCancelled, TaskList, TaskResults, TaskStarted, TaskStatus};
+pub use views::{MAX_REPORT_CHARS, SyncResults, TaskCancelled, TaskList, TaskResults, TaskStarted, TaskStatus};
 
 /// How long a lease lasts without renewal (a process that died releases its tasks after
 /// this): thirty polls, between 1 and 30 seconds.

@@ -17,15 +17,33 @@ pub struct TaskStarted {
     pub success: bool,
     pub task_id: String,
     pub kind: Kind,
-    /// `pending` until a runner picks it up; a Gemini task runs at once (`running_async`).
+    /// `pending` until a runner picks it up; a Gemini task runs at once (`running_async`), or
+    /// is already `completed` when Gemini answered at once (`mode: sync`).
     pub status: Status,
-    /// Always `async`: the task outlives the request.
+    /// `async`: the task outlives the request; `sync`: it finished within it, `results` hold it.
     pub mode: &'static str,
     pub message: String,
     pub check_status_command: String,
     /// research-note: the note's vault path.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// `mode: sync` only: the report, its sources and metadata.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub results: Option<SyncResults>,
+    /// `mode: sync` only: what the research cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+/// The results of a task that completed within its start request.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SyncResults {
+    pub report: String,
+    pub report_chars: usize,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub report_truncated: bool,
+    pub sources: Vec<SourceRef>,
+    pub metadata: ResultsMeta,
 }
 
 impl TaskStarted {
@@ -39,12 +57,43 @@ impl TaskStarted {
             message: "Research running in background. Notification when complete.".into(),
             check_status_command: format!("check_research_status(task_id='{}')", t.id),
             note: t.note.clone(),
+            results: None,
+            cost_usd: None,
         }
+    }
+
+    /// A task that finished within its start request, with its results.
+    pub fn sync(t: Task, r: Results) -> TaskStarted {
+        let mut started = TaskStarted::of(&t);
+        let cost = t.cost_usd;
+        let full = TaskResults::of(t, r, true);
+        started.mode = "sync";
+        started.message = "Research completed at once; the results are here.".into();
+        started.cost_usd = Some(cost);
+        started.results = Some(SyncResults {
+            report: full.report,
+            report_chars: full.report_chars,
+            report_truncated: full.report_truncated,
+            sources: full.sources.unwrap_or_default(),
+            metadata: full.metadata,
+        });
+        started
     }
 }
 
 impl Summary for TaskStarted {
     fn summary(&self) -> String {
+        if let Some(r) = &self.results {
+            return format!(
+                "{} task {} completed at once: {} characters of report, {} sources, ${:.2}\n\n{}",
+                self.kind.as_str(),
+                self.task_id,
+                r.report_chars,
+                r.sources.len(),
+                self.cost_usd.unwrap_or(0.0),
+                r.report
+            );
+        }
         let on = self.note.as_deref().map(|n| format!(" on {n}")).unwrap_or_default();
         format!(
             "started {} task {}{on} ({})",
@@ -61,10 +110,17 @@ pub struct TaskStatus {
     pub task_id: String,
     pub kind: Kind,
     pub status: Status,
-    /// Only when the provider says it; never invented.
+    /// Percent done: the provider's figure when it gives one; otherwise, for a Gemini task,
+    /// estimated from the query's likely duration and the time elapsed (`progress_estimated`),
+    /// below 100 until the task completes.
     pub progress: Option<u8>,
+    /// Whether `progress` and `estimated_completion_minutes` are estimates, not the provider's.
+    pub progress_estimated: bool,
     pub current_action: Option<String>,
     pub elapsed_minutes: f64,
+    /// Minutes still to go, estimated like `progress`; absent once the task runs past the
+    /// estimate's longest duration or when nothing estimates it.
+    pub estimated_completion_minutes: Option<f64>,
     pub tokens_used: Tokens,
     pub cost_so_far: f64,
     pub error: Option<String>,
@@ -77,13 +133,26 @@ pub struct TaskStatus {
 impl TaskStatus {
     pub fn of(t: Task) -> TaskStatus {
         let end = t.completed_at.unwrap_or_else(now_ms);
+        let elapsed = (end - t.created_at).max(0) as f64 / 60_000.0;
+        let (progress, remaining, estimated) = match (t.progress, t.status) {
+            (_, Status::Completed | Status::CompletedPartial) => (Some(100), Some(0.0), false),
+            (Some(p), _) => (Some(p), None, false),
+            (None, Status::Pending | Status::Running) if t.kind == Kind::Gemini => {
+                let d = crate::estimate::estimate(&t.query, crate::estimate::DEFAULT_PRICE).estimated_duration;
+                let (p, r) = estimated_progress(elapsed, d.likely_minutes, d.max_minutes);
+                (Some(p), r, true)
+            }
+            (None, _) => (None, None, false),
+        };
         TaskStatus {
             task_id: t.id,
             kind: t.kind,
             status: t.status,
-            progress: t.progress,
+            progress,
+            progress_estimated: estimated,
             current_action: t.current_action,
-            elapsed_minutes: ((end - t.created_at).max(0) as f64 / 60_000.0 * 10.0).round() / 10.0,
+            estimated_completion_minutes: remaining,
+            elapsed_minutes: (elapsed * 10.0).round() / 10.0,
             tokens_used: Tokens {
                 input: t.input_tokens,
                 output: t.output_tokens,
@@ -94,6 +163,23 @@ impl TaskStatus {
             note: t.note,
         }
     }
+}
+
+/// Percent done and minutes to go after `elapsed` minutes of a task likely to take `likely`
+/// and at most `max`: linear to 90 % at the likely duration, then creeping towards 99 %; never
+/// 100 before the task says it completed.
+fn estimated_progress(elapsed: f64, likely: f64, max: f64) -> (u8, Option<f64>) {
+    let p = match elapsed <= likely {
+        true => 90.0 * elapsed / likely,
+        false => 90.0 + 9.0 * (1.0 - likely / elapsed),
+    };
+    let remaining = match elapsed {
+        e if e < likely => Some(likely - e),
+        e if e < max => Some(max - e),
+        _ => None,
+    };
+    let round = |m: f64| (m * 10.0).round() / 10.0;
+    (p.clamp(0.0, 99.0) as u8, remaining.map(round))
 }
 
 impl Summary for TaskStatus {
@@ -107,6 +193,13 @@ impl Summary for TaskStatus {
             self.tokens_used.output,
             self.cost_so_far,
         );
+        if let (Some(p), false) = (self.progress, self.status.is_final()) {
+            let about = if self.progress_estimated { "~" } else { "" };
+            line.push_str(&format!(" · {about}{p}%"));
+            if let Some(m) = self.estimated_completion_minutes {
+                line.push_str(&format!(", ~{m:.0} min to go"));
+            }
+        }
         // What it is doing, when that says more than its status.
         if let Some(a) = self
             .current_action

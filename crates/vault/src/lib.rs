@@ -16,6 +16,7 @@ pub mod passage;
 pub mod paths;
 pub mod plugins;
 pub mod read;
+pub mod root;
 pub mod scan;
 pub mod section;
 pub mod write;

@@ -150,6 +150,10 @@ impl Engine {
                 note,
             })
             .await?;
+        if task.status.is_final() {
+            let (t, r) = tasks.results(&task.id).await?;
+            return Ok(TaskStarted::sync(t, r));
+        }
         Ok(TaskStarted::of(&task))
     }
 

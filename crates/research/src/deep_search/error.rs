@@ -48,6 +48,8 @@ impl DeepSearchError {
                 ..DeepSearchError::new(e.code(), e.kind(), message)
             },
             E::Cancelled => DeepSearchError::cancelled(),
+            // A timed-out round keeps its code: when every round times out, so does the search.
+            _ if e.code() == "TIMEOUT" => DeepSearchError::new("TIMEOUT", ErrorKind::Upstream, message),
             _ => DeepSearchError::failed(message),
         }
     }

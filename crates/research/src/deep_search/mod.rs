@@ -371,6 +371,8 @@ async fn run<B: Backend>(
     let mut best: Option<RoundOutput> = None;
     let mut links = scholia_vault::inert::Links::none();
     let mut last_error = String::new();
+    // The seed's code for a search whose every round failed: TIMEOUT when they all timed out.
+    let mut all_timed_out = true;
     let mut iterations = 0;
     for n in 1..=max {
         if job.is_cancelled() {
@@ -422,15 +424,20 @@ async fn run<B: Backend>(
                     verified: false,
                     error: Some(e.message.clone()),
                 });
+                all_timed_out &= e.code == "TIMEOUT";
                 last_error = e.message;
             }
         }
     }
     let Some(best) = best else {
         info(format!("Deep search completed: {iterations} rounds, verified: false"));
-        return Err(DeepSearchError::failed(format!(
-            "deep search failed: all {iterations} rounds failed; last error: {last_error}"
-        )));
+        let code = if all_timed_out { "TIMEOUT" } else { "EXECUTION_ERROR" };
+        let what = if all_timed_out { "timed out" } else { "failed" };
+        return Err(DeepSearchError::new(
+            code,
+            ErrorKind::Upstream,
+            format!("deep search failed: all {iterations} rounds {what}; last error: {last_error}"),
+        ));
     };
     info(format!(
         "Deep search completed: {iterations} rounds, verified: {}",

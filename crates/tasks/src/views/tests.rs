@@ -158,3 +158,60 @@ fn a_list_shows_one_line_per_task() {
         ]
     );
 }
+
+#[test]
+fn estimated_progress_grows_and_stays_below_100_until_done() {
+    // (elapsed, likely, max) → (percent, minutes to go)
+    let check = |e: f64, expected: (u8, Option<f64>)| assert_eq!(estimated_progress(e, 10.0, 20.0), expected, "{e}");
+    check(0.0, (0, Some(10.0)));
+    check(5.0, (45, Some(5.0)));
+    check(10.0, (90, Some(10.0)));
+    check(15.0, (93, Some(5.0)));
+    check(600.0, (98, None));
+    check(1e9, (98, None));
+}
+
+#[test]
+fn a_gemini_status_estimates_progress_and_says_so() {
+    let mut t = task(Kind::Gemini, Status::Running);
+    t.completed_at = None;
+    t.created_at = now_ms() - 2 * 60_000;
+    t.query = "What is a levain?".into();
+    let s = TaskStatus::of(t.clone());
+    // "What is a levain?" is simple: likely 5 minutes, so 2 minutes in is 36 %.
+    assert_eq!((s.progress, s.progress_estimated), (Some(36), true));
+    assert_eq!(s.estimated_completion_minutes, Some(3.0));
+    assert!(s.summary().contains("~36%, ~3 min to go"), "{}", s.summary());
+    // The provider's own figure wins and is not marked as an estimate.
+    t.progress = Some(65);
+    let s = TaskStatus::of(t.clone());
+    assert_eq!(
+        (s.progress, s.progress_estimated, s.estimated_completion_minutes),
+        (Some(65), false, None)
+    );
+    // Only a completed task is at 100.
+    let done = TaskStatus::of(task(Kind::Gemini, Status::Completed));
+    assert_eq!(
+        (done.progress, done.estimated_completion_minutes),
+        (Some(100), Some(0.0))
+    );
+    let failed = TaskStatus::of(task(Kind::Gemini, Status::Failed));
+    assert_eq!(failed.progress, None);
+}
+
+#[test]
+fn a_sync_start_carries_the_results() {
+    let mut t = task(Kind::Gemini, Status::Completed);
+    t.cost_usd = 1.25;
+    let s = TaskStarted::sync(t, results("# Report\n\nBody [1]."));
+    let v = serde_json::to_value(&s).unwrap();
+    assert_eq!(v["mode"], "sync");
+    assert_eq!(v["status"], "completed");
+    assert_eq!(v["cost_usd"], 1.25);
+    assert!(v["results"]["report"].as_str().unwrap().starts_with("# Report"));
+    assert!(v["results"]["sources"].is_array());
+    assert!(s.summary().contains("completed at once"), "{}", s.summary());
+    let asynchronous = serde_json::to_value(TaskStarted::of(&task(Kind::Gemini, Status::Running))).unwrap();
+    assert_eq!(asynchronous["mode"], "async");
+    assert!(asynchronous.get("results").is_none());
+}

@@ -1,0 +1,164 @@
+//! Which folder is the vault when nobody said (an editor without a root, or one that made a
+//! note's own sub-folder or a code repository its root): the nearest folder marked as a vault
+//! (`.obsidian`, `.scholia.toml`) above the note or the editor's root; else the highest folder
+//! of notes around the note. Never a code project, the home folder or `/`: a repository's
+//! README files are not a vault.
+
+use std::path::{Path, PathBuf};
+
+use crate::paths::has_note_extension;
+
+/// Files or folders that mark a vault.
+pub const MARKERS: &[&str] = &[".obsidian", ".scholia.toml"];
+
+/// Files that make a folder a code project (its Markdown is documentation, not notes).
+const PROJECT_FILES: &[&str] = &[
+    "Cargo.toml",
+    "package.json",
+    "pyproject.toml",
+    "setup.py",
+    "go.mod",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "CMakeLists.txt",
+    "Makefile",
+    "Gemfile",
+    "composer.json",
+    "mix.exs",
+    "deno.json",
+];
+
+/// How far up a search goes, and how many entries of a folder are looked at.
+const MAX_LEVELS: usize = 40;
+const MAX_ENTRIES: usize = 4_000;
+
+/// The vault found, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// A folder holding a marker.
+    Marked(PathBuf),
+    /// No marker: the highest folder of notes around the note (or the editor's root).
+    /// `project` is the code project it sits in, if any.
+    Unmarked { root: PathBuf, project: Option<PathBuf> },
+}
+
+impl Found {
+    pub fn root(&self) -> &Path {
+        match self {
+            Found::Marked(r) | Found::Unmarked { root: r, .. } => r,
+        }
+    }
+}
+
+/// Why there is no vault yet.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoVault {
+    /// Nothing to start from: wait for a note to be opened.
+    #[error("no vault yet: open a note of the vault")]
+    NeedNote,
+    #[error(
+        "no vault for `{}`: {why}; open a note inside your vault, create `.scholia.toml` in the vault's folder, or set the `vault` setting",
+        dir.display()
+    )]
+    NotNotes { dir: PathBuf, why: &'static str },
+}
+
+/// Decides the vault from the editor's root (if any) and the note it opened (if any).
+/// `home` is never a vault nor climbed past.
+pub fn find(client_root: Option<&Path>, note: Option<&Path>, home: Option<&Path>) -> Result<Found, NoVault> {
+    let note_dir = note.and_then(Path::parent);
+    // A marker above the note, then above the editor's root.
+    for start in [note_dir, client_root].into_iter().flatten() {
+        if let Some(marked) = marked_ancestor(start, home) {
+            return Ok(Found::Marked(marked));
+        }
+    }
+    // The editor's root stands unless it is a code project, the home folder or `/`, or does
+    // not hold the note.
+    let client = client_root.filter(|r| {
+        Some(*r) != home && r.parent().is_some() && !is_project(r) && note_dir.is_none_or(|d| d.starts_with(r))
+    });
+    let Some(start) = note_dir.or(client) else {
+        return Err(NoVault::NeedNote);
+    };
+    if let Some(why) = not_notes(start, home).filter(|_| client.is_none()) {
+        return Err(NoVault::NotNotes {
+            dir: start.to_path_buf(),
+            why,
+        });
+    }
+    let mut root = start.to_path_buf();
+    for _ in 0..MAX_LEVELS {
+        match root.parent() {
+            Some(p) if is_notes_folder(p, home) => root = p.to_path_buf(),
+            _ => break,
+        }
+    }
+    // The editor's root above the climb (e.g. a vault whose top holds only folders) wins.
+    if let Some(c) = client
+        && root.starts_with(c)
+    {
+        root = c.to_path_buf();
+    }
+    let project = root
+        .ancestors()
+        .skip(1)
+        .take(MAX_LEVELS)
+        .find(|a| is_project(a))
+        .map(Path::to_path_buf);
+    Ok(Found::Unmarked { root, project })
+}
+
+fn marked_ancestor(start: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .take(MAX_LEVELS)
+        .take_while(|a| Some(*a) != home && a.parent().is_some())
+        .find(|a| MARKERS.iter().any(|m| a.join(m).exists()))
+        .map(Path::to_path_buf)
+}
+
+fn is_project(dir: &Path) -> bool {
+    PROJECT_FILES.iter().any(|f| dir.join(f).is_file())
+}
+
+fn is_notes_folder(dir: &Path, home: Option<&Path>) -> bool {
+    not_notes(dir, home).is_none()
+}
+
+/// Why `dir` is not a folder of notes, if it is not: the home folder, `/`, a code project,
+/// or a folder whose visible files are mostly not notes.
+fn not_notes(dir: &Path, home: Option<&Path>) -> Option<&'static str> {
+    if Some(dir) == home {
+        return Some("it is the home folder");
+    }
+    if dir.parent().is_none() {
+        return Some("it is the file system's root");
+    }
+    if is_project(dir) {
+        return Some("it is a code project, whose Markdown files are documentation");
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Some("it cannot be read");
+    };
+    let (mut notes, mut others) = (0usize, 0usize);
+    for e in entries.flatten().take(MAX_ENTRIES) {
+        let name = e.file_name();
+        if name.to_string_lossy().starts_with('.') || !e.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        match has_note_extension(Path::new(&name)) {
+            true => notes += 1,
+            false => others += 1,
+        }
+    }
+    match (notes, others) {
+        (0, _) => Some("it holds no notes"),
+        (n, o) if n < o => Some("most of its files are not notes"),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;
