@@ -259,10 +259,11 @@ fn parse_kind(s: &str) -> Result<scholia::tasks::Kind, String> {
 }
 
 impl Command {
-    /// The log level when SCHOLIA_LOG is not set: servers log more.
+    /// The log level when SCHOLIA_LOG is not set: the MCP server logs more (hosts keep its
+    /// log); the language server only warnings (editors such as Helix show its stderr as errors).
     pub fn default_log_level(&self) -> &'static str {
         match self {
-            Command::Lsp { .. } | Command::Mcp { .. } => "info",
+            Command::Mcp { .. } => "info",
             _ => "warn",
         }
     }

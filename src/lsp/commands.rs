@@ -42,12 +42,13 @@ const RESEARCH_DEEP_TITLE: &str = "Research this note (deep)";
 const DEEP_SEARCH_TITLE: &str = "Deep search selection";
 const ASK_TITLE: &str = "Ask Sonar about selection";
 const BACKGROUND_TITLE: &str = "Start deep research (background)";
-/// Every code action's title with the command it runs.
+/// Every code action's title with the command it runs, in the order offered: the note's own
+/// research first (an editor's default action), then what needs a selection.
 pub const ACTIONS: &[(&str, &str)] = &[
-    (DEEP_SEARCH_TITLE, DEEP_SEARCH),
-    (ASK_TITLE, ASK),
     (RESEARCH_TITLE, RESEARCH),
     (RESEARCH_DEEP_TITLE, RESEARCH),
+    (DEEP_SEARCH_TITLE, DEEP_SEARCH),
+    (ASK_TITLE, ASK),
     (BACKGROUND_TITLE, BACKGROUND),
 ];
 const KIND: &str = "source.scholia.research";
@@ -73,41 +74,61 @@ fn command(title: &str, name: &str, args: Value) -> Command {
 pub async fn code_actions(state: &State, uri: &Uri, range: Range) -> Option<Vec<CodeActionOrCommand>> {
     state.rel(uri).await?;
     let mut actions = Vec::new();
-    if let Some(selection) = selected(state, uri, range).await {
-        for (title, name) in [
-            (DEEP_SEARCH_TITLE, DEEP_SEARCH),
-            (ASK_TITLE, ASK),
-            (BACKGROUND_TITLE, BACKGROUND),
-        ] {
-            actions.push(match &selection {
-                Selection::Query(q) => action(
-                    title,
-                    Some(command(
-                        title,
-                        name,
-                        json!({"uri": uri.as_str(), "query": q, "range": range}),
-                    )),
-                    None,
-                ),
-                Selection::OverlapsResearch => action(title, None, Some(OVERLAPS.to_string())),
-            });
-        }
-    }
     for (title, depth) in [(RESEARCH_TITLE, Depth::Shallow), (RESEARCH_DEEP_TITLE, Depth::Deep)] {
         let args = json!({"uri": uri.as_str(), "depth": depth.as_str()});
         actions.push(action(title, Some(command(title, RESEARCH, args)), None));
     }
-    if selected(state, uri, range).await.is_none() {
+    // Background research is offered only where it can run (Gemini, or scholia's deep search).
+    let background = state.engine_now().is_some_and(|e| e.can_run_background());
+    match selected(state, uri, range).await {
+        Some(selection) => {
+            for (title, name) in [
+                (DEEP_SEARCH_TITLE, DEEP_SEARCH),
+                (ASK_TITLE, ASK),
+                (BACKGROUND_TITLE, BACKGROUND),
+            ] {
+                if name == BACKGROUND && !background {
+                    continue;
+                }
+                actions.push(match &selection {
+                    Selection::Query(q) => action(
+                        title,
+                        Some(command(
+                            title,
+                            name,
+                            json!({"uri": uri.as_str(), "query": q, "range": range}),
+                        )),
+                        None,
+                    ),
+                    Selection::OverlapsResearch => action(title, None, Some(OVERLAPS.to_string())),
+                });
+            }
+        }
         // Without a selection, background research is about the note itself.
-        let args = json!({"uri": uri.as_str()});
-        actions.push(action(
-            BACKGROUND_TITLE,
-            Some(command(BACKGROUND_TITLE, BACKGROUND, args)),
-            None,
-        ));
+        None if background => {
+            let args = json!({"uri": uri.as_str()});
+            actions.push(action(
+                BACKGROUND_TITLE,
+                Some(command(BACKGROUND_TITLE, BACKGROUND, args)),
+                None,
+            ));
+        }
+        None => {}
     }
     Some(actions)
 }
+
+/// A selection worth researching: a few words, not the cursor's one-character selection
+/// (Helix) or the symbol at point (eglot).
+fn is_question(text: &str) -> bool {
+    text.split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .count()
+        >= MIN_SELECTION_WORDS
+}
+
+/// The fewest words a selection needs for the selection actions.
+const MIN_SELECTION_WORDS: usize = 2;
 
 enum Selection {
     Query(String),
@@ -126,7 +147,7 @@ async fn selected(state: &State, uri: &Uri, range: Range) -> Option<Selection> {
         let (start, end) = (doc.offset(range.start, enc), doc.offset(range.end, enc));
         (doc.text.clone(), start, end)
     };
-    if start >= end || text[start..end].trim().is_empty() {
+    if start >= end || !is_question(&text[start..end]) {
         return None;
     }
     // Finding the section parses the note: off the runtime.
@@ -190,7 +211,7 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
                 .map_err(|e| rpc(&Error::from(e)))?;
             let note = note_arg(state, &a.uri).await?;
             let engine = state.engine().await.map_err(|e| rpc(&e))?;
-            let vault = state.host.vault().get().map_err(|e| rpc(&e))?;
+            let vault = state.host.vault().get().map_err(|e| state.vault_error(e))?;
             let title = match depth {
                 Depth::Shallow => RESEARCH_TITLE,
                 Depth::Deep => RESEARCH_DEEP_TITLE,
@@ -202,7 +223,7 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
                 let r = engine
                     .research_note(&vault, &note, depth, a.focus.as_deref(), &writer, &job)
                     .await;
-                finish(&client, job, r.map(|o| o.summary())).await;
+                finish(&client, title, job, r.map(|o| Done::same(o.summary()))).await;
             });
             Ok(None)
         }
@@ -215,7 +236,7 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
                 return Err(invalid(format!("range: {OVERLAPS}")));
             }
             let engine = state.engine().await.map_err(|e| rpc(&e))?;
-            let vault = state.host.vault().get().map_err(|e| rpc(&e))?;
+            let vault = state.host.vault().get().map_err(|e| state.vault_error(e))?;
             let query = match a.query.as_deref().map(str::trim) {
                 Some("") => return Err(invalid("query: empty; select the question to research")),
                 Some(q) => q.to_string(),
@@ -228,7 +249,17 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
                 let r = engine
                     .background_research_into_note(&vault, &note, &query, &writer, &job)
                     .await;
-                finish(&client, job, r.map(|o| o.summary())).await;
+                let done = r.map(|o| Done {
+                    told: format!(
+                        "{} `### {}` in {}; report saved to {}",
+                        if o.written { "Wrote" } else { "Unchanged" },
+                        o.heading,
+                        o.path,
+                        o.report
+                    ),
+                    summary: o.summary(),
+                });
+                finish(&client, BACKGROUND_TITLE, job, done).await;
             });
             Ok(None)
         }
@@ -269,7 +300,17 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
             tokio::spawn(async move {
                 let writer = EditorWriter::new(client.clone(), state);
                 let r = engine.answer_into_note(&note, &question, &writer, &job).await;
-                finish(&client, job, r.map(|o| o.summary())).await;
+                let done = r.map(|o| Done {
+                    told: format!(
+                        "{} `### {}` in {}: {}",
+                        if o.written { "Wrote" } else { "Unchanged" },
+                        o.heading,
+                        o.path,
+                        o.summary()
+                    ),
+                    summary: o.summary(),
+                });
+                finish(&client, title, job, done).await;
             });
             Ok(None)
         }
@@ -311,10 +352,7 @@ async fn note_query(state: &State, engine: &Arc<Engine>, raw: &str) -> RpcResult
 /// A command's `uri` argument: a URI naming a note of the vault.
 async fn note_arg(state: &State, raw: &str) -> RpcResult<NotePath> {
     let uri: Uri = raw.parse().map_err(|_| invalid(format!("uri: `{raw}` is not a URI")))?;
-    state
-        .note(&uri)
-        .await
-        .ok_or_else(|| invalid(format!("uri: {} is not a note of the vault", uri.as_str())))
+    state.note(&uri).await.ok_or_else(|| state.not_a_note(uri.as_str()))
 }
 
 fn start_job(client: &Client, state: &State, engine: &Engine, title: &str) -> Job {
@@ -324,15 +362,43 @@ fn start_job(client: &Client, state: &State, engine: &Engine, title: &str) -> Jo
         .start(title, true, |job| progress::sink(client, supported, job))
 }
 
-/// Ends the job with the result's summary, or the error (shown as a message too).
-async fn finish(client: &Client, job: Job, result: Result<String, Error>) {
-    match result {
-        Ok(summary) => job.end(&summary),
-        Err(e) if e.is_cancelled() => job.end(&e.message),
+/// How a job ended well: the progress line, and what the user is told (what was written where).
+struct Done {
+    summary: String,
+    told: String,
+}
+
+impl Done {
+    fn same(summary: String) -> Done {
+        Done {
+            told: summary.clone(),
+            summary,
+        }
+    }
+}
+
+/// Ends the job with the result's summary, or the error, and tells the user once
+/// (`window/showMessage`): editors that show no progress still learn that it ended, what was
+/// written where, or why it failed.
+async fn finish(client: &Client, title: &str, job: Job, result: Result<Done, Error>) {
+    let (kind, line) = match result {
+        Ok(done) => {
+            job.end(&done.summary);
+            (MessageType::INFO, done.told)
+        }
+        Err(e) if e.is_cancelled() => {
+            job.end(&e.message);
+            (MessageType::INFO, format!("{title}: {}", e.message))
+        }
         Err(e) => {
             tracing::warn!("command failed: {e}");
             job.end(&format!("failed: {e}"));
-            client.show_message(MessageType::ERROR, format!("scholia: {e}")).await;
+            let what = match e.kind {
+                scholia_base::ErrorKind::InvalidInput => "could not start",
+                _ => "failed",
+            };
+            (MessageType::ERROR, format!("{title} {what}: {e}"))
         }
-    }
+    };
+    client.show_message(kind, format!("scholia: {line}")).await;
 }

@@ -10,6 +10,8 @@ mod errors;
 mod navigation;
 mod progress;
 mod queries;
+mod root;
+mod settings;
 mod writer;
 
 use std::collections::HashMap;
@@ -92,15 +94,18 @@ pub(crate) struct State {
     /// Jobs of this server: indexing and every command (the engine shares the registry).
     jobs: Jobs,
     /// initializationOptions (same shape as `.scholia.toml`), or why they are invalid.
-    options: OnceLock<Result<Option<FileConfig>, Error>>,
+    options: Mutex<Result<Option<FileConfig>, Error>>,
     /// The engine once built, or why it could not be.
     engine: watch::Sender<EngineState>,
     /// The vault this server serves, the task runner, their shutdown.
     host: Host,
-    /// The vault's root, canonical.
-    root: OnceLock<Option<PathBuf>>,
+    /// The vault's root, canonical, once decided.
+    root: root::Root,
+    /// What the user is to be told about the vault once the client is initialized.
+    said: Mutex<Option<root::Said>>,
     encoding: OnceLock<Encoding>,
     work_done_progress: OnceLock<bool>,
+    snippet_support: OnceLock<bool>,
     docs: Mutex<HashMap<Uri, Document>>,
 }
 
@@ -109,18 +114,24 @@ impl State {
         State {
             env,
             jobs: Jobs::default(),
-            options: OnceLock::new(),
+            options: Mutex::new(Ok(None)),
             engine: watch::channel(None).0,
             host: Host::default(),
-            root: OnceLock::new(),
+            root: root::Root::default(),
+            said: Mutex::new(None),
             encoding: OnceLock::new(),
             work_done_progress: OnceLock::new(),
+            snippet_support: OnceLock::new(),
             docs: Mutex::new(HashMap::new()),
         }
     }
 
     fn encoding(&self) -> Encoding {
         *self.encoding.get().unwrap_or(&Encoding::Utf16)
+    }
+
+    fn snippet_support(&self) -> bool {
+        *self.snippet_support.get().unwrap_or(&false)
     }
 
     fn supports_progress(&self) -> bool {
@@ -140,6 +151,33 @@ impl State {
             Ok(Some(r)) => r.clone(),
             _ => Err(Error::internal("the server is shutting down")),
         }
+    }
+
+    /// Once the vault is decided, requests that need it wait for it to open (bounded) rather
+    /// than answer that there is none.
+    fn vault_decided(&self) {
+        if let Some(root) = self.root.get()
+            && matches!(self.host.vault().get(), Err(e) if e.code == "NO_VAULT")
+        {
+            self.host.vault().mark_opening(&root);
+        }
+    }
+
+    /// A vault error as the editor is told it: without a vault, why and how to set one.
+    fn vault_error(&self, e: Error) -> tower_lsp_server::jsonrpc::Error {
+        match e.code {
+            "NO_VAULT" => errors::rpc(&Error::new(
+                "NO_VAULT",
+                scholia_base::ErrorKind::NotConfigured,
+                self.root.missing(),
+            )),
+            _ => errors::rpc(&e),
+        }
+    }
+
+    /// The engine if it is built, without waiting for it.
+    fn engine_now(&self) -> Option<Arc<Engine>> {
+        self.engine.borrow().as_ref().and_then(|r| r.as_ref().ok().cloned())
     }
 
     /// The open vault's index, if any.
@@ -168,11 +206,11 @@ impl State {
     }
 
     fn note_at(&self, abs: PathBuf) -> Option<NotePath> {
-        let root = self.root.get()?.as_deref()?;
+        let root = self.root.get()?;
         if !scholia_vault::paths::has_note_extension(&abs) {
             return None;
         }
-        let rel = scholia_vault::paths::relative(root, &abs)?;
+        let rel = scholia_vault::paths::relative(&root, &abs)?;
         Some(NotePath { rel, abs })
     }
 
@@ -181,8 +219,16 @@ impl State {
         self.note(uri).await.map(|n| n.rel)
     }
 
+    /// The error for a `uri` that is not a note of the vault, or the reason there is no vault.
+    fn not_a_note(&self, uri: &str) -> tower_lsp_server::jsonrpc::Error {
+        match self.root.get() {
+            Some(root) => errors::invalid(format!("uri: {uri} is not a note of the vault {}", root.display())),
+            None => errors::invalid(self.root.missing()),
+        }
+    }
+
     fn uri_of(&self, rel: &str) -> Option<Uri> {
-        let root = self.root.get()?.as_deref()?;
+        let root = self.root.get()?;
         Uri::from_file_path(root.join(rel))
     }
 
@@ -238,35 +284,22 @@ impl Backend {
     }
 }
 
-/// The vault: `initializationOptions.vault`, else the first workspace folder, else the root URI.
-#[allow(deprecated)]
-fn vault_root(params: &InitializeParams, options: Option<&FileConfig>) -> Option<PathBuf> {
-    let from_options = options.and_then(|o| o.vault()).map(PathBuf::from);
-    from_options
-        .or_else(|| {
-            params
-                .workspace_folders
-                .as_ref()
-                .and_then(|f| f.first())
-                .and_then(|f| f.uri.to_file_path().map(|p| p.into_owned()))
-        })
-        .or_else(|| {
-            params
-                .root_uri
-                .as_ref()
-                .and_then(|u| u.to_file_path().map(|p| p.into_owned()))
-        })
-        .or_else(|| params.root_path.as_ref().map(PathBuf::from))
-}
+/// How long the server waits for the first note to decide the vault before it builds an
+/// engine without one (editors open the note right after `initialized`).
+const ROOT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Builds the engine, then opens the vault and keeps it current. Each failure is shown once.
 async fn start(client: Client, state: Arc<State>) {
-    let root = state.root.get().cloned().flatten();
-    let engine = build_engine(&state, false).await;
+    let said = scholia_base::lock(&state.said).take();
+    if let Some(said) = said {
+        root::tell(&client, said).await;
+    }
+    let mut root = state.root.wait(Some(ROOT_WAIT)).await;
+    let engine = settings::build_engine(&state, false).await;
     match &engine {
         Ok(e) => {
             if let Some(untrusted) = e.untrusted().cloned() {
-                tokio::spawn(offer_trust(client.clone(), state.clone(), untrusted));
+                tokio::spawn(settings::offer_trust(client.clone(), state.clone(), untrusted));
             }
             // Background research tasks run in the language server while it lives; without a
             // desktop session a finished one is shown as a message.
@@ -283,13 +316,18 @@ async fn start(client: Client, state: Arc<State>) {
             client.show_message(MessageType::ERROR, format!("scholia: {e}")).await;
         }
     }
-    let runner_engine = engine.as_ref().ok().cloned();
+    let mut runner_engine = engine.as_ref().ok().cloned();
     state.engine.send_replace(Some(engine));
 
-    let Some(root) = root else {
-        tracing::warn!("no workspace folder or `vault` option: running without a vault index");
-        return;
-    };
+    if root.is_none() {
+        tracing::info!("no vault yet: waiting for a note of one to be opened");
+        root = state.root.wait(None).await;
+        // The vault's own settings apply from now on.
+        let engine = settings::build_engine(&state, false).await;
+        runner_engine = engine.as_ref().ok().cloned();
+        state.engine.send_replace(Some(engine));
+    }
+    let Some(root) = root else { return };
     let dirs = match Dirs::from_env(&state.env) {
         Ok(d) => d,
         Err(e) => {
@@ -332,56 +370,6 @@ async fn start(client: Client, state: Arc<State>) {
     }
 }
 
-/// The engine for this server's vault (settings from the environment, the vault's
-/// `.scholia.toml` and initializationOptions), sharing the server's job registry. With
-/// `trust_vault`, the vault is trusted first (the user said so).
-async fn build_engine(state: &Arc<State>, trust_vault: bool) -> Result<Arc<Engine>, Error> {
-    let root = state.root.get().cloned().flatten();
-    let options = state.options.get().cloned().unwrap_or(Ok(None));
-    let (env, jobs) = (state.env.clone(), state.jobs.clone());
-    scholia_base::spawn_blocking(move || {
-        let options = options?;
-        if let (true, Some(root)) = (trust_vault, &root) {
-            scholia_engine::config::trust::trust(&Dirs::from_env(&env)?.config, root)?;
-        }
-        Ok(Arc::new(
-            Engine::load(&env, root.as_deref(), options.as_ref())?.with_jobs(jobs),
-        ))
-    })
-    .await
-}
-
-const TRUST: &str = "Trust this vault";
-
-/// Asks once whether to trust the vault whose settings were ignored; never trusts silently.
-async fn offer_trust(client: Client, state: Arc<State>, untrusted: scholia_engine::config::trust::Untrusted) {
-    let actions = [TRUST, "Not now"]
-        .map(|title| MessageActionItem {
-            title: title.into(),
-            properties: Default::default(),
-        })
-        .to_vec();
-    let answer = client
-        .show_message_request(MessageType::WARNING, format!("scholia: {untrusted}"), Some(actions))
-        .await;
-    if !matches!(&answer, Ok(Some(a)) if a.title == TRUST) {
-        tracing::info!("the vault stays untrusted");
-        return;
-    }
-    match build_engine(&state, true).await {
-        Ok(engine) => {
-            state.engine.send_replace(Some(Ok(engine)));
-            client
-                .show_message(
-                    MessageType::INFO,
-                    format!("scholia: trusted {}; its settings are in use", untrusted.root.display()),
-                )
-                .await;
-        }
-        Err(e) => client.show_message(MessageType::ERROR, format!("scholia: {e}")).await,
-    }
-}
-
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> RpcResult<InitializeResult> {
         let encoding = Encoding::negotiate(
@@ -400,17 +388,31 @@ impl LanguageServer for Backend {
                 .and_then(|w| w.work_done_progress)
                 .unwrap_or(false),
         );
+        let _ = self.state.snippet_support.set(
+            params
+                .capabilities
+                .text_document
+                .as_ref()
+                .and_then(|t| t.completion.as_ref())
+                .and_then(|c| c.completion_item.as_ref())
+                .and_then(|i| i.snippet_support)
+                .unwrap_or(false),
+        );
         let options = match params.initialization_options.as_ref().filter(|v| !v.is_null()) {
             None => Ok(None),
             Some(v) => FileConfig::from_json(v).map(Some).map_err(Error::from),
         };
-        let root = vault_root(&params, options.as_ref().ok().and_then(|o| o.as_ref()));
-        let root = match root {
-            Some(r) => Some(scholia_base::spawn_blocking(move || r.canonicalize().unwrap_or(r)).await),
-            None => None,
-        };
-        let _ = self.state.root.set(root);
-        let _ = self.state.options.set(options);
+        let setting = options
+            .as_ref()
+            .ok()
+            .and_then(|o| o.as_ref())
+            .and_then(|o| o.vault())
+            .map(PathBuf::from);
+        let home = self.state.env.get("HOME").map(PathBuf::from);
+        let said = self.state.root.init(setting, root::client_root(&params), home).await;
+        *scholia_base::lock(&self.state.said) = said;
+        self.state.vault_decided();
+        *scholia_base::lock(&self.state.options) = options;
         Ok(InitializeResult {
             server_info: Some(ServerInfo {
                 name: "scholia".into(),
@@ -458,8 +460,15 @@ impl LanguageServer for Backend {
             .insert(doc.uri.clone(), Document::new(doc.text, doc.version));
         let path = canonical(&doc.uri).await;
         if let Some(d) = self.state.docs().get_mut(&doc.uri) {
-            d.path = path;
+            d.path = path.clone();
         }
+        if let Some(said) = match path {
+            Some(p) => self.state.root.note_opened(&p).await,
+            None => None,
+        } {
+            root::tell(&self.client, said).await;
+        }
+        self.state.vault_decided();
         self.state.buffer_changed(&doc.uri);
     }
 
@@ -478,6 +487,12 @@ impl LanguageServer for Backend {
             doc.version = params.text_document.version;
         }
         self.state.buffer_changed(&uri);
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        if let Some(said) = settings::settings_changed(&self.state, params.settings).await {
+            root::tell(&self.client, said).await;
+        }
     }
 
     async fn did_save(&self, _: DidSaveTextDocumentParams) {

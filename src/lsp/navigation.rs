@@ -116,6 +116,33 @@ pub async fn definition(state: &State, uri: Uri, pos: Position) -> RpcResult<Opt
     Ok(Some(GotoDefinitionResponse::Scalar(line_location(target_uri, line))))
 }
 
+/// An item's edit. As a snippet when the client takes them: Neovim 0.11 inserts only the first
+/// word of a plain `newText` (`[[Lac` → `[[Lactic`), but a snippet's whole label, then the
+/// snippet itself.
+fn inserting(range: Range, text: &str, snippet: bool) -> CompletionItem {
+    let (new_text, format) = match snippet {
+        true => (escape_snippet(text), InsertTextFormat::SNIPPET),
+        false => (text.to_string(), InsertTextFormat::PLAIN_TEXT),
+    };
+    CompletionItem {
+        text_edit: Some(CompletionTextEdit::Edit(TextEdit::new(range, new_text))),
+        insert_text_format: Some(format),
+        ..Default::default()
+    }
+}
+
+/// Text as a snippet that inserts it literally (`$`, `}` and `\` escaped).
+fn escape_snippet(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '$' | '}' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 pub async fn completion(state: &State, uri: Uri, pos: Position) -> RpcResult<Option<CompletionResponse>> {
     let Some(text) = state.text(&uri).await else {
         return Ok(None);
@@ -137,6 +164,7 @@ pub async fn completion(state: &State, uri: Uri, pos: Position) -> RpcResult<Opt
     let close = if closes { "" } else { "]]" };
     let Some(index) = state.index() else { return Ok(None) };
     let edit_range = doc.range(typed_start..cursor, enc);
+    let snippets = state.snippet_support();
 
     let mut items = Vec::new();
     if let Some((note_part, heading_part)) = typed.split_once('#') {
@@ -168,8 +196,7 @@ pub async fn completion(state: &State, uri: Uri, pos: Position) -> RpcResult<Opt
                 detail: Some(format!("{} {text}", "#".repeat(level as usize))),
                 sort_text: Some(format!("{i:05}")),
                 filter_text: Some(format!("{typed}{text}")),
-                text_edit: Some(CompletionTextEdit::Edit(TextEdit::new(edit_range, new_text))),
-                ..Default::default()
+                ..inserting(edit_range, &new_text, snippets)
             });
         }
     } else {
@@ -184,11 +211,7 @@ pub async fn completion(state: &State, uri: Uri, pos: Position) -> RpcResult<Opt
                     detail: Some(detail),
                     sort_text: Some(format!("{i:05}{label}")),
                     filter_text: Some(format!("{typed} {label}")),
-                    text_edit: Some(CompletionTextEdit::Edit(TextEdit::new(
-                        edit_range,
-                        format!("{insert}{close}"),
-                    ))),
-                    ..Default::default()
+                    ..inserting(edit_range, &format!("{insert}{close}"), snippets)
                 });
             };
             push(stem.clone(), stem.clone(), n.path.clone());
@@ -201,4 +224,18 @@ pub async fn completion(state: &State, uri: Uri, pos: Position) -> RpcResult<Opt
         is_incomplete: true,
         items,
     })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippets_insert_names_literally() {
+        let check = |text: &str, expected: &str| assert_eq!(escape_snippet(text), expected, "{text}");
+        check("Lactic acid bacteria]]", "Lactic acid bacteria]]");
+        check("Costs $5 {x}", "Costs \\$5 {x\\}");
+        check("a\\b", "a\\\\b");
+        check("${1:x}", "\\${1:x\\}");
+    }
 }

@@ -63,7 +63,7 @@ fn need(value: Option<String>, field: &str, what: &str) -> RpcResult<String> {
 pub async fn execute_tasks(state: &Arc<State>, arguments: Vec<Value>) -> RpcResult<Option<Value>> {
     let a: TaskArgs = super::commands::args(TASKS, arguments, "{action, …}")?;
     let engine = state.engine().await.map_err(|e| rpc(&e))?;
-    let root = state.root.get().cloned().flatten();
+    let root = state.root.get();
     let task_id = |id: Option<String>| need(id, "task_id", "a task id");
     let value = match a.action.as_str() {
         "start" => {
@@ -78,10 +78,7 @@ pub async fn execute_tasks(state: &Arc<State>, arguments: Vec<Value>) -> RpcResu
             let note = match (&a.uri, kind) {
                 (Some(raw), _) => {
                     let uri: Uri = raw.parse().map_err(|_| invalid(format!("uri: `{raw}` is not a URI")))?;
-                    let note = state
-                        .note(&uri)
-                        .await
-                        .ok_or_else(|| invalid(format!("uri: {raw} is not a note of the vault")))?;
+                    let note = state.note(&uri).await.ok_or_else(|| state.not_a_note(raw))?;
                     Some(note.rel)
                 }
                 (None, Some(Kind::ResearchNote)) => {
@@ -145,7 +142,14 @@ pub async fn execute_search(state: &Arc<State>, arguments: Vec<Value>) -> RpcRes
     if a.query.trim().is_empty() {
         return Err(invalid("query: empty; give the words to search for"));
     }
-    let vault = state.host.vault().get().map_err(|e| rpc(&e))?;
+    // Right after start the index is still filling: wait (bounded) rather than answer
+    // "no notes match" from the first batch.
+    let vault = state
+        .host
+        .vault()
+        .wait(scholia_index::VAULT_WAIT)
+        .await
+        .map_err(|e| state.vault_error(e))?;
     let results = vault
         .search(&a.query, a.limit.unwrap_or(50))
         .await
@@ -156,10 +160,14 @@ pub async fn execute_search(state: &Arc<State>, arguments: Vec<Value>) -> RpcRes
         .map(|h| {
             let uri = state.uri_of(&h.path).map(|u| u.as_str().to_string());
             json!({"path": h.path, "uri": uri, "title": h.title, "snippet": h.snippet,
-                   "heading": h.heading, "score": h.score})
+                   "heading": h.heading, "line": h.line, "score": h.score})
         })
         .collect();
-    Ok(Some(json!({"summary": results.summary(), "hits": hits})))
+    let mut summary = results.summary();
+    if !vault.is_synced() {
+        summary.push_str(" (the vault is still being indexed: results so far)");
+    }
+    Ok(Some(json!({"summary": summary, "hits": hits})))
 }
 
 /// The server's state for a health check: version, vault and index, configured providers,

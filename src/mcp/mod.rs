@@ -88,7 +88,7 @@ impl Scholia {
 
     /// The vault, once open and past its start-up sync (waiting a bounded time for it).
     async fn vault(&self) -> Result<Arc<VaultSession>, Error> {
-        self.host.vault().wait(VAULT_WAIT).await
+        self.host.vault().wait(scholia_index::VAULT_WAIT).await
     }
 }
 
@@ -192,8 +192,6 @@ fn note_path(uri: &str) -> Result<String, Error> {
 }
 
 const RESOURCES_PER_PAGE: usize = 200;
-/// How long a request waits for the vault to open and finish its start-up sync.
-pub(crate) const VAULT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl ServerHandler for Scholia {
     fn get_info(&self) -> InitializeResult {

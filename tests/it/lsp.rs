@@ -302,14 +302,8 @@ mod research {
             .iter()
             .map(|a| a["title"].as_str().unwrap())
             .collect();
-        assert_eq!(
-            titles,
-            vec![
-                "Research this note",
-                "Research this note (deep)",
-                "Start deep research (background)"
-            ]
-        );
+        // Offline (no Gemini, no deep-search backend): background research is not offered.
+        assert_eq!(titles, vec!["Research this note", "Research this note (deep)"]);
         assert_eq!(r[1]["command"]["arguments"][0]["depth"], "deep");
         let outside = tempfile::tempdir().unwrap();
         let other = c.open(&outside.path().join("x.md"), "# x\n").await;
@@ -831,14 +825,14 @@ mod selection {
         assert_eq!(
             titles,
             [
+                "Research this note",
+                "Research this note (deep)",
                 "Deep search selection",
                 "Ask Sonar about selection",
                 "Start deep research (background)",
-                "Research this note",
-                "Research this note (deep)"
             ]
         );
-        let command = found[0]["command"].clone();
+        let command = found[2]["command"].clone();
         assert_eq!(command["arguments"][0]["query"], question);
         for round in 0..2 {
             c.request(
@@ -916,21 +910,31 @@ mod selection {
         let uri = c.open(&v.path("Koji.md"), NOTE).await;
         // Spanning the Research section: offered disabled, with the reason.
         let found = actions(&mut c, &uri, range(NOTE, "30 °C?\n\n## Research\n\nOld")).await;
-        assert_eq!(found[0]["title"], "Deep search selection");
-        assert!(found[0].get("command").is_none());
+        // The note's own research first (an editor's default action), then the selection's.
+        assert_eq!(found[0]["title"], "Research this note");
+        assert_eq!(found[2]["title"], "Deep search selection");
+        assert!(found[2].get("command").is_none());
         assert!(
-            found[0]["disabled"]["reason"]
+            found[2]["disabled"]["reason"]
                 .as_str()
                 .unwrap()
                 .contains("overlaps the `## Research` section")
         );
-        // Whitespace only: no selection actions.
-        let found = actions(&mut c, &uri, range(NOTE, "\n\n")).await;
-        assert_eq!(
-            found.len(),
-            3,
-            "only the note actions (research it, deeply, in the background)"
-        );
+        // Whitespace, Helix's one-character cursor and eglot's symbol at point are not
+        // selections: only the note actions (research it, deeply, in the background).
+        for not_a_selection in ["\n\n", "?", "koji"] {
+            let found = actions(&mut c, &uri, range(NOTE, not_a_selection)).await;
+            let titles: Vec<&str> = found.iter().map(|a| a["title"].as_str().unwrap()).collect();
+            assert_eq!(
+                titles,
+                [
+                    "Research this note",
+                    "Research this note (deep)",
+                    "Start deep research (background)"
+                ],
+                "{not_a_selection:?}"
+            );
+        }
         let refuse = |args: Value| json!({"command": "scholia.deepSearch", "arguments": [args]});
         let r = c
             .request_raw("workspace/executeCommand", refuse(json!({"uri": uri, "query": "  "})))

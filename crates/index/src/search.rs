@@ -26,6 +26,9 @@ pub struct Hit {
     pub highlights: Vec<Range<usize>>,
     /// The heading of the section where the first match is, if it is under one.
     pub heading: Option<String>,
+    /// The 1-based line to open the note at: the heading over the first match, else the
+    /// match's own line, else 1.
+    pub line: usize,
 }
 
 /// Vault search hits, best first.
@@ -194,7 +197,10 @@ impl VaultIndex {
         let mut hits = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let (path, outline) = self.stored(&searcher, addr)?;
-            let (snippet, highlights, heading) = generator.as_ref().map(|g| self.snippet(g, &path)).unwrap_or_default();
+            let (snippet, highlights, heading, line) = generator
+                .as_ref()
+                .map(|g| self.snippet(g, &path))
+                .unwrap_or_else(|| (String::new(), Vec::new(), None, 1));
             hits.push(Hit {
                 path,
                 title: outline.title,
@@ -202,6 +208,7 @@ impl VaultIndex {
                 snippet,
                 highlights,
                 heading,
+                line,
             });
         }
         Ok(hits)
@@ -209,9 +216,9 @@ impl VaultIndex {
 
     /// The passage around the matches, the matched ranges in it, and the heading over the first
     /// match. Read from the open buffer or the file (never through a link out of the vault).
-    fn snippet(&self, generator: &SnippetGenerator, rel: &str) -> (String, Vec<Range<usize>>, Option<String>) {
+    fn snippet(&self, generator: &SnippetGenerator, rel: &str) -> (String, Vec<Range<usize>>, Option<String>, usize) {
         let Some(text) = self.note_text(rel) else {
-            return Default::default();
+            return (String::new(), Vec::new(), None, 1);
         };
         let parsed = scholia_vault::parse::parse(&text, "");
         let plain = &parsed.plain_text;
@@ -225,20 +232,34 @@ impl VaultIndex {
                 .nth(SNIPPET_CHARS)
                 .map(|(i, _)| i)
                 .unwrap_or(start.len());
-            return (start[..cut].to_string(), Vec::new(), None);
+            return (start[..cut].to_string(), Vec::new(), None, 1);
         }
-        // The heading over the first matched word, found in the source.
-        let heading = snippet.highlighted().first().and_then(|r| {
-            // ASCII lowercasing keeps byte offsets aligned with the headings' ranges.
+        // The first matched word, found in the source (ASCII lowercasing keeps byte offsets
+        // aligned with the headings' ranges), and the heading over it.
+        let at = snippet.highlighted().first().and_then(|r| {
             let word = fragment.get(r.clone())?.to_ascii_lowercase();
-            let at = text.to_ascii_lowercase().find(&word)?;
+            text.to_ascii_lowercase().find(&word)
+        });
+        let over = at.and_then(|at| {
             parsed
                 .headings
                 .iter()
                 .filter(|h| h.section.start <= at && at < h.section.end)
                 .max_by_key(|h| h.section.start)
-                .map(|h| h.text.clone())
         });
+        let heading = over.map(|h| h.text.clone());
+        let line_at = |byte: usize| {
+            text.as_bytes()[..byte.min(text.len())]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count()
+                + 1
+        };
+        let line = match (over, at) {
+            (Some(h), _) => h.line as usize + 1,
+            (None, Some(at)) => line_at(at),
+            (None, None) => 1,
+        };
         // Collapse the whitespace of the fragment, keeping highlight ranges aligned.
         let mut out = String::with_capacity(fragment.len());
         let mut map = vec![0usize; fragment.len() + 1];
@@ -257,7 +278,7 @@ impl VaultIndex {
         }
         map[fragment.len()] = out.len();
         let highlights = snippet.highlighted().iter().map(|r| map[r.start]..map[r.end]).collect();
-        (out, highlights, heading)
+        (out, highlights, heading, line)
     }
 
     /// A note's text for quoting: the open buffer, else the file (its first 512 KiB, never

@@ -182,6 +182,11 @@ impl VaultSession {
         let _ = tokio::time::timeout(timeout, rx.wait_for(|s| *s)).await;
     }
 
+    /// Whether the start-up sync is over (the index holds the whole vault).
+    pub fn is_synced(&self) -> bool {
+        *self.synced.borrow()
+    }
+
     pub fn vault(&self) -> &Vault {
         self.index.vault()
     }
@@ -315,6 +320,10 @@ impl VaultSession {
         drop(updates);
     }
 }
+
+/// How long a request that needs the whole vault (a search) waits for it to open and finish
+/// its start-up sync, on every surface.
+pub const VAULT_WAIT: Duration = Duration::from_secs(10);
 
 /// Where a long-running surface (the language server, the MCP server) keeps its vault: not
 /// configured, opening, open, or failed (with why, reported once).

@@ -157,7 +157,9 @@ pub const STORE_GIVE_UP: Duration = Duration::from_secs(60);
 pub enum TaskError {
     #[error("task store: {0}")]
     Store(String),
-    #[error("task_id: no task `{0}`; `scholia tasks list` shows the tasks")]
+    #[error(
+        "task_id: no task `{0}`; use the task_id that starting the task returned (`scholia tasks list` shows every task)"
+    )]
     Unknown(String),
     #[error("task `{id}` is already {status}")]
     AlreadyFinished { id: String, status: &'static str },

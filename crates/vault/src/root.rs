@@ -6,8 +6,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::paths::has_note_extension;
-
 /// Files or folders that mark a vault.
 pub const MARKERS: &[&str] = &[".obsidian", ".scholia.toml"];
 
@@ -74,10 +72,15 @@ pub fn find(client_root: Option<&Path>, note: Option<&Path>, home: Option<&Path>
             return Ok(Found::Marked(marked));
         }
     }
-    // The editor's root stands unless it is a code project, the home folder or `/`, or does
-    // not hold the note.
+    // The editor's root stands when it holds the note and is a folder of notes, or of folders
+    // only (a vault whose top holds only folders); not a code project, the home folder, `/`,
+    // or a folder of other files (an editor's working directory).
     let client = client_root.filter(|r| {
-        Some(*r) != home && r.parent().is_some() && !is_project(r) && note_dir.is_none_or(|d| d.starts_with(r))
+        note_dir.is_none_or(|d| d.starts_with(r))
+            && match not_notes(r, home) {
+                None => true,
+                Some(why) => why == HOLDS_NO_NOTES && visible_files(r).is_some_and(|(_, others)| others == 0),
+            }
     });
     let Some(start) = note_dir.or(client) else {
         return Err(NoVault::NeedNote);
@@ -139,25 +142,37 @@ fn not_notes(dir: &Path, home: Option<&Path>) -> Option<&'static str> {
     if is_project(dir) {
         return Some("it is a code project, whose Markdown files are documentation");
     }
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Some((notes, others)) = visible_files(dir) else {
         return Some("it cannot be read");
     };
+    match (notes, others) {
+        (0, _) => Some(HOLDS_NO_NOTES),
+        (n, o) if n < o => Some("most of its files are not notes"),
+        _ => None,
+    }
+}
+
+const HOLDS_NO_NOTES: &str = "it holds no notes";
+
+/// How many Markdown notes and other files `dir` holds directly (hidden ones left out).
+fn visible_files(dir: &Path) -> Option<(usize, usize)> {
     let (mut notes, mut others) = (0usize, 0usize);
-    for e in entries.flatten().take(MAX_ENTRIES) {
+    for e in std::fs::read_dir(dir).ok()?.flatten().take(MAX_ENTRIES) {
         let name = e.file_name();
         if name.to_string_lossy().starts_with('.') || !e.file_type().is_ok_and(|t| t.is_file()) {
             continue;
         }
-        match has_note_extension(Path::new(&name)) {
+        // Markdown only: plain-text notes exist, but stray `.txt` files (logs, exports) are
+        // too common to make a folder a vault.
+        let markdown = Path::new(&name)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown"));
+        match markdown {
             true => notes += 1,
             false => others += 1,
         }
     }
-    match (notes, others) {
-        (0, _) => Some("it holds no notes"),
-        (n, o) if n < o => Some("most of its files are not notes"),
-        _ => None,
-    }
+    Some((notes, others))
 }
 
 #[cfg(test)]

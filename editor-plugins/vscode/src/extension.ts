@@ -2,6 +2,7 @@
 // and mirrors the Neovim plugin's commands in the palette. Progress of every job comes through
 // the language client's work-done UI (cancellable there); the status bar shows the newest job.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
@@ -23,7 +24,13 @@ function which(name: string): string | undefined {
 async function startClient(context: vscode.ExtensionContext, output: vscode.OutputChannel): Promise<void> {
   const config = vscode.workspace.getConfiguration('scholia');
   const bundledPath = context.asAbsolutePath(path.join('server', process.platform === 'win32' ? 'scholia.exe' : 'scholia'));
-  const server = resolveServer(config.get<string>('server.path', ''), fs.existsSync(bundledPath) ? bundledPath : undefined, which);
+  const cargoPath = path.join(process.env.CARGO_HOME ?? path.join(os.homedir(), '.cargo'), 'bin', process.platform === 'win32' ? 'scholia.exe' : 'scholia');
+  const server = resolveServer(
+    config.get<string>('server.path', ''),
+    fs.existsSync(bundledPath) ? bundledPath : undefined,
+    which,
+    fs.existsSync(cargoPath) ? cargoPath : undefined,
+  );
   const described = JSON.parse((await run(server.command, ['lsp', '--describe'])) || '{}');
   const allowed: string[] = (described.env ?? []).map((e: { name: string }) => e.name);
   const env = serverEnv(process.env, config.get<Record<string, unknown>>('server.env', {}), allowed, config.get<string>('logLevel', 'info'));
@@ -90,7 +97,7 @@ function watchJobs() {
       polling = undefined;
     }
   };
-  polling = setInterval(() => void tick(), 1000);
+  polling = setInterval(() => void tick(), 300);
   void tick();
 }
 
@@ -116,17 +123,17 @@ export async function activate(context: vscode.ExtensionContext) {
   context.subscriptions.push(output, statusItem);
   const register = (id: string, f: () => Promise<unknown>) => context.subscriptions.push(vscode.commands.registerCommand(id, f));
 
-  register('scholia.editor.research', async () => {
+  // Both depths ask for an optional focus (Escape cancels, Enter on empty researches the whole
+  // note). The server announces the end of every job (what was written where) as a message.
+  const research = async (deep: boolean) => {
     const n = editorNote();
     if (!n) return;
-    const focus = await vscode.window.showInputBox({ prompt: 'Focus (optional)' });
+    const focus = await vscode.window.showInputBox({ prompt: 'Focus (optional; Enter for the whole note)' });
     if (focus === undefined) return;
-    await exec('scholia.research', researchArgs(n.uri, false, focus));
-  });
-  register('scholia.editor.researchDeep', async () => {
-    const n = editorNote();
-    if (n) await exec('scholia.research', researchArgs(n.uri, true));
-  });
+    await exec('scholia.research', researchArgs(n.uri, deep, focus));
+  };
+  register('scholia.editor.research', () => research(false));
+  register('scholia.editor.researchDeep', () => research(true));
   register('scholia.editor.deepSearch', async () => {
     const n = editorNote();
     if (!n) return;
@@ -184,13 +191,16 @@ export async function activate(context: vscode.ExtensionContext) {
   register('scholia.editor.search', async () => {
     const query = await vscode.window.showInputBox({ prompt: 'Search the vault' });
     if (!query) return;
-    const r = await exec<{ summary: string; hits: { uri: string; title: string; snippet: string; heading?: string }[] }>('scholia.search', { query });
+    const r = await exec<{ summary: string; hits: { uri: string; title: string; snippet: string; heading?: string; line?: number }[] }>('scholia.search', { query });
     if (!r) return;
     const picked = await vscode.window.showQuickPick(
-      r.hits.map((h) => ({ label: h.title, description: h.heading ?? '', detail: h.snippet, uri: h.uri })),
+      r.hits.map((h) => ({ label: h.title, description: h.heading ?? '', detail: h.snippet, uri: h.uri, line: h.line ?? 1 })),
       { placeHolder: r.summary, matchOnDetail: true },
     );
-    if (picked) await vscode.window.showTextDocument(vscode.Uri.parse(picked.uri));
+    if (picked) {
+      const at = new vscode.Position(picked.line - 1, 0);
+      await vscode.window.showTextDocument(vscode.Uri.parse(picked.uri), { selection: new vscode.Range(at, at) });
+    }
   });
   register('scholia.editor.cancel', async () => {
     const r = await exec<{ cancelled: boolean; title?: string; message?: string }>('scholia.cancel');

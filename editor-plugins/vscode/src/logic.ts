@@ -29,24 +29,28 @@ export const LOG_LEVELS = ['error', 'warn', 'info', 'debug', 'trace'];
 
 export interface ServerChoice {
   command: string;
-  source: 'setting' | 'bundled' | 'PATH';
+  source: 'setting' | 'bundled' | 'PATH' | 'cargo';
 }
 
 /**
  * Which binary to run: the `scholia.server.path` setting, else the one bundled in the
- * extension, else `scholia` on PATH.
+ * extension, else `scholia` on PATH, else where `cargo install` puts it (`cargoInstalled`:
+ * `$CARGO_HOME/bin/scholia` when it exists; a VS Code started from a desktop launcher often
+ * lacks `~/.cargo/bin` on its PATH).
  */
 export function resolveServer(
   configured: string,
   bundled: string | undefined,
   onPath: (name: string) => string | undefined,
+  cargoInstalled?: string,
 ): ServerChoice {
   if (configured.trim() !== '') return { command: configured.trim(), source: 'setting' };
   if (bundled) return { command: bundled, source: 'bundled' };
   const found = onPath(process.platform === 'win32' ? 'scholia.exe' : 'scholia');
   if (found) return { command: found, source: 'PATH' };
+  if (cargoInstalled) return { command: cargoInstalled, source: 'cargo' };
   throw new Error(
-    'scholia.server.path: empty, no bundled server and no `scholia` on PATH; install it (cargo install --path /path/to/scholia) or set the path',
+    'scholia.server.path: empty, no bundled server, no `scholia` on PATH or in ~/.cargo/bin; install it (cargo install --locked --path /path/to/scholia) or set the path',
   );
 }
 
@@ -113,7 +117,9 @@ export function statusText(jobs: JobInfo[]): string | undefined {
   if (running.length === 0) return undefined;
   const job = running.reduce((a, b) => (b.id > a.id ? b : a));
   let text = `$(sync~spin) scholia: ${job.title}`;
+  // Percentage and message from the same snapshot, so one never lags the other.
   if (job.latest?.percent !== undefined && job.latest.percent !== null) text += ` ${job.latest.percent}%`;
+  if (job.latest?.message) text += ` — ${job.latest.message.length > 48 ? `${job.latest.message.slice(0, 47)}…` : job.latest.message}`;
   if (running.length > 1) text += ` (+${running.length - 1})`;
   return text;
 }

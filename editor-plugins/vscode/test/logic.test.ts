@@ -12,6 +12,9 @@ test('the server binary: setting, then bundled, then PATH, else a clear error', 
     const s = resolveServer(configured, bundled, () => onPath);
     assert.equal(`${s.source}:${s.command}`, want);
   }
+  // Not on PATH (a desktop launcher's), but where `cargo install` put it.
+  const cargo = resolveServer('', undefined, () => undefined, '/home/u/.cargo/bin/scholia');
+  assert.equal(`${cargo.source}:${cargo.command}`, 'cargo:/home/u/.cargo/bin/scholia');
   assert.throws(() => resolveServer('', undefined, () => undefined), /scholia\.server\.path: empty/);
 });
 
@@ -43,6 +46,6 @@ test('the status bar shows the newest cancellable job', () => {
   );
   assert.equal(
     statusText([{ id: 2, title: 'Research this note', latest: { message: 'x', percent: 40 }, elapsed_ms: 5, cancellable: true }]),
-    '$(sync~spin) scholia: Research this note 40%',
+    '$(sync~spin) scholia: Research this note 40% — x',
   );
 });

@@ -57,3 +57,13 @@ test(`${source}: settings and environment are exactly the server's`, () => {
   const names: string[] = server.env.map((e: { name: string }) => e.name).filter((n: string) => n !== 'SCHOLIA_LOG');
   assert.deepEqual([...env].sort(), [...names].sort());
 });
+
+test(`${source}: an untrusted workspace cannot choose the program, its environment or the settings`, () => {
+  const untrusted = pkg.capabilities?.untrustedWorkspaces;
+  assert.equal(untrusted?.supported, 'limited');
+  const restricted: string[] = untrusted.restrictedConfigurations;
+  for (const key of ['scholia.server.path', 'scholia.server.env', 'scholia.settings']) {
+    assert.ok(restricted.includes(key), `${key} is not restricted`);
+    assert.ok(pkg.contributes.configuration.properties[key], `${key} is not a setting`);
+  }
+});

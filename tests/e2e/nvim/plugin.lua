@@ -20,10 +20,17 @@ vim.api.nvim_create_autocmd('LspProgress', {
     table.insert(t.progress, { token = ev.data.params.token, kind = value.kind, title = value.title, message = value.message })
   end,
 })
+-- What the user is told: the plugin's notifications and the server's window/showMessage
+-- (which Neovim echoes into the message history).
 local messages = {}
 vim.notify = function(msg, level)
   table.insert(messages, msg)
   if level == vim.log.levels.ERROR then t.log('notify error: ' .. msg) end
+end
+local echo = vim.api.nvim_echo
+vim.api.nvim_echo = function(chunks, history, opts)
+  if history then table.insert(messages, table.concat(vim.tbl_map(function(c) return c[1] end, chunks))) end
+  return echo(chunks, history, opts)
 end
 local function said(pattern)
   for _, m in ipairs(messages) do
@@ -56,6 +63,11 @@ vim.cmd('ScholiaSearch scoby')
 t.wait(10000, function() return #vim.fn.getqflist() > 0 end, 'search hits in the quickfix list')
 local qf = vim.fn.getqflist()
 if not vim.api.nvim_buf_get_name(qf[1].bufnr):find('Kombucha.md', 1, true) then t.fail('first hit: ' .. vim.inspect(qf[1])) end
+-- The hit opens at its heading (or its match), not at line 1 of every note.
+local hit_line = vim.fn.readfile(vim.api.nvim_buf_get_name(qf[1].bufnr))[qf[1].lnum] or ''
+if qf[1].lnum <= 1 or not (hit_line:find('^#') or hit_line:lower():find('scoby', 1, true)) then
+  t.fail('quickfix line ' .. qf[1].lnum .. ': ' .. hit_line)
+end
 vim.cmd('cclose')
 local offered
 vim.ui.select = function(items, _, choose)
@@ -79,9 +91,13 @@ vim.cmd('ScholiaResearch')
 local done = t.wait_progress_end('Research this note', 60000)
 if not done or done:match('^failed') then t.fail('research: ' .. tostring(done)) end
 if not t.buffer_text(buf):find('\n## Research\n\n### ', 1, true) then t.fail('no Research section') end
-wait_said('Research this note: Wrote')
+wait_said('scholia: Wrote `## Research` in Sourdough starter.md')
 local shown = vim.tbl_keys(statusline)
 if #shown == 0 or not shown[1]:find('^scholia: Research this note') then t.fail('statusline: ' .. vim.inspect(shown)) end
+for _, s in ipairs(shown) do
+  -- The documented `%{…}` item shows the string as it is: one `%`, never `5%%`.
+  if s:find('%%', 1, true) then t.fail('statusline shows a doubled percent sign: ' .. s) end
+end
 t.log(':ScholiaResearch landed; statusline showed e.g. ' .. shown[1])
 
 -- :ScholiaDeepSearch on a visual selection, then with an argument.
@@ -118,7 +134,9 @@ t.wait_task(id, buf)
 vim.cmd('ScholiaTask status')
 if not wait_said(id .. ' completed') then t.fail('status') end
 vim.cmd('ScholiaTask list')
-wait_said(id .. '  completed')
+for l in wait_said(id .. '  completed'):gmatch('[^\n]+') do
+  if vim.fn.strchars(l) > 110 then t.fail(':ScholiaTask list shows more than the query: ' .. l) end
+end
 vim.cmd('ScholiaTask results')
 t.wait(10000, function() return vim.api.nvim_buf_get_name(0):find('scholia://task/' .. id, 1, true) ~= nil end, 'the results buffer')
 if not t.buffer_text():find('fake deep-research report', 1, true) then t.fail('results: ' .. t.buffer_text()) end

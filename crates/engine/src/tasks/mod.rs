@@ -71,6 +71,12 @@ impl Engine {
         })
     }
 
+    /// Whether a background task without a note can run here: Gemini is configured, or
+    /// scholia's deep search can run (editors offer background research only then).
+    pub fn can_run_background(&self) -> bool {
+        self.task_kind(None, false) == Kind::DeepSearch || self.settings.gemini_api.is_some()
+    }
+
     /// The background tasks of the data directory, opened off the runtime on first use.
     pub async fn open_tasks(&self) -> Result<Arc<Tasks>, Error> {
         if let Some(t) = self.tasks.get() {

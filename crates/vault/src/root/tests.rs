@@ -113,6 +113,18 @@ fn the_editor_s_root_stands_when_it_holds_the_note() {
     check(HELP, None, Some("home/h/en/Sub/b.md"), "unmarked home/h/en");
     // A root that does not hold the note is ignored.
     check(HELP, Some("home/h/de"), Some("home/h/en/Home.md"), "unmarked home/h/en");
+    // So is a working directory of other files above the vault (Neovim without a root).
+    let mut files = HELP.to_vec();
+    files.push("home/out.log");
+    files.push("home/work/run.log");
+    check(&files, Some("home/work"), None, "need a note");
+    files.push("home/work/h/en/c.md");
+    check(
+        &files,
+        Some("home/work"),
+        Some("home/work/h/en/c.md"),
+        "unmarked home/work/h/en",
+    );
 }
 
 #[test]

@@ -20,16 +20,23 @@ M.defaults = {
   -- The server command; the binary is found on PATH unless a path is given.
   cmd = { 'scholia', 'lsp' },
   filetypes = { 'markdown' },
-  -- The vault root: the nearest folder holding one of these.
-  root_markers = { '.obsidian', '.scholia.toml', '.git' },
+  -- The vault root: the nearest folder holding one of these. Without one the server decides
+  -- from the note (never a code repository: `.git` is not a vault marker).
+  root_markers = { '.obsidian', '.scholia.toml' },
   -- initializationOptions: the shape of `.scholia.toml` (see :help scholia-settings).
   settings = {},
   -- Extra environment for the server process (provider keys; see :help scholia-env).
   env = nil,
   -- :ScholiaSearch results: 'quickfix' or 'select' (vim.ui.select).
   search = 'quickfix',
-  -- Show the end of each job with vim.notify.
-  notify = true,
+  -- Show the running job's progress in the command line (the server announces its end).
+  progress = true,
+  -- Map `gd` in vault notes to follow the wikilink or Markdown link under the cursor.
+  mappings = true,
+  -- Complete [[note names]] with Neovim's LSP completion (inserts the whole name and `]]`);
+  -- `autocomplete = true` opens the menu as you type `[[`.
+  completion = true,
+  autocomplete = false,
 }
 
 M.config = vim.deepcopy(M.defaults)
@@ -135,8 +142,15 @@ local function show_lines(lines, level)
   vim.notify(table.concat(lines, '\n'), level or vim.log.levels.INFO)
 end
 
+-- The first line of `text`, at most `n` characters.
+local function short(text, n)
+  local line = vim.trim((text or ''):match('^%s*([^\n]*)') or '')
+  if vim.fn.strchars(line) > n then line = vim.fn.strcharpart(line, 0, n - 1) .. '…' end
+  return line
+end
+
 local function task_line(t)
-  return string.format('%s  %-17s %-13s %s', t.id or t.task_id, t.status, t.kind or '', t.note or t.query or '')
+  return string.format('%s  %-17s %-13s %s', t.id or t.task_id, t.status, t.kind or '', t.note or short(t.query, 60))
 end
 
 -- :ScholiaTask {action} [args]
@@ -220,7 +234,7 @@ function M.search(opts)
     local items = {}
     for _, h in ipairs(r.hits) do
       local text = h.title .. (h.heading and (' › ' .. h.heading) or '') .. ': ' .. h.snippet:gsub('\n', ' ')
-      table.insert(items, { filename = vim.uri_to_fname(h.uri), lnum = 1, col = 1, text = text })
+      table.insert(items, { filename = vim.uri_to_fname(h.uri), lnum = h.line or 1, col = 1, text = text })
     end
     if opts.bang or M.config.search == 'select' then
       vim.ui.select(items, {
@@ -251,9 +265,22 @@ function M.statusline()
   end
   if not newest then return '' end
   local s = 'scholia: ' .. newest.title
-  if newest.percentage then s = s .. ' ' .. newest.percentage .. '%%' end
+  -- One `%`: the documented `%{…}` item shows the string as it is.
+  if newest.percentage then s = s .. ' ' .. newest.percentage .. '%' end
   if newest.message and newest.message ~= '' then s = s .. ' — ' .. newest.message end
   return s
+end
+
+-- Shows a job's progress in the command line, without history and within one line (no
+-- "Press ENTER").
+local function echo(job, message)
+  if not M.config.progress then return end
+  local line = 'scholia: ' .. job.title
+  if job.percentage then line = line .. ' ' .. job.percentage .. '%' end
+  if message and message ~= '' then line = line .. ' — ' .. message end
+  local width = math.max(vim.v.echospace - 1, 10)
+  if vim.fn.strdisplaywidth(line) > width then line = vim.fn.strcharpart(line, 0, width - 1) .. '…' end
+  vim.api.nvim_echo({ { line } }, false, {})
 end
 
 local seq = 0
@@ -265,16 +292,17 @@ local function on_progress(ev)
   if value.kind == 'begin' then
     seq = seq + 1
     M.jobs[token] = { title = value.title, message = value.message, percentage = value.percentage, cancellable = value.cancellable, seq = seq }
+    echo(M.jobs[token], value.message)
   elseif value.kind == 'report' and M.jobs[token] then
     local job = M.jobs[token]
     job.message = value.message or job.message
     job.percentage = value.percentage or job.percentage
+    echo(job, job.message)
   elseif value.kind == 'end' then
     local job = M.jobs[token]
     M.jobs[token] = nil
-    if job and M.config.notify and job.title ~= 'Indexing vault' then
-      notify(job.title .. ': ' .. (value.message or 'done'))
-    end
+    -- The server tells how a research job ended (one message); indexing ends quietly here.
+    if job and job.title == 'Indexing vault' then echo({ title = job.title }, value.message) end
   end
   vim.cmd('redrawstatus')
 end
@@ -301,6 +329,19 @@ function M.setup(opts)
   vim.lsp.enable('scholia')
   local group = vim.api.nvim_create_augroup('scholia', { clear = true })
   vim.api.nvim_create_autocmd('LspProgress', { group = group, callback = on_progress })
+  vim.api.nvim_create_autocmd('LspAttach', {
+    group = group,
+    callback = function(ev)
+      local c = vim.lsp.get_client_by_id(ev.data.client_id)
+      if not c or c.name ~= 'scholia' then return end
+      if cfg.mappings and vim.fn.maparg('gd', 'n', false, true).buffer ~= 1 then
+        vim.keymap.set('n', 'gd', vim.lsp.buf.definition, { buffer = ev.buf, desc = 'scholia: follow the link under the cursor' })
+      end
+      if cfg.completion then
+        vim.lsp.completion.enable(true, c.id, ev.buf, { autotrigger = cfg.autocomplete })
+      end
+    end,
+  })
   local cmd = vim.api.nvim_create_user_command
   cmd('ScholiaResearch', M.research, { nargs = '*', desc = 'scholia: research this note ([deep] [focus…])' })
   cmd('ScholiaDeepSearch', M.deep_search, { nargs = '*', range = true, desc = 'scholia: deep search the selection or {question}' })
