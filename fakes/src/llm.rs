@@ -15,7 +15,8 @@
 //! What a small local model does: `echo-topics` (the schema's description and numbers as
 //! topics) · `echo-prompt` (a synthesis that is its prompt, repeated) · `echo-prompt-once` (the
 //! first synthesis only) · `loop` (a synthesis repeating one sentence) · `copy-note` (a
-//! synthesis copying the note) · `echo-page` (page extraction echoing its instructions).
+//! synthesis copying the note) · `echo-page` (page extraction echoing its instructions) ·
+//! `echo-example` (a deep-search round answering with the prompt's own JSON example).
 //!
 //! Streaming (`"stream": true`): `no-stream` (answers plain JSON anyway) ·
 //! `reject-stream-options` (400 naming `stream_options`) · `stall-stream` (a few chunks, then
@@ -455,6 +456,14 @@ pub async fn ollama_show(State(state): State<Arc<FakeState>>) -> Response {
 /// A deep_search round from the material in the prompt: cites the pages it was given, verifies
 /// from round `verify-at` (default 2).
 fn deep_round(prompt: &str, b: &Behaviour) -> String {
+    if b.has("echo-example") {
+        // What a 270M model answered: the schema example the prompt shows, verbatim.
+        return serde_json::json!({"success": true, "verified": true,
+            "report": "## Answer\n\nMarkdown report citing [sources](https://example.org/page) inline…",
+            "metadata": {"sources_visited": ["https://example.org/page"], "search_queries_used": ["first search query"],
+                         "summary": "One or two sentences: what the report concludes (or what this round changed)."}})
+        .to_string();
+    }
     let query = data_block(prompt, "user query").unwrap_or("?");
     let round: u64 = prompt
         .split("verification round ")

@@ -545,6 +545,28 @@ async fn llm_backend_searches_reads_and_verifies_without_the_cli() {
     assert!(r.out.status.success(), "{}", r.err());
     assert!(!r.json["result"].as_str().unwrap().contains("invented.example"));
     assert!(r.json["metadata"]["citations_removed"].as_u64().unwrap() >= 1);
+    // A small model answering with the prompt's own JSON example: every round refused, so the
+    // search fails (never `success: true` with the example as its result).
+    let v2 = TestVault::example();
+    let mut env = fake_env(&server, "fake:echo-example");
+    env.extend(crate::support::env(&[("GEMINI_CLI", "/nonexistent/gemini")]));
+    let r = tokio::task::spawn_blocking(move || {
+        deep_with(
+            &v2,
+            "valid",
+            &env,
+            &["mozilla firefox", "--backend", "llm", "--max-iterations", "2"],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(!r.out.status.success(), "{}", r.json);
+    assert_eq!(r.json["success"], false, "{}", r.json);
+    let message = r.json["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("all 2 rounds failed") && message.contains("example its prompt showed"),
+        "{message}"
+    );
     // The LLM backend without an LLM is a clear error.
     let v = TestVault::example();
     let r = tokio::task::spawn_blocking(move || deep(&v, "valid", &[], &["q", "--backend", "llm"]))

@@ -426,6 +426,11 @@ async fn an_echoed_prompt_never_reaches_the_note() {
             section.contains("](http://127.0.0.1:"),
             "{model}: the gathered sources are listed"
         );
+        // The model was used: named in the footer, never "no language model".
+        assert!(
+            section.contains(&format!("· {model} ·")) && !section.contains("no language model"),
+            "{model}: {section}"
+        );
         for leaked in [
             "untrusted-data",
             "You are the research assistant",

@@ -340,8 +340,15 @@ fn offline_mode_is_the_default() {
     let s = v.read("Sourdough starter.md");
     let s = section(&s);
     assert!(s.contains("Researched without a language model"), "{s}");
-    assert!(s.contains("- [[Bread log]] —"), "{s}");
+    // Leads with a note it does not link, with its passage; a note linking here comes last,
+    // by name; notes it links are not repeated.
+    assert!(s.contains("- [[Reading list]] —"), "{s}");
     assert!(s.contains("  > "), "matching passages: {s}");
+    assert!(s.contains("Already linking here: [[Kombucha]]."), "{s}");
+    assert!(
+        !s.contains("[[Bread log]]") && !s.contains("[[Wild yeast]]"),
+        "linked already: {s}"
+    );
     assert!(!s.contains("[[Sourdough starter]]"), "never itself");
 }
 

@@ -251,7 +251,7 @@ impl VaultIndex {
     /// Indexes `text` as the content of `rel` (an unsaved buffer, or a file just read).
     /// Not visible until [`VaultIndex::flush`].
     fn put(&self, writer: &IndexWriter, rel: &str, stamp: Stamp, text: &str) -> Result<(), IndexError> {
-        let note = scholia_vault::parse::parse(text, scholia_vault::stem(rel));
+        let note = schema::IndexedNote::parse(text, rel);
         writer.delete_term(self.path_term(rel));
         writer.add_document(schema::document(&self.fields, rel, stamp, &note))?;
         Ok(())

@@ -12,7 +12,7 @@ use scholia_vault::scan::Stamp;
 
 /// Bumped whenever the schema or what goes into it changes: an index of another format is
 /// rebuilt, not read.
-pub const FORMAT: u32 = 3;
+pub const FORMAT: u32 = 4;
 
 #[derive(Clone, Copy)]
 pub struct Fields {
@@ -23,7 +23,11 @@ pub struct Fields {
     pub title: Field,
     pub headings: Field,
     pub tags: Field,
+    /// The owner's text: the note without scholia's `## Research` section.
     pub body: Field,
+    /// The `## Research` section's text: searchable, never the note's own words (related
+    /// notes and passages read `body`).
+    pub research: Field,
     /// Word prefixes of title, aliases and file name, for symbol search and completion.
     pub sym_title: Field,
     /// Word prefixes of headings.
@@ -60,6 +64,7 @@ pub fn build() -> (Schema, Fields) {
         headings: b.add_text_field("headings", words(WORDS, true)),
         tags: b.add_text_field("tags", words(WORDS, false)),
         body: b.add_text_field("body", words(BODY, true)),
+        research: b.add_text_field("research", words(BODY, true)),
         sym_title: b.add_text_field("sym_title", prefixes.clone()),
         sym_head: b.add_text_field("sym_head", prefixes),
         outline: b.add_text_field("outline", STORED),
@@ -83,7 +88,42 @@ pub struct Outline {
     pub tags: Vec<String>,
 }
 
-pub fn document(fields: &Fields, rel: &str, stamp: Stamp, note: &ParsedNote) -> TantivyDocument {
+/// A note as the index reads it: the whole note (outline, names, links), and apart its own
+/// text and its `## Research` section when it has one.
+pub struct IndexedNote {
+    pub note: ParsedNote,
+    /// The note without its `## Research` section, parsed; `None` when it has none.
+    own: Option<ParsedNote>,
+    research: String,
+}
+
+impl IndexedNote {
+    pub fn parse(text: &str, rel: &str) -> IndexedNote {
+        let note = scholia_vault::parse::parse(text, scholia_vault::stem(rel));
+        // Only a note with a level-2 "Research" heading pays for the split.
+        let maybe = note.headings.iter().any(|h| {
+            h.level == scholia_vault::SECTION_LEVEL && h.text.trim().eq_ignore_ascii_case(scholia_vault::SECTION)
+        });
+        let split = maybe.then(|| scholia_vault::section::split_research(text)).flatten();
+        let (own, research) = match split {
+            Some((own, research)) => (
+                Some(scholia_vault::parse::parse(&own, scholia_vault::stem(rel))),
+                scholia_vault::parse::parse(research, "").plain_text,
+            ),
+            None => (None, String::new()),
+        };
+        IndexedNote { note, own, research }
+    }
+
+    /// The owner's part: the whole note when it has no research section.
+    pub fn own(&self) -> &ParsedNote {
+        self.own.as_ref().unwrap_or(&self.note)
+    }
+}
+
+pub fn document(fields: &Fields, rel: &str, stamp: Stamp, indexed: &IndexedNote) -> TantivyDocument {
+    let note = &indexed.note;
+    let own = indexed.own();
     let stem = scholia_vault::stem(rel);
     let without_ext = rel.rsplit_once('.').map(|(p, _)| p).unwrap_or(rel);
     let outline = Outline {
@@ -101,7 +141,8 @@ pub fn document(fields: &Fields, rel: &str, stamp: Stamp, note: &ParsedNote) -> 
         fields.key => stem.to_lowercase(),
         fields.key => without_ext.to_lowercase(),
         fields.title => note.title.as_str(),
-        fields.body => note.plain_text.as_str(),
+        fields.body => own.plain_text.as_str(),
+        fields.research => indexed.research.as_str(),
         fields.sym_title => note.title.as_str(),
         fields.outline => serde_json::to_string(&outline).expect("outline serialises"),
         fields.mtime => stamp.mtime_ns,
@@ -116,8 +157,10 @@ pub fn document(fields: &Fields, rel: &str, stamp: Stamp, note: &ParsedNote) -> 
         // Searchable as names of the note (the stored title stays the first value).
         d.add_text(fields.title, alias);
     }
-    for h in &note.headings {
+    for h in &own.headings {
         d.add_text(fields.headings, &h.text);
+    }
+    for h in &note.headings {
         d.add_text(fields.sym_head, &h.text);
     }
     for t in &note.tags {

@@ -139,7 +139,9 @@ impl VaultIndex {
             plain.as_str()
         };
         let f = &self.fields;
-        let mut parser = QueryParser::for_index(&self.index, vec![f.title, f.headings, f.tags, f.body]);
+        let mut parser = QueryParser::for_index(&self.index, vec![f.title, f.headings, f.tags, f.body, f.research]);
+        // What scholia wrote is found, below what the owner wrote.
+        parser.set_field_boost(f.research, 0.5);
         parser.set_field_boost(f.title, 3.0);
         parser.set_field_boost(f.headings, 1.5);
         parser.set_field_boost(f.tags, 2.0);

@@ -208,14 +208,14 @@ impl VaultIndex {
                 Err(e) => return classify(&f.rel, e),
             },
         };
-        let note = scholia_vault::parse::parse(&text, scholia_vault::stem(&f.rel));
-        for w in &note.warnings {
+        let note = super::schema::IndexedNote::parse(&text, &f.rel);
+        for w in &note.note.warnings {
             tracing::warn!("{}: {w}", f.rel);
         }
         Prepared::Doc {
             doc: super::schema::document(&self.fields, &f.rel, f.stamp, &note),
             truncated,
-            body_len: note.plain_text.len() as u64,
+            body_len: note.note.plain_text.len() as u64,
         }
     }
 }

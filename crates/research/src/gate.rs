@@ -25,6 +25,8 @@ pub struct Gate<'a> {
     pub sources: &'a [&'a str],
     /// The structure the answer must have.
     pub expect: Expect,
+    /// Example answers the prompt shows: a small model answers with them verbatim.
+    pub examples: &'a [&'a str],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +46,8 @@ pub enum Refused {
     Markers,
     #[error("the answer repeats the instructions it was given (\"{0}\")")]
     PromptEcho(String),
+    #[error("the answer is the example its prompt showed (\"{0}\"), not an answer")]
+    ExampleEcho(String),
     #[error("the answer copies {0} or more words of the note verbatim (\"{1}\")")]
     NoteCopied(usize, String),
     #[error("the answer copies {0} or more words of a source verbatim (\"{1}\")")]
@@ -70,6 +74,7 @@ pub fn check(answer: &str, gate: &Gate) -> Result<(), Refused> {
     if let Some((run, times)) = repeated_run(&words) {
         return Err(Refused::Repetition(run, times));
     }
+    echoes_example(trimmed, gate.examples)?;
     for text in gate.instructions {
         if let Some(run) = shared_run(&words, &self::words(text), ECHO_WORDS) {
             return Err(Refused::PromptEcho(run));
@@ -85,6 +90,29 @@ pub fn check(answer: &str, gate: &Gate) -> Result<(), Refused> {
     }
     if gate.expect == Expect::TopicHeadings && !trimmed.lines().any(|l| l.trim_start().starts_with("### ")) {
         return Err(Refused::NoStructure);
+    }
+    Ok(())
+}
+
+/// Refuses an answer holding one of `examples` (its prose, three words or more) verbatim: the
+/// prompt's own example is shorter than an echo of the instructions, and a small model returns
+/// it as its answer.
+pub fn echoes_example(answer: &str, examples: &[&str]) -> Result<(), Refused> {
+    let words = words(&without_links(answer));
+    for example in examples {
+        // Its prose: a heading of the example (`## Answer`) is a model's own heading too.
+        let prose: String = example
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let shown = self::words(&without_links(&prose));
+        if shown.len() < 3 {
+            continue;
+        }
+        if let Some(run) = shared_run(&words, &shown, shown.len()) {
+            return Err(Refused::ExampleEcho(run));
+        }
     }
     Ok(())
 }
@@ -187,6 +215,8 @@ mod tests {
         their acids give sourdough its flavour and keep spoilage organisms away; temperature shifts the balance between \
         lactic and acetic acid, with warmer starters tasting milder and cooler ones sharper.";
 
+    const EXAMPLE: &str = "## Answer\n\nMarkdown report citing [sources](https://example.org/page) inline…";
+
     fn check_answer(answer: &str) -> Result<(), Refused> {
         check(
             answer,
@@ -195,6 +225,7 @@ mod tests {
                 note: NOTE,
                 sources: &[SOURCE],
                 expect: Expect::TopicHeadings,
+                examples: &[EXAMPLE],
             },
         )
     }
@@ -229,6 +260,11 @@ mod tests {
             ("Rye starters double quickly [x](https://e.com).", |r| {
                 *r == Refused::NoStructure
             }),
+            // The prompt's own example, as a 270M model returned it.
+            (
+                "### T\n\nMarkdown report citing [sources](https://example.org/page) inline…",
+                |r| matches!(r, Refused::ExampleEcho(_)),
+            ),
         ];
         for (answer, is) in cases {
             let got = check_answer(answer).expect_err(answer);
@@ -257,6 +293,7 @@ mod tests {
                 note: &big,
                 sources: &[&big],
                 expect: Expect::Prose,
+                examples: &[&big],
             },
         );
         assert!(started.elapsed() < std::time::Duration::from_secs(5));

@@ -1,6 +1,8 @@
 //! research_note without a language model: the note's key terms (tf·idf against the vault's
-//! index) stand in for topics, gathering is vault-only, and the section lists the related notes
-//! with their matching passages. The default a new user sees.
+//! index) stand in for topics, gathering is vault-only, and the section leads with what the
+//! owner does not know: related notes the note does not link (either way), each with the
+//! passages that relate it, and notes it names without a link (with the line); notes it links
+//! already come last, by name only. The default a new user sees.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -37,21 +39,60 @@ pub struct RelatedNote {
     pub passages: Vec<String>,
     /// How related: content similarity normalised to at most 1, plus the vault's signals.
     pub score: f32,
+    /// It links to the researched note already (shown last, by name only).
+    pub links_back: bool,
+    /// The 1-based line where the researched note names it without a link.
+    pub mentioned_on: Option<usize>,
 }
 
+/// Related notes found beyond [`RELATED_NOTES`], so that notes linking back (moved last) do
+/// not leave the new ones short.
+const SLACK: usize = 5;
+
 /// The note's key terms and the notes related to it, with passages: what offline research
-/// cites (and what `benches/related.rs` measures).
+/// cites (and what `benches/related.rs` measures). The notes it links are left out of the
+/// ranking (they are what the owner knows); notes found that link to it come last.
 pub(crate) fn select(
     index: &VaultIndex,
     input: &Input,
     limit: usize,
 ) -> Result<(Vec<String>, Vec<RelatedNote>), IndexError> {
-    let (related, terms) = index.related(&input.likeness, limit)?;
+    let mut likeness = input.likeness.clone();
+    let links = std::mem::take(&mut likeness.links);
+    likeness.exclude.extend(links);
+    let (related, terms) = index.related(&likeness, limit + SLACK)?;
     let key = display_terms(&own_terms(&terms, &input.likeness), KEY_TERMS);
     let weights: HashMap<String, f32> = terms.0.iter().take(PASSAGE_TERMS).cloned().collect();
-    let mut out = Vec::with_capacity(related.len());
+    let (mut new, mut back) = (Vec::new(), Vec::new());
     for r in related {
+        // Its own words: a research section scholia wrote there is neither quoted nor a link.
         let text = index.note_text(&r.path).unwrap_or_default();
+        let text = match scholia_vault::section::split_research(&text) {
+            Some((own, _)) => own,
+            None => text,
+        };
+        let parsed = scholia_vault::parse::parse(&text, scholia_vault::stem(&r.path));
+        let links_back = parsed
+            .links
+            .iter()
+            .filter(|l| !l.target.is_empty())
+            .any(|l| matches!(index.resolve_link(&l.target, Some(&r.path)), Ok(Some(t)) if t.path == input.rel));
+        if links_back {
+            back.push(RelatedNote {
+                target: index.link_target(&r.path)?,
+                terms: Vec::new(),
+                passages: Vec::new(),
+                path: r.path,
+                title: r.title,
+                score: r.score,
+                links_back,
+                mentioned_on: None,
+            });
+            continue;
+        }
+        if new.len() == limit {
+            continue;
+        }
         let words: HashSet<String> = tokenizer::terms(&text).into_iter().collect();
         let shared: Vec<(String, f32)> = terms
             .0
@@ -60,16 +101,50 @@ pub(crate) fn select(
             .take(SHARED_TERMS)
             .cloned()
             .collect();
-        out.push(RelatedNote {
+        let mut names = vec![r.title.clone(), scholia_vault::stem(&r.path).to_string()];
+        names.extend(parsed.aliases.iter().cloned());
+        new.push(RelatedNote {
             target: index.link_target(&r.path)?,
             terms: display_terms(&Terms(shared), SHARED_TERMS),
             passages: passage::best(&text, &weights, PASSAGES_PER_NOTE, tokenizer::terms),
+            mentioned_on: mention_line(&input.own, &names),
             path: r.path,
             title: r.title,
             score: r.score,
+            links_back,
         });
     }
-    Ok((key, out))
+    // A note without a passage says nothing of why it is related: left out.
+    new.retain(|n| !n.passages.is_empty() || n.mentioned_on.is_some());
+    new.extend(back);
+    Ok((key, new))
+}
+
+/// The first line of `text` naming one of `names` as whole words (any case) outside a link:
+/// an unlinked mention. Names shorter than four characters say too little.
+fn mention_line(text: &str, names: &[String]) -> Option<usize> {
+    let names: Vec<String> = names
+        .iter()
+        .map(|n| n.trim().to_lowercase())
+        .filter(|n| n.chars().count() >= 4)
+        .collect();
+    text.lines().enumerate().find_map(|(i, line)| {
+        let lower = line.to_lowercase();
+        names.iter().any(|n| names_in(&lower, n)).then_some(i + 1)
+    })
+}
+
+/// Whether `line` holds `name` as whole words, not inside a `[[link]]`.
+fn names_in(line: &str, name: &str) -> bool {
+    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    line.match_indices(name).any(|(at, _)| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + name.len()..].chars().next();
+        let in_link = line[..at]
+            .rfind("[[")
+            .is_some_and(|open| !line[open..at].contains("]]"));
+        !word(before) && !word(after) && !in_link
+    })
 }
 
 /// The notes offline research would cite for the note at `rel` whose text is `text`, best
@@ -153,12 +228,14 @@ pub(crate) async fn research(
         prompts::RESEARCH_OFFLINE,
         json!({
             "terms": terms,
-            "notes": related.iter().map(|r| json!({
+            "notes": related.iter().filter(|r| !r.links_back).map(|r| json!({
                 "target": r.target,
                 "terms": r.terms,
                 // Made inert and one line each by the template's md_passage filter.
                 "passages": r.passages,
+                "mentioned_on": r.mentioned_on,
             })).collect::<Vec<_>>(),
+            "linked": related.iter().filter(|r| r.links_back).map(|r| &r.target).collect::<Vec<_>>(),
             "provenance": provenance,
             "focus": (!focus.is_empty()).then_some(focus.as_str()),
         }),

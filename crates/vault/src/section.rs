@@ -67,6 +67,13 @@ pub fn find(text: &str, name: &str, level: u8) -> Result<Option<Range<usize>>, S
     Ok(one(matching(&headings, name, level, &(0..text.len())), name, level)?.map(|h| h.section.clone()))
 }
 
+/// The note without scholia's `## Research` section, and that section, when it has exactly
+/// one: what scholia wrote is searchable but never taken for the owner's words.
+pub fn split_research(text: &str) -> Option<(String, &str)> {
+    let r = find(text, crate::SECTION, crate::SECTION_LEVEL).ok()??;
+    Some((format!("{}{}", &text[..r.start], &text[r.end..]), &text[r.clone()]))
+}
+
 /// The body of the section (without its heading line), if present.
 pub fn body<'t>(text: &'t str, name: &str, level: u8) -> Result<Option<&'t str>, SectionError> {
     Ok(find(text, name, level)?.map(|r| {

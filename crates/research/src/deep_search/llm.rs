@@ -234,6 +234,7 @@ impl LlmBackend<'_> {
                 note: "",
                 sources: &sources,
                 expect: gate::Expect::Prose,
+                examples: super::EXAMPLES,
             },
         )
         .map_err(|why| failed("writing the report", &why))?;

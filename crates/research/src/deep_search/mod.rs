@@ -62,17 +62,25 @@ impl DeepSearchBackend {
     }
 }
 
+/// The example report and summary the schema example shows: an answer holding them is the
+/// example, not an answer (the gate refuses it).
+pub(crate) const EXAMPLE_REPORT: &str =
+    "## Answer\n\nMarkdown report citing [sources](https://example.org/page) inline…";
+pub(crate) const EXAMPLE_SUMMARY: &str =
+    "One or two sentences: what the report concludes (or what this round changed).";
+pub(crate) const EXAMPLES: &[&str] = &[EXAMPLE_REPORT, EXAMPLE_SUMMARY];
+
 /// The JSON every round must answer with; also the example shown to the model and the
 /// correction prompt.
 pub fn schema_example() -> String {
     serde_json::to_string_pretty(&json!({
         "success": true,
         "verified": false,
-        "report": "## Answer\n\nMarkdown report citing [sources](https://example.org/page) inline…",
+        "report": EXAMPLE_REPORT,
         "metadata": {
             "sources_visited": ["https://example.org/page"],
             "search_queries_used": ["first search query", "second search query"],
-            "summary": "One or two sentences: what the report concludes (or what this round changed)."
+            "summary": EXAMPLE_SUMMARY
         }
     }))
     .expect("serializable")
@@ -384,7 +392,16 @@ async fn run<B: Backend>(
         let current = best.as_ref().map(|b| b.report.as_str());
         // Each backend stops on cancellation itself (the CLI's process group must be killed,
         // not abandoned).
-        let outcome = backend.round(&query, n, current, &mut spend, job).await;
+        // Every backend's report passes the example check: a small model answers with the
+        // schema's own example, which is no answer.
+        let outcome = backend
+            .round(&query, n, current, &mut spend, job)
+            .await
+            .and_then(|out| {
+                crate::gate::echoes_example(&out.report, EXAMPLES)
+                    .map(|()| out)
+                    .map_err(|why| DeepSearchError::failed(format!("round {n}: {why}")))
+            });
         match outcome {
             Ok(out) => {
                 info(format!("Round {n} completed, verified: {}", out.verified));

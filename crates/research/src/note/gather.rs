@@ -191,6 +191,7 @@ impl Gathering<'_> {
                 note: "",
                 sources: &[text],
                 expect: gate::Expect::Prose,
+                examples: &[],
             },
         )
         .map_err(|why| PageSkipped::Refused {

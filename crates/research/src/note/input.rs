@@ -17,6 +17,9 @@ pub(crate) struct Input {
     pub for_llm: String,
     /// What the note is, for finding related notes: its own text apart from what it embeds.
     pub likeness: Likeness,
+    /// The note as written, without its `## Research` section (lines as the owner sees them
+    /// above that section).
+    pub own: String,
     pub warnings: Vec<String>,
 }
 
@@ -68,6 +71,7 @@ pub(crate) fn prepare_blocking(
     let (mut for_llm, embedded) = expand_embeds(index, &rel, &without, &parsed.links);
     let mut likeness = likeness(index, &rel, &parsed, &embedded);
     likeness.focus = focus.unwrap_or_default().to_string();
+    let own = without;
     if for_llm.chars().count() > NOTE_CHARS {
         let cut = for_llm
             .char_indices()
@@ -84,6 +88,7 @@ pub(crate) fn prepare_blocking(
         title: parsed.title,
         for_llm,
         likeness,
+        own,
         warnings,
     })
 }
@@ -96,12 +101,14 @@ pub(crate) fn likeness(
     parsed: &scholia_vault::parse::ParsedNote,
     embedded: &[String],
 ) -> Likeness {
-    let mut links: Vec<String> = Vec::new();
-    for link in parsed.links.iter().filter(|l| !l.embed && !l.target.is_empty()) {
-        if let Ok(Some(target)) = index.resolve_link(&link.target, Some(rel))
-            && !links.contains(&target.path)
-        {
-            links.push(target.path);
+    let (mut links, mut embeds): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+    for link in parsed.links.iter().filter(|l| !l.target.is_empty()) {
+        let Ok(Some(target)) = index.resolve_link(&link.target, Some(rel)) else {
+            continue;
+        };
+        let list = if link.embed { &mut embeds } else { &mut links };
+        if !list.contains(&target.path) {
+            list.push(target.path);
         }
     }
     Likeness {
@@ -118,6 +125,8 @@ pub(crate) fn likeness(
             .join("\n"),
         links,
         focus: String::new(),
+        // What it embeds is part of it, not news.
+        exclude: embeds,
     }
 }
 

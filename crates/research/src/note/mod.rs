@@ -324,7 +324,8 @@ async fn with_llm(
         Err((reason, u)) => {
             usage.add(&u);
             tracing::warn!("synthesis failed after gathering: {reason}");
-            return sources_only(ctx, input, depth, topics, &found, reason, usage, warnings);
+            let model = llm.model().to_string();
+            return sources_only(ctx, input, depth, topics, &found, reason, usage, warnings, &model);
         }
     };
 

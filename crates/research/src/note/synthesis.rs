@@ -128,6 +128,7 @@ pub(super) async fn synthesize(
                 note: &input.for_llm,
                 sources: &sources,
                 expect: gate::Expect::TopicHeadings,
+                examples: &[],
             },
         );
         match verdict {
@@ -154,8 +155,10 @@ pub(super) fn sources_only(
     reason: String,
     usage: Usage,
     warnings: Vec<String>,
+    model: &str,
 ) -> Result<NoteResearch, ResearchError> {
-    let provenance = provenance(depth, None, usage.cost_usd, topics.len(), 0);
+    // The model was used (its synthesis was refused): named, never "no language model".
+    let provenance = provenance(depth, Some(model), usage.cost_usd, topics.len(), 0);
     let section = ctx.library.render(
         prompts::RESEARCH_SOURCES_ONLY,
         json!({"reason": reason, "topics": found, "provenance": provenance}),

@@ -1,0 +1,237 @@
+//! Hidden-link prediction (see the crate's doc): recall@10 of hidden links among the notes
+//! offline research cites that the note does not visibly link, beside a tf·idf baseline.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Instant;
+
+use scholia::index::{VaultIndex, WriterOptions};
+use scholia::vault::Vault;
+use scholia::vault::parse::parse;
+
+use super::Baseline;
+
+/// Notes need this many linked notes to be measured (half are hidden).
+const MIN_LINKS: usize = 4;
+const K: usize = 10;
+
+pub fn hidden_links(root: &Path, langs: &[String]) {
+    println!("related notes: hidden-link recall@{K} among new notes cited (half of each note's links hidden)");
+    println!(
+        "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>8}",
+        "lang", "notes", "scholia", "tf-idf", "new", "cited/n", "p50 ms"
+    );
+    let mut rows = Vec::new();
+    for lang in langs {
+        let r = measure(&root.join(lang));
+        println!(
+            "{:<6} {:>6} {:>9.3} {:>9.3} {:>8.3} {:>9.1} {:>8.2}",
+            lang, r.notes, r.recall, r.baseline, r.new_share, r.cited, r.p50_ms
+        );
+        rows.push(r);
+    }
+    if rows.len() > 1 {
+        let mean = |f: fn(&Row) -> f64| rows.iter().map(f).sum::<f64>() / rows.len() as f64;
+        let lowest = rows.iter().map(|r| r.recall).fold(f64::MAX, f64::min);
+        let above = rows.iter().filter(|r| r.recall > r.baseline).count();
+        println!(
+            "mean recall {:.3} (tf-idf {:.3}), lowest {lowest:.3}; above tf-idf in {above} of {}; mean new {:.3}",
+            mean(|r| r.recall),
+            mean(|r| r.baseline),
+            rows.len(),
+            mean(|r| r.new_share)
+        );
+    }
+}
+
+struct Row {
+    notes: usize,
+    recall: f64,
+    baseline: f64,
+    new_share: f64,
+    cited: f64,
+    p50_ms: f64,
+}
+
+/// Resolves link targets as Obsidian does: by path, else file name, else alias.
+struct Resolver {
+    by_path: HashMap<String, String>,
+    by_stem: HashMap<String, String>,
+}
+
+impl Resolver {
+    fn new(notes: &[(String, String)]) -> Resolver {
+        let (mut by_path, mut by_stem) = (HashMap::new(), HashMap::new());
+        for (rel, text) in notes {
+            let without = rel.trim_end_matches(".md").to_lowercase();
+            by_stem
+                .entry(without.rsplit('/').next().unwrap().to_string())
+                .or_insert(rel.clone());
+            by_path.insert(without, rel.clone());
+            for alias in parse(text, "").aliases {
+                let alias = alias.trim().to_lowercase();
+                by_path.entry(alias.clone()).or_insert(rel.clone());
+                by_stem
+                    .entry(alias.rsplit('/').next().unwrap_or(&alias).to_string())
+                    .or_insert(rel.clone());
+            }
+        }
+        Resolver { by_path, by_stem }
+    }
+
+    fn resolve(&self, target: &str) -> Option<&str> {
+        let t = target
+            .split('#')
+            .next()
+            .unwrap()
+            .trim()
+            .trim_end_matches(".md")
+            .to_lowercase();
+        if t.is_empty() {
+            return None;
+        }
+        self.by_path
+            .get(&t)
+            .or_else(|| self.by_stem.get(t.rsplit('/').next().unwrap()))
+            .map(String::as_str)
+    }
+
+    /// The notes `text` links to (embeds too), resolved.
+    fn targets(&self, text: &str, me: &str) -> HashSet<String> {
+        parse(text, "")
+            .links
+            .iter()
+            .filter_map(|l| self.resolve(&l.target))
+            .filter(|t| *t != me)
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// `text` without the wikilinks (and embeds) that resolve to one of `gone`: link and text.
+fn strip(text: &str, gone: &HashSet<String>, resolver: &Resolver) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("[[") {
+        let Some(len) = rest[at + 2..].find("]]") else {
+            break;
+        };
+        let inner = &rest[at + 2..at + 2 + len];
+        let target = inner.split('|').next().unwrap();
+        let hide = !inner.contains('\n') && resolver.resolve(target).is_some_and(|t| gone.contains(t));
+        let start = if hide && rest[..at].ends_with('!') { at - 1 } else { at };
+        out.push_str(&rest[..start]);
+        if !hide {
+            out.push_str(&rest[at..at + 4 + len]);
+        }
+        rest = &rest[at + 4 + len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn measure(dir: &Path) -> Row {
+    let mut notes: Vec<(String, String)> = Vec::new();
+    read_notes(dir, dir, &mut notes);
+    notes.sort();
+    let resolver = Resolver::new(&notes);
+    let texts: HashMap<String, String> = notes.iter().cloned().collect();
+    // Which links each measured note hides: every second of its sorted targets.
+    let mut hidden: HashMap<String, HashSet<String>> = HashMap::new();
+    for (rel, text) in &notes {
+        let mut targets: Vec<String> = resolver.targets(text, rel).into_iter().collect();
+        if targets.len() < MIN_LINKS {
+            continue;
+        }
+        targets.sort();
+        hidden.insert(rel.clone(), targets.into_iter().skip(1).step_by(2).collect());
+    }
+    // The vault with those links gone both ways.
+    let mut modified = texts.clone();
+    for (rel, gone) in &hidden {
+        let t = strip(&modified[rel], gone, &resolver);
+        modified.insert(rel.clone(), t);
+        let me = HashSet::from([rel.clone()]);
+        for other in gone {
+            let t = strip(&modified[other], &me, &resolver);
+            modified.insert(other.clone(), t);
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let vault_dir = tmp.path().join("vault");
+    for (rel, text) in &modified {
+        let path = vault_dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let index = VaultIndex::open(
+        Vault::open(&vault_dir).unwrap(),
+        &tmp.path().join("index"),
+        WriterOptions::default(),
+    )
+    .unwrap();
+    index.sync(&mut |_| {}).unwrap();
+    // What the modified vault still links, both ways.
+    let mut visible: HashMap<String, HashSet<String>> = HashMap::new();
+    for (rel, text) in &modified {
+        for t in resolver.targets(text, rel) {
+            visible.entry(rel.clone()).or_default().insert(t.clone());
+            visible.entry(t).or_default().insert(rel.clone());
+        }
+    }
+    let plain: HashMap<&str, String> = modified.iter().map(|(r, t)| (r.as_str(), t.clone())).collect();
+    let baseline = Baseline::new(&plain);
+    let (mut recall, mut base, mut new_share, mut cited_n) = (0.0, 0.0, 0.0, 0.0);
+    let mut times = Vec::new();
+    let mut measured: Vec<&String> = hidden.keys().collect();
+    measured.sort();
+    for rel in &measured {
+        let gone = &hidden[*rel];
+        let seen = visible.get(*rel).cloned().unwrap_or_default();
+        let started = Instant::now();
+        let cited = scholia::research::offline::related_notes(&index, rel, modified[*rel].clone()).unwrap_or_default();
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+        let new: Vec<&str> = cited
+            .iter()
+            .map(|c| c.path.as_str())
+            .filter(|p| !seen.contains(*p))
+            .collect();
+        let hits = new.iter().take(K).filter(|p| gone.contains(**p)).count();
+        recall += hits as f64 / gone.len() as f64;
+        new_share += match cited.len() {
+            0 => 0.0,
+            n => new.len() as f64 / n as f64,
+        };
+        cited_n += cited.len() as f64;
+        let theirs = baseline
+            .top(rel, K + seen.len())
+            .into_iter()
+            .filter(|p| !seen.contains(*p))
+            .take(K)
+            .filter(|p| gone.contains(*p))
+            .count();
+        base += theirs as f64 / gone.len() as f64;
+    }
+    times.sort_by(f64::total_cmp);
+    let n = measured.len().max(1) as f64;
+    Row {
+        notes: measured.len(),
+        recall: recall / n,
+        baseline: base / n,
+        new_share: new_share / n,
+        cited: cited_n / n,
+        p50_ms: times.get(times.len() / 2).copied().unwrap_or(0.0),
+    }
+}
+
+fn read_notes(root: &Path, dir: &Path, notes: &mut Vec<(String, String)>) {
+    for entry in std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()) {
+        let path = entry.path();
+        if path.is_dir() {
+            read_notes(root, &path, notes);
+        } else if path.extension().is_some_and(|e| e == "md") {
+            let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            notes.push((rel, std::fs::read_to_string(&path).unwrap()));
+        }
+    }
+}
