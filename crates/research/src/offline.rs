@@ -58,10 +58,11 @@ pub(crate) fn select(
     limit: usize,
 ) -> Result<(Vec<String>, Vec<RelatedNote>), IndexError> {
     let mut likeness = input.likeness.clone();
-    let links = std::mem::take(&mut likeness.links);
-    likeness.exclude.extend(links);
+    // What it links is known: never returned, but its neighbourhood still counts.
+    likeness.exclude.extend(likeness.links.iter().cloned());
     let (related, terms) = index.related(&likeness, limit + SLACK)?;
     let key = display_terms(&own_terms(&terms, &input.likeness), KEY_TERMS);
+    let surface = Surface::of(&input.likeness.text);
     let weights: HashMap<String, f32> = terms.0.iter().take(PASSAGE_TERMS).cloned().collect();
     let (mut new, mut back) = (Vec::new(), Vec::new());
     for r in related {
@@ -105,7 +106,7 @@ pub(crate) fn select(
         names.extend(parsed.aliases.iter().cloned());
         new.push(RelatedNote {
             target: index.link_target(&r.path)?,
-            terms: display_terms(&Terms(shared), SHARED_TERMS),
+            terms: surface.show(&display_terms(&Terms(shared), SHARED_TERMS), SHARED_TERMS),
             passages: passage::best(&text, &weights, PASSAGES_PER_NOTE, tokenizer::terms),
             mentioned_on: mention_line(&input.own, &names),
             path: r.path,
@@ -165,17 +166,69 @@ fn own_terms(terms: &Terms, likeness: &scholia_index::Likeness) -> Terms {
     Terms(terms.0.iter().filter(|(t, _)| own.contains(t)).cloned().collect())
 }
 
-/// The first `n` terms, by weight.
+/// The first `n` terms, by weight (as the index has them: folded, CJK in pairs).
 fn display_terms(terms: &Terms, n: usize) -> Vec<String> {
     terms.0.iter().take(n).map(|(t, _)| t.clone()).collect()
+}
+
+/// The words of a note as written, by the term the index makes of each: what a reader is
+/// shown instead of index terms (`Einführung`, not `einfuhrung`). Words of links, file names
+/// and addresses are left out (`%20laws` is no word of the note), and a term that is no single
+/// word of the note (a CJK character pair) has none.
+pub(crate) struct Surface(HashMap<String, String>);
+
+impl Surface {
+    pub(crate) fn of(text: &str) -> Surface {
+        let mut map = HashMap::new();
+        for chunk in text.split_whitespace() {
+            let lower = chunk.to_lowercase();
+            if ["://", "%", "/", "\\", "#", "="].iter().any(|c| lower.contains(c))
+                || [".svg", ".png", ".jpg", ".gif", ".webp", ".md", ".pdf"]
+                    .iter()
+                    .any(|e| lower.contains(e))
+            {
+                continue;
+            }
+            for word in chunk.split(|c: char| !c.is_alphanumeric() && c != '-' && c != '\'') {
+                let word = word.trim_matches(|c: char| !c.is_alphanumeric());
+                if word.is_empty() {
+                    continue;
+                }
+                if let [term] = tokenizer::terms(word).as_slice() {
+                    // As written; a capital only at a sentence's start gives way to the word's
+                    // lower-case use elsewhere ("Rye flour…" and "whole rye" → `rye`).
+                    let lower = word.to_lowercase() == word;
+                    let shown = map.entry(term.clone()).or_insert_with(|| word.to_string());
+                    if lower && shown.to_lowercase() == word && *shown != word {
+                        *shown = word.to_string();
+                    }
+                }
+            }
+        }
+        Surface(map)
+    }
+
+    /// The first `n` of `terms` a reader can be shown, as the note writes them.
+    pub(crate) fn show(&self, terms: &[String], n: usize) -> Vec<String> {
+        terms.iter().filter_map(|t| self.0.get(t).cloned()).take(n).collect()
+    }
+}
+
+fn terms_of(index: &VaultIndex, likeness: &scholia_index::Likeness) -> Result<Terms, IndexError> {
+    index.weigh(likeness)
 }
 
 /// The note's key terms (what a topic-less LLM run searches for).
 pub(crate) async fn key_terms(index: &Arc<VaultIndex>, input: &Input, n: usize) -> Result<Vec<String>, ResearchError> {
     let (index, likeness) = (index.clone(), input.likeness.clone());
     let terms = scholia_base::spawn_blocking(move || -> Result<Vec<String>, IndexError> {
-        let terms = index.weigh(&likeness)?;
-        Ok(display_terms(&own_terms(&terms, &likeness), n))
+        let terms = display_terms(&own_terms(&terms_of(&index, &likeness)?, &likeness), n);
+        // Searched as written where the note has the word (`Einführung`, not `einfuhrung`).
+        let surface = Surface::of(&likeness.text);
+        Ok(terms
+            .into_iter()
+            .map(|t| surface.0.get(&t).cloned().unwrap_or(t))
+            .collect())
     })
     .await?;
     Ok(terms)
@@ -208,6 +261,9 @@ pub(crate) async fn research(
             return Err(ResearchError::FocusNotInVault(focus));
         }
     }
+    // Shown as the note writes them, or not at all (a CJK character pair is no word of it).
+    let l = &input.likeness;
+    let terms = Surface::of(&format!("{}\n{}\n{}", l.title, l.text, l.focus)).show(&terms, KEY_TERMS);
     job.report(ResearchEvent::TopicsFound { topics: terms.clone() });
     job.report(ResearchEvent::SourcesGathered {
         web: 0,
@@ -262,4 +318,36 @@ pub(crate) async fn research(
         synthesis_failed: None,
         links: scholia_vault::inert::Links::none(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Key terms as the reader is shown them: the note's words as written, or nothing.
+    #[test]
+    fn terms_are_shown_as_the_note_writes_them() {
+        let check = |text: &str, terms: &[&str], expected: &[&str]| {
+            let terms: Vec<String> = terms.iter().map(|t| t.to_string()).collect();
+            assert_eq!(Surface::of(text).show(&terms, 8), expected, "{text}");
+        };
+        // Umlauts kept, not folded.
+        check(
+            "Eine Einführung in die Synchronisierung.",
+            &["einfuhrung"],
+            &["Einführung"],
+        );
+        // URL-encoding fragments and icon names are no words of the note.
+        check(
+            "See [laws](https://example.org/three%20laws%20motion) and ![[lucide-send.svg#icon]] here.",
+            &["20laws", "20motion", "lucide", "send"],
+            &[] as &[&str],
+        );
+        // A CJK character pair is no word: not shown.
+        let pair = tokenizer::terms("ゴート").into_iter().nth(1).unwrap_or_default();
+        check("ゴートゥーファイル", &[pair.as_str()], &[] as &[&str]);
+        // Plain words stay as written.
+        check("Rye flour feeds the starter.", &["rye", "starter"], &["Rye", "starter"]);
+        check("Rye flour feeds the starter. Whole rye is best.", &["rye"], &["rye"]);
+    }
 }

@@ -32,7 +32,18 @@ pub fn best(text: &str, weights: &HashMap<String, f32>, n: usize, tokens: impl F
         }
     }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.into_iter().take(n).map(|(_, _, s)| cut(&s, MAX_CHARS)).collect()
+    let mut out: Vec<String> = Vec::with_capacity(n);
+    for (_, _, s) in scored {
+        let s = cut(&s, MAX_CHARS);
+        // The same sentence twice (a note repeating itself) is quoted once.
+        if out.len() == n {
+            break;
+        }
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
 }
 
 /// The sentences of a note's plain text: its lines are blocks (headings, paragraphs, items,
@@ -65,12 +76,59 @@ pub fn sentences(plain: &str, headings: &std::collections::HashSet<&str>) -> Vec
 }
 
 fn push_sentence(out: &mut Vec<String>, s: &str) {
-    let s = s.trim();
+    let cleaned = clean(s);
+    let s = cleaned.trim();
+    // A sentence introducing a list stands only with the list: not quoted alone.
+    if s.ends_with(':') || s.ends_with('：') {
+        return;
+    }
     let words = s.split_whitespace().count();
     let unspaced = s.chars().filter(|c| !c.is_ascii() && c.is_alphabetic()).count();
     if words >= MIN_WORDS || (unspaced >= MIN_UNSPACED_CHARS && !s.contains(' ')) {
         out.push(s.to_string());
     }
+}
+
+/// A sentence as a reader sees it in the note: no image or icon file names (what an embedded
+/// icon leaves in the text), no footnote markers, no `#` that would make a word a tag where
+/// the passage is quoted.
+fn clean(s: &str) -> String {
+    let mut out = Vec::new();
+    for word in s.split_whitespace() {
+        let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
+        let file = bare.split('#').next().unwrap_or(bare).to_ascii_lowercase();
+        if IMAGE_EXTENSIONS.iter().any(|e| file.ends_with(e)) {
+            continue;
+        }
+        let mut w = strip_footnotes(word);
+        if let Some(tagless) = w.strip_prefix('#').filter(|t| t.starts_with(char::is_alphanumeric)) {
+            w = tagless.to_string();
+        }
+        if !w.is_empty() {
+            out.push(w);
+        }
+    }
+    out.join(" ")
+}
+
+const IMAGE_EXTENSIONS: &[&str] = &[".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".bmp"];
+
+/// `word` without footnote markers (`[^2]`).
+fn strip_footnotes(word: &str) -> String {
+    let mut out = String::with_capacity(word.len());
+    let mut rest = word;
+    while let Some(at) = rest.find("[^") {
+        out.push_str(&rest[..at]);
+        match rest[at..].find(']') {
+            Some(end) => rest = &rest[at + end + 1..],
+            None => {
+                rest = &rest[at..];
+                break;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// "e.g." and "Dr." end no sentence.
@@ -165,6 +223,49 @@ mod tests {
             "属性是笔记的元数据字段。标签也可以用于分类和整理笔记内容。",
             &["属"],
             &["属性是笔记的元数据字段。"],
+        );
+    }
+
+    /// What the obsidian-help vault left in passages (the defect as the input, the passage as
+    /// it must read).
+    #[test]
+    fn passages_read_as_the_note_shows_them() {
+        let check = |text: &str, expected: &[&str]| {
+            let weights: HashMap<String, f32> = [("sync", 1.0), ("plugin", 1.0), ("share", 1.0)]
+                .iter()
+                .map(|(t, w)| (t.to_string(), *w))
+                .collect();
+            assert_eq!(best(text, &weights, 3, words), expected, "{text}");
+        };
+        // An icon embedded in the sentence leaves no file name.
+        check(
+            "Select ![[lucide-send.svg#icon]] **Share** to send the plugin note to a friend.
+",
+            &["Select Share to send the plugin note to a friend."],
+        );
+        // A sentence introducing a list is not quoted without it.
+        check(
+            "To share a plugin note you have these options:
+
+- Copy the link.
+",
+            &[] as &[&str],
+        );
+        // No footnote markers; `#Sync` would become a tag where the passage is quoted.
+        check(
+            "Turn on #Sync to keep the plugin settings everywhere.[^2]
+
+[^2]: A footnote.
+",
+            &["Turn on Sync to keep the plugin settings everywhere."],
+        );
+        // The same sentence twice is quoted once.
+        check(
+            "Sync keeps the plugin settings in step.
+
+Sync keeps the plugin settings in step.
+",
+            &["Sync keeps the plugin settings in step."],
         );
     }
 
