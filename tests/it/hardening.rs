@@ -338,7 +338,8 @@ mod properties {
         let offline = lib
             .render(
                 scholia::prompts::RESEARCH_OFFLINE,
-                json!({"terms": [title], "notes": [{"target": title, "terms": [title], "passages": [answer, title]}], "provenance": title}),
+                json!({"terms": [title], "notes": [{"target": title, "terms": [title], "passages": [answer, title], "mentioned_on": 3}],
+                       "linked": [title], "provenance": title}),
             )
             .unwrap();
         out.extend(SectionEdit::research(offline.trim(), &contain::Links::none()).ok());
