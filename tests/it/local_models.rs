@@ -426,6 +426,14 @@ async fn an_echoed_prompt_never_reaches_the_note() {
             section.contains("](http://127.0.0.1:"),
             "{model}: the gathered sources are listed"
         );
+        // Readable: per topic a handful of sources, none listed twice.
+        let items: Vec<&str> = section.lines().filter(|l| l.starts_with("- ")).collect();
+        let unique: std::collections::HashSet<&&str> = items.iter().collect();
+        assert_eq!(unique.len(), items.len(), "{model}: a source listed twice:\n{section}");
+        for topic in section.split("\n### ").skip(1) {
+            let n = topic.lines().filter(|l| l.starts_with("- ")).count();
+            assert!((1..=6).contains(&n), "{model}: {n} sources under one topic:\n{section}");
+        }
         // The model was used: named in the footer, never "no language model".
         assert!(
             section.contains(&format!("· {model} ·")) && !section.contains("no language model"),

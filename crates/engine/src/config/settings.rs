@@ -303,7 +303,19 @@ fn research_llm(l: &Layers) -> Result<Option<LlmConfig>, ConfigError> {
         (None, "SCHOLIA_LLM_API_KEY (none is set)")
     };
     let max_concurrency = l.ranged("llm.max_concurrency", None, |f| f.llm.max_concurrency, 4, 1..=64)?;
-    let timeout_secs = l.ranged("llm.timeout_secs", None, |f| f.llm.timeout_secs, 120, 5..=3600)?;
+    // A model on this machine (a loopback server) is a CPU model: minutes, not seconds.
+    let default_timeout = if is_loopback(&base_url) {
+        LOCAL_LLM_TIMEOUT_SECS
+    } else {
+        LLM_TIMEOUT_SECS
+    };
+    let timeout_secs = l.ranged(
+        "llm.timeout_secs",
+        None,
+        |f| f.llm.timeout_secs,
+        default_timeout,
+        5..=3600,
+    )?;
     let context_tokens = match l.pick("llm.context_tokens", Some("SCHOLIA_LLM_CONTEXT_TOKENS"), |f| {
         f.llm.context_tokens
     })? {
@@ -377,4 +389,42 @@ fn openrouter(env: &dyn Env) -> Result<Option<LlmConfig>, ConfigError> {
         price: None,
         key_source: "OPENROUTER_API_KEY",
     }))
+}
+
+/// Seconds per LLM call by default (`[llm] timeout_secs`), and for a server on this machine.
+pub const LLM_TIMEOUT_SECS: u64 = 120;
+pub const LOCAL_LLM_TIMEOUT_SECS: u64 = 600;
+
+/// Whether `url` names this machine (`localhost`, `127.0.0.0/8`, `[::1]`).
+fn is_loopback(url: &str) -> bool {
+    let host = url
+        .split_once("://")
+        .map_or(url, |(_, rest)| rest)
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or("");
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.split(':').next().unwrap_or(""),
+    };
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod loopback_tests {
+    #[test]
+    fn loopback_endpoints_are_local_models() {
+        for (url, local) in [
+            ("http://127.0.0.1:8080/v1", true),
+            ("http://localhost:11434/v1", true),
+            ("http://[::1]:8000/v1", true),
+            ("http://user@127.0.0.2/v1", true),
+            ("https://api.fireworks.ai/inference/v1", false),
+            ("http://127.0.0.1.example.com/v1", false),
+            ("http://10.0.0.5:8080/v1", false),
+        ] {
+            assert_eq!(super::is_loopback(url), local, "{url}");
+        }
+    }
 }

@@ -112,7 +112,9 @@ pub struct ChatAnswer {
 pub enum LlmError {
     #[error("LLM at {base_url} is unreachable: {reason}")]
     Unreachable { base_url: String, reason: String },
-    #[error("LLM call timed out after {0:.0?} (retries included)")]
+    #[error(
+        "LLM call timed out after {0:.0?} (retries included); a slow or local model needs a longer `[llm] timeout_secs`"
+    )]
     Timeout(Duration),
     #[error("LLM at {base_url}: authentication failed (HTTP {status}); check {key_source}")]
     Auth {

@@ -143,8 +143,38 @@ pub(super) async fn synthesize(
     }
 }
 
-/// The section when synthesis failed after gathering: every gathered source, by topic, under a
-/// warning that says why.
+/// Web and vault sources a sources-only section lists per topic: the best few, each once.
+const SOURCES_ONLY_WEB: usize = 4;
+const SOURCES_ONLY_VAULT: usize = 2;
+
+/// The gathered material as a reader can take it in: per topic the best few sources (they
+/// come best first), none listed twice, topics left with nothing dropped.
+fn readable(found: &[gather::Material]) -> Vec<gather::Material> {
+    let mut seen = std::collections::HashSet::new();
+    found
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            m.web = std::mem::take(&mut m.web)
+                .into_iter()
+                .filter(|w| !seen.contains(&crate::citations::url_key(&w.url)))
+                .take(SOURCES_ONLY_WEB)
+                .collect();
+            m.vault = std::mem::take(&mut m.vault)
+                .into_iter()
+                .filter(|v| !seen.contains(&v.path))
+                .take(SOURCES_ONLY_VAULT)
+                .collect();
+            seen.extend(m.web.iter().map(|w| crate::citations::url_key(&w.url)));
+            seen.extend(m.vault.iter().map(|v| v.path.clone()));
+            m
+        })
+        .filter(|m| !m.web.is_empty() || !m.vault.is_empty())
+        .collect()
+}
+
+/// The section when synthesis failed after gathering: the best few gathered sources of each
+/// topic, each once, under a warning that says why.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn sources_only(
     ctx: &Context,
@@ -159,6 +189,7 @@ pub(super) fn sources_only(
 ) -> Result<NoteResearch, ResearchError> {
     // The model was used (its synthesis was refused): named, never "no language model".
     let provenance = provenance(depth, Some(model), usage.cost_usd, topics.len(), 0);
+    let found = &readable(found);
     let section = ctx.library.render(
         prompts::RESEARCH_SOURCES_ONLY,
         json!({"reason": reason, "topics": found, "provenance": provenance}),
