@@ -104,6 +104,10 @@ fn clean(s: &str) -> String {
         if let Some(tagless) = w.strip_prefix('#').filter(|t| t.starts_with(char::is_alphanumeric)) {
             w = tagless.to_string();
         }
+        // A link to a heading reads as Obsidian shows it: `Note › Heading`, not `Note#Heading`.
+        if !w.contains("://") && w.contains('#') {
+            w = w.replace('#', " › ");
+        }
         if !w.is_empty() {
             out.push(w);
         }
@@ -258,6 +262,11 @@ mod tests {
 [^2]: A footnote.
 ",
             &["Turn on Sync to keep the plugin settings everywhere."],
+        );
+        // A wikilink to a heading, flattened to its target, reads as Obsidian shows it.
+        check(
+            "Install a plugin from [[Community plugins#Install a community plugin]] to share notes.\n",
+            &["Install a plugin from Community plugins › Install a community plugin to share notes."],
         );
         // The same sentence twice is quoted once.
         check(
