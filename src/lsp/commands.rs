@@ -251,10 +251,8 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
                     .await;
                 let done = r.map(|o| Done {
                     told: format!(
-                        "{} `### {}` in {}; report saved to {}",
-                        if o.written { "Wrote" } else { "Unchanged" },
-                        o.heading,
-                        o.path,
+                        "{}; report saved to {}",
+                        wrote(o.written, &o.heading, &o.path),
                         o.report
                     ),
                     summary: o.summary(),
@@ -301,13 +299,7 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
                 let writer = EditorWriter::new(client.clone(), state);
                 let r = engine.answer_into_note(&note, &question, &writer, &job).await;
                 let done = r.map(|o| Done {
-                    told: format!(
-                        "{} `### {}` in {}: {}",
-                        if o.written { "Wrote" } else { "Unchanged" },
-                        o.heading,
-                        o.path,
-                        o.summary()
-                    ),
+                    told: format!("{}: {}", wrote(o.written, &o.heading, &o.path), o.summary()),
                     summary: o.summary(),
                 });
                 finish(&client, title, job, done).await;
@@ -366,6 +358,12 @@ fn start_job(client: &Client, state: &State, engine: &Engine, title: &str) -> Jo
 struct Done {
     summary: String,
     told: String,
+}
+
+/// Where a subsection landed, as the user is told.
+fn wrote(written: bool, heading: &str, path: &str) -> String {
+    let verb = if written { "Wrote" } else { "Unchanged" };
+    format!("{verb} `### {heading}` in {path}")
 }
 
 impl Done {

@@ -69,18 +69,7 @@ async fn a_code_repository_is_not_a_vault_but_its_notes_folder_is_said_to_be() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_sub_folder_root_serves_the_whole_vault() {
     let v = TestVault::example();
-    let (client_side, server_side) = tokio::io::duplex(1 << 20);
-    let (r, w) = tokio::io::split(server_side);
-    tokio::spawn(scholia::lsp::serve(
-        r,
-        w,
-        scholia::lsp::LspConfig {
-            env: v.env(&Vec::new()),
-        },
-    ));
-    let (cr, cw) = tokio::io::split(client_side);
-    let mut c = crate::support::LspClient::new(cr, cw);
-    c.initialize(&v.path("Microbes"), json!({})).await;
+    let mut c = v.lsp_rooted(&v.path("Microbes"), &Vec::new()).await;
     c.wait_progress_end("Indexing vault", Duration::from_secs(30))
         .await
         .unwrap();

@@ -214,13 +214,19 @@ impl TestVault {
 
     /// Like [`TestVault::lsp`], with extra environment variables (LLM and search fakes).
     pub async fn lsp_with(&self, env: &EnvVars) -> LspClient {
+        self.lsp_rooted(&self.root, env).await
+    }
+
+    /// A language server on this vault whose editor gave `root` as its workspace (a
+    /// sub-folder, a code repository around the vault).
+    pub async fn lsp_rooted(&self, root: &Path, env: &EnvVars) -> LspClient {
         let (client_side, server_side) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_side);
         let config = scholia::lsp::LspConfig { env: self.env(env) };
         tokio::spawn(scholia::lsp::serve(server_read, server_write, config));
         let (client_read, client_write) = tokio::io::split(client_side);
         let mut client = LspClient::new(client_read, client_write);
-        client.initialize(&self.root, serde_json::json!({})).await;
+        client.initialize(root, serde_json::json!({})).await;
         client
     }
 }
