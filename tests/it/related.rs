@@ -228,3 +228,32 @@ async fn research_sections_do_not_feed_later_research() {
         }
     }
 }
+
+/// The section's fixed sentences are in the note's language: German detected from its words,
+/// Japanese from its front matter; English otherwise.
+#[tokio::test(flavor = "multi_thread")]
+async fn fixed_sentences_in_the_note_s_language() {
+    let v = TestVault::with_files(&[
+        (
+            "Sauerteig.md",
+            "# Sauerteig\n\nDer Sauerteig ist eine Kultur aus Hefe und Milchsäurebakterien. Die Kultur wird mit Mehl und Wasser gefüttert, und das ist nicht schwer.\n",
+        ),
+        (
+            "Roggen.md",
+            "# Roggen\n\nRoggenmehl füttert die Kultur aus Hefe besonders gut, und die Milchsäurebakterien mögen es.\n",
+        ),
+        (
+            "Koji.md",
+            "---\nlang: ja\n---\n# Koji\n\nKoji grows on rice with Hefe and Kultur.\n",
+        ),
+        ("Segeln.md", "# Segeln\n\nSegeln auf dem See bei Wind.\n"),
+        ("Sterne.md", "# Sterne\n\nSterne am Himmel in der Nacht.\n"),
+        ("Garten.md", "# Garten\n\nTomaten im Garten gießen.\n"),
+        ("Berge.md", "# Berge\n\nWandern in den Bergen im Sommer.\n"),
+    ]);
+    let (_, _, section) = research(&v, "Sauerteig.md").await;
+    assert!(section.contains("Ohne Sprachmodell recherchiert"), "{section}");
+    assert!(section.contains("[[Roggen]]"), "{section}");
+    let (_, _, section) = research(&v, "Koji.md").await;
+    assert!(section.contains("言語モデルなしで調査"), "{section}");
+}

@@ -7,6 +7,7 @@ pub mod citations;
 mod context;
 pub mod deep_search;
 pub mod gate;
+pub mod language;
 pub mod note;
 pub mod offline;
 pub mod sonar;

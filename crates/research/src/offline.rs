@@ -294,6 +294,8 @@ pub(crate) async fn research(
             "linked": related.iter().filter(|r| r.links_back).map(|r| &r.target).collect::<Vec<_>>(),
             "provenance": provenance,
             "focus": (!focus.is_empty()).then_some(focus.as_str()),
+            // The fixed sentences in the note's language (English when unknown).
+            "lang": crate::language::of(&input.own),
         }),
     )?;
     let sources = related
