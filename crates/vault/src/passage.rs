@@ -268,6 +268,11 @@ mod tests {
             "Install a plugin from [[Community plugins#Install a community plugin]] to share notes.\n",
             &["Install a plugin from Community plugins › Install a community plugin to share notes."],
         );
+        // Table cells are cells, never glued to their neighbours.
+        check(
+            "| Feature | What it does |\n| --- | --- |\n| Sync | Sync keeps the plugin settings in step everywhere. |\n",
+            &["Sync keeps the plugin settings in step everywhere."],
+        );
         // The same sentence twice is quoted once.
         check(
             "Sync keeps the plugin settings in step.
