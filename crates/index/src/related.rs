@@ -135,8 +135,9 @@ impl VaultIndex {
             }
         }
         for path in note.links.iter().filter(|p| **p != note.rel).take(MAX_NEIGHBOURS) {
-            let Some(text) = self.note_text(path) else { continue };
-            let text = scholia_vault::section::split_research(&text).map_or(text.clone(), |(own, _)| own);
+            let Some(text) = self.note_text(path).map(scholia_vault::section::owner_text) else {
+                continue;
+            };
             let parsed = scholia_vault::parse::parse(&text, scholia_vault::stem(path));
             let mut theirs: Vec<String> = Vec::new();
             for l in parsed.links.iter().filter(|l| !l.target.is_empty()) {

@@ -67,11 +67,7 @@ pub(crate) fn select(
     let (mut new, mut back) = (Vec::new(), Vec::new());
     for r in related {
         // Its own words: a research section scholia wrote there is neither quoted nor a link.
-        let text = index.note_text(&r.path).unwrap_or_default();
-        let text = match scholia_vault::section::split_research(&text) {
-            Some((own, _)) => own,
-            None => text,
-        };
+        let text = scholia_vault::section::owner_text(index.note_text(&r.path).unwrap_or_default());
         let parsed = scholia_vault::parse::parse(&text, scholia_vault::stem(&r.path));
         let links_back = parsed
             .links

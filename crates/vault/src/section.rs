@@ -74,6 +74,15 @@ pub fn split_research(text: &str) -> Option<(String, &str)> {
     Some((format!("{}{}", &text[..r.start], &text[r.end..]), &text[r.clone()]))
 }
 
+/// The owner's words: `text` without scholia's `## Research` section (as it is when it has
+/// none, or more than one).
+pub fn owner_text(text: String) -> String {
+    match split_research(&text) {
+        Some((own, _)) => own,
+        None => text,
+    }
+}
+
 /// The body of the section (without its heading line), if present.
 pub fn body<'t>(text: &'t str, name: &str, level: u8) -> Result<Option<&'t str>, SectionError> {
     Ok(find(text, name, level)?.map(|r| {
