@@ -110,6 +110,8 @@ impl FakeServer {
         let app = Router::new()
             .route("/v1/chat/completions", post(llm::chat))
             .route("/props", get(llm::props))
+            .route("/openapi.json", get(llm::openapi))
+            .route("/v1/completions", post(llm::completions))
             .route("/v1beta/interactions", post(interactions::create))
             .route("/v1beta/interactions/{id}", get(interactions::get))
             .route("/v1beta/interactions/{id}/cancel", post(interactions::cancel))

@@ -431,6 +431,49 @@ pub enum Window {
     LlamaCpp(u32),
     /// Ollama's `POST /api/show` with `num_ctx` among the parameters.
     Ollama(u32),
+    /// llama-cpp-python: says nowhere, but its OpenAPI title names it and `/v1/completions`
+    /// checks the prompt against the window first, then refuses `logprobs`.
+    LlamaCppPython(u32),
+}
+
+/// llama-cpp-python's `GET /openapi.json` (its title; the rest left out).
+pub async fn openapi(State(state): State<Arc<FakeState>>) -> Response {
+    match *state.window.lock().unwrap() {
+        Some(Window::LlamaCppPython(_)) => {
+            Json(json!({"openapi": "3.1.0", "info": {"title": "🦙 llama.cpp Python API", "version": "0.0.1"}}))
+                .into_response()
+        }
+        _ => (StatusCode::NOT_FOUND, Json(json!({"detail": "Not Found"}))).into_response(),
+    }
+}
+
+/// llama-cpp-python's `POST /v1/completions`, as far as its checks go: a prompt (a token a
+/// word) at or over the window is a 400 naming it; `logprobs` without `--logits_all` a 500;
+/// anything else one token of text.
+pub async fn completions(State(state): State<Arc<FakeState>>, Json(body): Json<Value>) -> Response {
+    state.record("/v1/completions", body.clone());
+    let Some(Window::LlamaCppPython(ctx)) = *state.window.lock().unwrap() else {
+        return (StatusCode::NOT_FOUND, Json(json!({"detail": "Not Found"}))).into_response();
+    };
+    let tokens = body["prompt"].as_str().unwrap_or_default().split_whitespace().count() as u64;
+    let max = body["max_tokens"].as_u64().unwrap_or(16);
+    if tokens >= u64::from(ctx) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "This model's maximum context length is {ctx} tokens, however you requested {} tokens ({tokens} in your prompt; {max} for the completion). Please reduce your prompt; or completion length.",
+                tokens + max
+            ),
+        );
+    }
+    if !body["logprobs"].is_null() {
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "logprobs is not supported for models created with logits_all=False",
+        );
+    }
+    Json(json!({"id": "cmpl-1", "object": "text_completion", "choices": [{"text": "ok", "index": 0, "finish_reason": "length"}]}))
+        .into_response()
 }
 
 pub async fn props(State(state): State<Arc<FakeState>>) -> Response {

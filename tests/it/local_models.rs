@@ -226,6 +226,18 @@ async fn the_context_window_comes_from_the_server_or_its_errors() {
     server.report_window(Some(Window::Ollama(8192)));
     let c = client(&server, "fake:b", Duration::from_secs(5));
     assert_eq!(c.context_tokens().await, Some(8192), "Ollama /api/show num_ctx");
+    // llama-cpp-python reports it nowhere: a probe it refuses before evaluating anything.
+    server.report_window(Some(Window::LlamaCppPython(8192)));
+    let c = client(&server, "fake:c", Duration::from_secs(5));
+    assert_eq!(c.context_tokens().await, Some(8192), "llama-cpp-python probe");
+    let probes = server.requests("/v1/completions");
+    assert_eq!(probes.len(), 1, "probed once");
+    assert_eq!(probes[0]["max_tokens"], 1);
+    assert!(!probes[0]["logprobs"].is_null(), "refused before a token is evaluated");
+    // A window wider than the probe: unknown, and nothing is generated.
+    server.report_window(Some(Window::LlamaCppPython(65_536)));
+    let c = client(&server, "fake:d", Duration::from_secs(5));
+    assert_eq!(c.context_tokens().await, None);
     server.report_window(None);
 
     // llama-cpp-python says nothing until a prompt is too long; then the client knows.
@@ -331,22 +343,32 @@ async fn research_fits_the_prompts_into_a_small_context() {
     assert!(last.len() / 4 < 2048, "the fitted prompt fits: {} bytes", last.len());
     assert!(v.read("Sourdough starter.md").contains("\n## Research\n"));
 
-    // Known from the start (llama.cpp /props): no request overflows.
-    server.report_window(Some(Window::LlamaCpp(3000)));
-    let before = chat_requests(&server).len();
-    let out = v
-        .cli(
-            &fake_env(&server, "fake:ctx=3000,x"),
-            &["research", "Kombucha.md", "--deep", "--json"],
-        )
-        .await;
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(!stderr(&out).contains("maximum context length"), "{}", stderr(&out));
-    assert!(
-        chat_requests(&server)[before..]
-            .iter()
-            .all(|r| r["max_tokens"].as_u64().is_some())
-    );
+    // Known from the start (llama.cpp /props; llama-cpp-python by its probe): no request
+    // overflows, the first one included.
+    for (window, model) in [
+        (Window::LlamaCpp(3000), "fake:ctx=3000,x"),
+        (Window::LlamaCppPython(3000), "fake:ctx=3000,y"),
+    ] {
+        server.report_window(Some(window));
+        let before = chat_requests(&server).len();
+        let out = v
+            .cli(
+                &fake_env(&server, model),
+                &["research", "Kombucha.md", "--deep", "--json"],
+            )
+            .await;
+        assert!(out.status.success(), "{window:?}: {}", stderr(&out));
+        assert!(
+            !stderr(&out).contains("maximum context length"),
+            "{window:?}: {}",
+            stderr(&out)
+        );
+        assert!(
+            chat_requests(&server)[before..]
+                .iter()
+                .all(|r| r["max_tokens"].as_u64().is_some())
+        );
+    }
     server.report_window(None);
 }
 

@@ -1,6 +1,7 @@
 //! The model's context window: configured (`[llm] context_tokens`), else asked of the server
-//! where it says (llama.cpp `/props`, Ollama `/api/show`), else learnt from a context-overflow
-//! error. And the estimate prompts are fitted with.
+//! where it says (llama.cpp `/props`, Ollama `/api/show`, llama-cpp-python by a probe that
+//! fails before any token is evaluated), else learnt from a context-overflow error. And the
+//! estimate prompts are fitted with.
 
 use std::time::Duration;
 
@@ -39,9 +40,60 @@ fn root(base_url: &str) -> &str {
     b.strip_suffix("/v1").unwrap_or(b)
 }
 
-/// Asks the server for its context window: llama.cpp's `/props`, then Ollama's `/api/show`.
-/// `None` when neither answers (OpenAI and most gateways).
+/// Words of the llama-cpp-python probe: one token each, more than any window it is likely
+/// run with below which fitting matters.
+const PROBE_WORDS: usize = 32_768;
+
+/// Asks the server for its context window: llama.cpp's `/props`, then Ollama's `/api/show`,
+/// then llama-cpp-python's (see [`llama_cpp_python`]). `None` when none answers (OpenAI and
+/// most gateways).
 pub async fn probe(http: &reqwest::Client, base_url: &str, model: &str) -> Option<u32> {
+    if let Some(n) = reported(http, base_url, model).await {
+        return Some(n);
+    }
+    llama_cpp_python(http, base_url, model).await
+}
+
+/// llama-cpp-python's server reports its window nowhere (`/v1/models` names only the model),
+/// but it checks a completion's prompt against the window before anything else, and refuses
+/// `logprobs` (without `--logits_all`, its default) before evaluating a token: a prompt of
+/// [`PROBE_WORDS`] words with `logprobs` fails at once, naming the window when the prompt
+/// exceeds it. Sent only to a server whose OpenAPI title says it is llama-cpp-python.
+async fn llama_cpp_python(http: &reqwest::Client, base_url: &str, model: &str) -> Option<u32> {
+    let api = http
+        .get(format!("{}/openapi.json", root(base_url)))
+        .timeout(PROBE_TIMEOUT)
+        .send()
+        .await
+        .ok()
+        .filter(|r| r.status().is_success())?
+        .json::<Value>()
+        .await
+        .ok()?;
+    let title = api.pointer("/info/title").and_then(Value::as_str).unwrap_or_default();
+    if !title.contains("llama.cpp Python") {
+        return None;
+    }
+    let probe = json!({
+        "model": model,
+        "prompt": " ok".repeat(PROBE_WORDS),
+        "max_tokens": 1,
+        "logprobs": 1,
+    });
+    let answer = http
+        .post(format!("{}/completions", base_url.trim_end_matches('/')))
+        .json(&probe)
+        .timeout(PROBE_TIMEOUT)
+        .send()
+        .await
+        .ok()?;
+    if answer.status().is_success() {
+        return None;
+    }
+    overflow(&answer.text().await.ok()?).flatten()
+}
+
+async fn reported(http: &reqwest::Client, base_url: &str, model: &str) -> Option<u32> {
     let root = root(base_url);
     let get = http.get(format!("{root}/props")).timeout(PROBE_TIMEOUT).send();
     if let Ok(r) = get.await
