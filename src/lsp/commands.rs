@@ -35,6 +35,8 @@ pub const COMMANDS: &[&str] = &[
     super::queries::SEARCH,
     super::queries::STATUS,
     super::queries::CANCEL,
+    super::lens::REFERENCES,
+    super::lens::SHOW_SOURCE,
 ];
 
 const RESEARCH_TITLE: &str = "Research this note";
@@ -310,11 +312,107 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
         super::queries::SEARCH => super::queries::execute_search(state, params.arguments).await,
         super::queries::STATUS => super::queries::execute_status(state).await,
         super::queries::CANCEL => super::queries::execute_cancel(state, params.arguments).await,
+        super::lens::REFERENCES => {
+            let a: PositionArgs = args(super::lens::REFERENCES, params.arguments, "{uri, position}")?;
+            let uri: Uri = a
+                .uri
+                .parse()
+                .map_err(|_| invalid(format!("uri: `{}` is not a URI", a.uri)))?;
+            let found = super::links::references(state, uri, a.position, false).await?;
+            Ok(Some(
+                serde_json::to_value(found.unwrap_or_default()).expect("locations serialise"),
+            ))
+        }
+        super::lens::SHOW_SOURCE => {
+            let a: SourceArgs = args(super::lens::SHOW_SOURCE, params.arguments, "{uri, source}")?;
+            show_source(client, state, a).await
+        }
         other => Err(invalid(format!(
             "command: `{other}` is not valid; valid: {}",
             COMMANDS.join(", ")
         ))),
     }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PositionArgs {
+    uri: String,
+    position: Position,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SourceArgs {
+    uri: String,
+    source: String,
+}
+
+/// "Show the contradicting source" on a contradiction diagnostic.
+pub fn source_actions(diagnostics: &[Diagnostic], uri: &Uri) -> Vec<CodeActionOrCommand> {
+    diagnostics
+        .iter()
+        .filter(|d| d.code == Some(NumberOrString::String("contradiction".into())))
+        .filter_map(|d| {
+            let source = d.data.as_ref()?["source"].as_str()?.to_string();
+            let title = "Show the contradicting source";
+            let args = json!({"uri": uri.as_str(), "source": source});
+            Some(CodeActionOrCommand::CodeAction(CodeAction {
+                title: title.into(),
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![d.clone()]),
+                command: Some(command(title, super::lens::SHOW_SOURCE, args)),
+                ..Default::default()
+            }))
+        })
+        .collect()
+}
+
+/// Opens a source: a web page outside the editor (http(s) only), a note of the vault in it.
+async fn show_source(client: &Client, state: &State, a: SourceArgs) -> RpcResult<Option<Value>> {
+    let source = a.source.trim();
+    let target: Uri = if source.starts_with("https://") || source.starts_with("http://") {
+        let url = scholia_vault::contain::url(source);
+        url.parse()
+            .map_err(|_| invalid(format!("source: `{source}` is not a web address")))?
+    } else {
+        let from = match a.uri.parse::<Uri>() {
+            Ok(u) => state.rel(&u).await,
+            Err(_) => None,
+        };
+        let index = state.index().ok_or_else(|| {
+            state.vault_error(Error::new(
+                "NO_VAULT",
+                scholia_base::ErrorKind::NotConfigured,
+                "no vault",
+            ))
+        })?;
+        let t = source.to_string();
+        let found = scholia_base::spawn_blocking(move || index.resolve_link(&t, from.as_deref()))
+            .await
+            .map_err(|e| rpc(&e.into()))?
+            .ok_or_else(|| invalid(format!("source: no note named `{source}` in the vault")))?;
+        state
+            .uri_of(&found.path)
+            .ok_or_else(|| invalid(format!("source: `{source}` is not in the vault")))?
+    };
+    let external = !target.as_str().starts_with("file:");
+    let shown = client
+        .show_document(ShowDocumentParams {
+            uri: target,
+            external: Some(external),
+            take_focus: Some(true),
+            selection: None,
+        })
+        .await
+        .map_err(|e| {
+            rpc(&Error::new(
+                "SHOW_FAILED",
+                scholia_base::ErrorKind::Upstream,
+                e.message.to_string(),
+            ))
+        })?;
+    Ok(Some(json!({"shown": shown})))
 }
 
 #[derive(Deserialize)]

@@ -5,8 +5,11 @@
 //! actions as engine jobs that end in an edit of the buffer.
 
 mod commands;
+mod diagnostics;
 mod documents;
 mod errors;
+mod lens;
+mod links;
 mod navigation;
 mod progress;
 mod queries;
@@ -106,6 +109,10 @@ pub(crate) struct State {
     encoding: OnceLock<Encoding>,
     work_done_progress: OnceLock<bool>,
     snippet_support: OnceLock<bool>,
+    /// The client asks for diagnostics (`textDocument/diagnostic`) rather than being sent them.
+    pull_diagnostics: OnceLock<bool>,
+    diagnostic_refresh: OnceLock<bool>,
+    code_lens_refresh: OnceLock<bool>,
     docs: Mutex<HashMap<Uri, Document>>,
 }
 
@@ -122,6 +129,9 @@ impl State {
             encoding: OnceLock::new(),
             work_done_progress: OnceLock::new(),
             snippet_support: OnceLock::new(),
+            pull_diagnostics: OnceLock::new(),
+            diagnostic_refresh: OnceLock::new(),
+            code_lens_refresh: OnceLock::new(),
             docs: Mutex::new(HashMap::new()),
         }
     }
@@ -132,6 +142,18 @@ impl State {
 
     fn snippet_support(&self) -> bool {
         *self.snippet_support.get().unwrap_or(&false)
+    }
+
+    fn pulls_diagnostics(&self) -> bool {
+        *self.pull_diagnostics.get().unwrap_or(&false)
+    }
+
+    fn diagnostic_refresh(&self) -> bool {
+        *self.diagnostic_refresh.get().unwrap_or(&false)
+    }
+
+    fn code_lens_refresh(&self) -> bool {
+        *self.code_lens_refresh.get().unwrap_or(&false)
     }
 
     fn supports_progress(&self) -> bool {
@@ -346,12 +368,27 @@ async fn start(client: Client, state: Arc<State>) {
         }
     };
     let on_open = {
-        let state = state.clone();
-        move |_: &Arc<VaultSession>| {
+        let (state, client) = (state.clone(), client.clone());
+        move |vault: &Arc<VaultSession>| {
             let uris: Vec<Uri> = state.docs().keys().cloned().collect();
-            for uri in uris {
-                state.buffer_changed(&uri);
+            for uri in &uris {
+                state.buffer_changed(uri);
             }
+            // Diagnostics and lenses follow the index: a note created, renamed or deleted
+            // anywhere changes what the open notes' links resolve to.
+            // Held weakly: the server's state owns the index whose changes are awaited.
+            let mut changes = vault.index().changes();
+            let (state, client) = (Arc::downgrade(&state), client.clone());
+            tokio::spawn(async move {
+                loop {
+                    let Some(s) = state.upgrade() else { return };
+                    diagnostics::refresh_all(&client, &s).await;
+                    drop(s);
+                    if changes.changed().await.is_err() {
+                        return;
+                    }
+                }
+            });
         }
     };
     // Research-note tasks on this vault land in the editor's buffer when it is open.
@@ -398,6 +435,24 @@ impl LanguageServer for Backend {
                 .and_then(|i| i.snippet_support)
                 .unwrap_or(false),
         );
+        let text_caps = params.capabilities.text_document.as_ref();
+        let _ = self
+            .state
+            .pull_diagnostics
+            .set(text_caps.and_then(|t| t.diagnostic.as_ref()).is_some());
+        let workspace_caps = params.capabilities.workspace.as_ref();
+        let _ = self.state.diagnostic_refresh.set(
+            workspace_caps
+                .and_then(|w| w.diagnostics.as_ref())
+                .and_then(|d| d.refresh_support)
+                .unwrap_or(false),
+        );
+        let _ = self.state.code_lens_refresh.set(
+            workspace_caps
+                .and_then(|w| w.code_lens.as_ref())
+                .and_then(|d| d.refresh_support)
+                .unwrap_or(false),
+        );
         let options = match params.initialization_options.as_ref().filter(|v| !v.is_null()) {
             None => Ok(None),
             Some(v) => FileConfig::from_json(v).map(Some).map_err(Error::from),
@@ -433,6 +488,50 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 }),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+                references_provider: Some(OneOf::Left(true)),
+                rename_provider: Some(OneOf::Right(RenameOptions {
+                    prepare_provider: Some(true),
+                    work_done_progress_options: Default::default(),
+                })),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                document_symbol_provider: Some(OneOf::Left(true)),
+                code_lens_provider: Some(CodeLensOptions {
+                    resolve_provider: Some(false),
+                }),
+                diagnostic_provider: Some(DiagnosticServerCapabilities::Options(DiagnosticOptions {
+                    identifier: Some(diagnostics::SOURCE.into()),
+                    inter_file_dependencies: true,
+                    workspace_diagnostics: false,
+                    work_done_progress_options: Default::default(),
+                })),
+                workspace: Some(WorkspaceServerCapabilities {
+                    workspace_folders: None,
+                    file_operations: Some(WorkspaceFileOperationsServerCapabilities {
+                        will_rename: Some(FileOperationRegistrationOptions {
+                            filters: vec![
+                                FileOperationFilter {
+                                    scheme: Some("file".into()),
+                                    pattern: FileOperationPattern {
+                                        glob: "**/*.{md,markdown,txt}".into(),
+                                        matches: Some(FileOperationPatternKind::File),
+                                        options: Some(FileOperationPatternOptions {
+                                            ignore_case: Some(true),
+                                        }),
+                                    },
+                                },
+                                FileOperationFilter {
+                                    scheme: Some("file".into()),
+                                    pattern: FileOperationPattern {
+                                        glob: "**".into(),
+                                        matches: Some(FileOperationPatternKind::Folder),
+                                        options: None,
+                                    },
+                                },
+                            ],
+                        }),
+                        ..Default::default()
+                    }),
+                }),
                 execute_command_provider: Some(ExecuteCommandOptions {
                     commands: COMMANDS.iter().map(|c| c.to_string()).collect(),
                     ..Default::default()
@@ -470,6 +569,7 @@ impl LanguageServer for Backend {
         }
         self.state.vault_decided();
         self.state.buffer_changed(&doc.uri);
+        diagnostics::schedule(&self.client, &self.state, &doc.uri);
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
@@ -487,6 +587,7 @@ impl LanguageServer for Backend {
             doc.version = params.text_document.version;
         }
         self.state.buffer_changed(&uri);
+        diagnostics::schedule(&self.client, &self.state, &uri);
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
@@ -525,7 +626,54 @@ impl LanguageServer for Backend {
     }
 
     async fn code_action(&self, params: CodeActionParams) -> RpcResult<Option<CodeActionResponse>> {
-        Ok(commands::code_actions(&self.state, &params.text_document.uri, params.range).await)
+        let uri = &params.text_document.uri;
+        let mut actions = diagnostics::create_note_actions(&self.state, uri, params.range).await;
+        actions.extend(commands::source_actions(&params.context.diagnostics, uri));
+        if let Some(research) = commands::code_actions(&self.state, uri, params.range).await {
+            actions.extend(research);
+        }
+        Ok((!actions.is_empty()).then_some(actions))
+    }
+
+    async fn references(&self, params: ReferenceParams) -> RpcResult<Option<Vec<Location>>> {
+        let p = params.text_document_position;
+        links::references(
+            &self.state,
+            p.text_document.uri,
+            p.position,
+            params.context.include_declaration,
+        )
+        .await
+    }
+
+    async fn prepare_rename(&self, params: TextDocumentPositionParams) -> RpcResult<Option<PrepareRenameResponse>> {
+        links::prepare_rename(&self.state, params.text_document.uri, params.position).await
+    }
+
+    async fn rename(&self, params: RenameParams) -> RpcResult<Option<WorkspaceEdit>> {
+        let p = params.text_document_position;
+        links::rename(&self.state, p.text_document.uri, p.position, params.new_name).await
+    }
+
+    async fn will_rename_files(&self, params: RenameFilesParams) -> RpcResult<Option<WorkspaceEdit>> {
+        links::will_rename_files(&self.state, params).await
+    }
+
+    async fn hover(&self, params: HoverParams) -> RpcResult<Option<Hover>> {
+        let p = params.text_document_position_params;
+        links::hover(&self.state, p.text_document.uri, p.position).await
+    }
+
+    async fn document_symbol(&self, params: DocumentSymbolParams) -> RpcResult<Option<DocumentSymbolResponse>> {
+        links::document_symbols(&self.state, params.text_document.uri).await
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> RpcResult<Option<Vec<CodeLens>>> {
+        lens::code_lenses(&self.state, params.text_document.uri).await
+    }
+
+    async fn diagnostic(&self, params: DocumentDiagnosticParams) -> RpcResult<DocumentDiagnosticReportResult> {
+        diagnostics::pull(&self.state, params).await
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> RpcResult<Option<serde_json::Value>> {

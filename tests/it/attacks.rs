@@ -310,7 +310,13 @@ async fn a_hostile_answer_cannot_repoint_links_or_run_code() {
     let gathered = scholia::research::citations::linked_urls(body)
         .into_iter()
         .filter(|u| u.starts_with(&server.base()));
-    check("Research", 2, body, &Links::from_urls(gathered)).unwrap();
+    check(
+        "Research",
+        2,
+        &scholia::vault::stamp::unmarked(body),
+        &Links::from_urls(gathered),
+    )
+    .unwrap();
 }
 
 /// 11. An Ask answer keeps only links its citations give: no invented URL, no note that does

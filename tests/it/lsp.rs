@@ -382,7 +382,8 @@ mod research {
             &text[..200]
         );
         assert!(text.contains("- Koji could replace the starter entirely."));
-        assert!(text.contains("\n## Research\n\n### "), "{text}");
+        assert!(text.contains("\n## Research\n\n<!-- scholia:research run="), "{text}");
+        assert!(text.contains(" -->\n### "), "{text}");
         let topics_prompt = fake.requests("/v1/chat/completions")[0].to_string();
         assert!(
             topics_prompt.contains("Koji could replace the starter"),

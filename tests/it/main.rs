@@ -10,6 +10,7 @@ mod editors;
 mod hardening;
 mod index;
 mod layers;
+mod links;
 mod local_models;
 mod lsp;
 mod mcp;

@@ -66,6 +66,16 @@ fn index_symbols_and_wikilink_jump() {
     }
 }
 
+/// References, a diagnostic, a rename across notes and the research lens, through Neovim's
+/// own LSP commands.
+#[test]
+fn references_diagnostics_rename_and_the_research_lens() {
+    let v = example();
+    if let Some(mut nvim) = nvim_command("links.lua", &v) {
+        check("links.lua", nvim.output().unwrap());
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn research_code_action_progress_typing_and_cancel() {
     let v = example();

@@ -220,13 +220,19 @@ impl TestVault {
     /// A language server on this vault whose editor gave `root` as its workspace (a
     /// sub-folder, a code repository around the vault).
     pub async fn lsp_rooted(&self, root: &Path, env: &EnvVars) -> LspClient {
+        self.lsp_capable(root, env, serde_json::json!({})).await
+    }
+
+    /// A language server on this vault for a client with more capabilities (`extra` merged
+    /// into the client's capabilities).
+    pub async fn lsp_capable(&self, root: &Path, env: &EnvVars, extra: serde_json::Value) -> LspClient {
         let (client_side, server_side) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_side);
         let config = scholia::lsp::LspConfig { env: self.env(env) };
         tokio::spawn(scholia::lsp::serve(server_read, server_write, config));
         let (client_read, client_write) = tokio::io::split(client_side);
         let mut client = LspClient::new(client_read, client_write);
-        client.initialize(root, serde_json::json!({})).await;
+        client.initialize_with(root, serde_json::json!({}), extra).await;
         client
     }
 }

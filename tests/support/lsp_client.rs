@@ -214,7 +214,22 @@ impl LspClient {
     }
 
     pub async fn initialize(&mut self, root: &std::path::Path, options: Value) -> Value {
+        self.initialize_with(root, options, json!({})).await
+    }
+
+    /// [`LspClient::initialize`] with more client capabilities (merged at the top level).
+    pub async fn initialize_with(&mut self, root: &std::path::Path, options: Value, extra: Value) -> Value {
         let uri = file_uri(root);
+        let mut capabilities = json!({
+            "window": {"workDoneProgress": true},
+            "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true}},
+            "general": {"positionEncodings": ["utf-16"]}
+        });
+        if let (Some(c), Some(e)) = (capabilities.as_object_mut(), extra.as_object()) {
+            for (k, v) in e {
+                c.insert(k.clone(), v.clone());
+            }
+        }
         let result = self
             .request(
                 "initialize",
@@ -223,11 +238,7 @@ impl LspClient {
                     "rootUri": uri,
                     "workspaceFolders": [{"uri": uri, "name": "vault"}],
                     "initializationOptions": options,
-                    "capabilities": {
-                        "window": {"workDoneProgress": true},
-                        "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true}},
-                        "general": {"positionEncodings": ["utf-16"]}
-                    }
+                    "capabilities": capabilities
                 }),
             )
             .await;

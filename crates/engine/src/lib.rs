@@ -8,6 +8,7 @@ pub mod config;
 mod events;
 pub mod host;
 mod ops;
+pub mod provenance;
 mod providers;
 mod tasks;
 mod writer;

@@ -161,6 +161,21 @@ impl Engine {
             Some(_) => SectionEdit::sources_only(research.section.clone(), &research.links)?,
             None => SectionEdit::research(research.section.clone(), &research.links)?,
         };
+        let how = if research.mode == "offline" {
+            "offline"
+        } else {
+            research.depth.as_str()
+        };
+        // A small file in the data directory, written before the note names it.
+        let stamp = self
+            .record_run(
+                research.record.clone(),
+                how,
+                research.model.clone(),
+                research.sources.len(),
+            )
+            .await;
+        let edit = edit.stamped(stamp);
         let written = writer.write(note, &edit).await?;
         if let Some(why) = &research.synthesis_failed {
             // The run failed and says why; the sources are in the note unless it already held

@@ -6,8 +6,11 @@
 //!
 //! Depends on `base` and `vault` only: it knows notes, never models, pipelines or protocols.
 
+mod graph;
 mod names;
 mod notes;
+mod problems;
+mod refs;
 mod related;
 pub mod schema;
 mod search;
@@ -25,8 +28,14 @@ use tantivy::directory::error::LockError;
 use tantivy::directory::{Directory, MmapDirectory};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyError, Term};
 
+pub use graph::{LinkScope, link_key};
 pub use notes::{NoteContent, NoteList, PAGE_CHARS};
-pub use related::{Likeness, Related, Terms};
+pub use problems::{LinkProblem, Problem};
+pub use refs::{
+    Anchor, IndexTexts, NoteEdits, NoteLinks, RenameError, RenamePlan, Texts, heading_text_range, last_heading,
+    raw_target, renamed_path, same_heading,
+};
+pub use related::{Likeness, Related, Signals, Terms};
 pub use schema::Outline;
 pub use search::{Hit, NoteInfo, NoteRef, SearchResults, Symbol, SymbolKind};
 pub use session::{INDEXING, IndexEvent, VAULT_WAIT, VaultSession, VaultSlot};
@@ -126,6 +135,11 @@ pub struct VaultIndex {
     names: Mutex<Option<Arc<related::Names>>>,
     /// This process has brought the whole vault into the index: its commits say so.
     complete: std::sync::atomic::AtomicBool,
+    /// The vault's files, for embeds of attachments (listed when needed, briefly kept).
+    files: Mutex<Option<problems::Files>>,
+    /// Bumped at every commit this process makes: what listeners (an editor's diagnostics)
+    /// recompute on.
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 /// The payload of commits made once the writer's start-up sync is over: what a second process
@@ -177,6 +191,8 @@ impl VaultIndex {
             body_consumed,
             names: Mutex::new(None),
             complete: std::sync::atomic::AtomicBool::new(false),
+            files: Mutex::new(None),
+            changes: tokio::sync::watch::channel(0).0,
         })
     }
 
@@ -231,7 +247,13 @@ impl VaultIndex {
         }
         prepared.commit()?;
         self.reader.reload()?;
+        self.changes.send_modify(|n| *n += 1);
         Ok(())
+    }
+
+    /// Changes whenever this process commits to the index.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// Marks the start-up sync over: this and later commits say the index holds the vault.

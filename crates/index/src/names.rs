@@ -146,36 +146,42 @@ impl VaultIndex {
     /// extension), else a file name or alias anywhere, preferring the linking note's folder and
     /// then the shortest path.
     pub fn resolve_link(&self, target: &str, from: Option<&str>) -> Result<Option<NoteRef>, IndexError> {
-        let target = target.trim().trim_start_matches('/');
-        if target.is_empty() {
+        let Some(key) = crate::link_key(target) else {
             return Ok(None);
-        }
-        let lowered = target.to_lowercase();
-        let key = ["md", "markdown", "txt"]
-            .iter()
-            .find_map(|ext| lowered.strip_suffix(&format!(".{ext}")))
-            .unwrap_or(&lowered)
-            .to_string();
-        let searcher = self.searcher();
-        let q = TermQuery::new(Term::from_field_text(self.fields.key, &key), IndexRecordOption::Basic);
-        let top = searcher.search(&q, &TopDocs::with_limit(64).order_by_score())?;
-        let mut found = Vec::with_capacity(top.len());
-        for (_, addr) in top {
-            let (path, outline) = self.stored(&searcher, addr)?;
-            found.push(NoteRef { path, outline });
-        }
+        };
+        self.resolve_key(&self.searcher(), &key, from)
+    }
+
+    /// The note a [`crate::link_key`] names, seen from the note `from`.
+    pub(crate) fn resolve_key(
+        &self,
+        searcher: &Searcher,
+        key: &str,
+        from: Option<&str>,
+    ) -> Result<Option<NoteRef>, IndexError> {
+        let Some((path, addr)) = self.resolve_key_path(searcher, key, from)? else {
+            return Ok(None);
+        };
+        let outline = self.stored(searcher, addr)?.1;
+        Ok(Some(NoteRef { path, outline }))
+    }
+
+    /// The path a [`crate::link_key`] names, seen from the note `from`: the note at that path,
+    /// else the one in `from`'s folder, else the shortest path (Obsidian's order). Reads only
+    /// the path fast field.
+    pub(crate) fn resolve_key_path(
+        &self,
+        searcher: &Searcher,
+        key: &str,
+        from: Option<&str>,
+    ) -> Result<Option<(String, DocAddress)>, IndexError> {
+        let found = self.paths_with(searcher, &Term::from_field_text(self.fields.key, key))?;
         let from_dir = from.and_then(|f| f.rsplit_once('/').map(|(d, _)| d)).unwrap_or("");
-        found.sort_by_key(|n| {
-            let without_ext = n
-                .path
-                .rsplit_once('.')
-                .map(|(p, _)| p)
-                .unwrap_or(&n.path)
-                .to_lowercase();
-            let dir = n.path.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-            (without_ext != key, dir != from_dir, n.path.len(), n.path.clone())
-        });
-        Ok(found.into_iter().next())
+        Ok(found.into_iter().min_by_key(|(path, _)| {
+            let without_ext = path.rsplit_once('.').map(|(p, _)| p).unwrap_or(path).to_lowercase();
+            let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+            (without_ext != key, dir != from_dir, path.len(), path.clone())
+        }))
     }
 
     /// The words of `text` that best characterise it against the rest of the vault (tf·idf

@@ -12,7 +12,7 @@ use scholia_vault::scan::Stamp;
 
 /// Bumped whenever the schema or what goes into it changes: an index of another format is
 /// rebuilt, not read.
-pub const FORMAT: u32 = 4;
+pub const FORMAT: u32 = 5;
 
 #[derive(Clone, Copy)]
 pub struct Fields {
@@ -34,6 +34,12 @@ pub struct Fields {
     pub sym_head: Field,
     /// JSON [`Outline`] for symbols and heading lookups.
     pub outline: Field,
+    /// The link key ([`crate::link_key`]) of every wikilink and embed in the owner's text,
+    /// once each: the notes linking to a note are a term lookup (stored: what a note links).
+    pub links: Field,
+    /// The same for links in the `## Research` section: references and renames count them,
+    /// relatedness never does.
+    pub research_links: Field,
     pub mtime: Field,
     pub size: Field,
 }
@@ -68,6 +74,8 @@ pub fn build() -> (Schema, Fields) {
         sym_title: b.add_text_field("sym_title", prefixes.clone()),
         sym_head: b.add_text_field("sym_head", prefixes),
         outline: b.add_text_field("outline", STORED),
+        links: b.add_text_field("links", STRING | STORED),
+        research_links: b.add_text_field("research_links", STRING),
         mtime: b.add_u64_field("mtime", FAST | INDEXED),
         size: b.add_u64_field("size", FAST),
     };
@@ -95,6 +103,8 @@ pub struct IndexedNote {
     /// The note without its `## Research` section, parsed; `None` when it has none.
     own: Option<ParsedNote>,
     research: String,
+    /// Link keys of the research section's links.
+    research_links: Vec<String>,
 }
 
 impl IndexedNote {
@@ -105,14 +115,23 @@ impl IndexedNote {
             h.level == scholia_vault::SECTION_LEVEL && h.text.trim().eq_ignore_ascii_case(scholia_vault::SECTION)
         });
         let split = maybe.then(|| scholia_vault::section::split_research(text)).flatten();
-        let (own, research) = match split {
-            Some((own, research)) => (
-                Some(scholia_vault::parse::parse(&own, scholia_vault::stem(rel))),
-                scholia_vault::parse::parse(research, "").plain_text,
-            ),
-            None => (None, String::new()),
+        let (own, research, research_links) = match split {
+            Some((own, research)) => {
+                let research = scholia_vault::parse::parse(research, "");
+                (
+                    Some(scholia_vault::parse::parse(&own, scholia_vault::stem(rel))),
+                    research.plain_text,
+                    link_keys(&research.links),
+                )
+            }
+            None => (None, String::new(), Vec::new()),
         };
-        IndexedNote { note, own, research }
+        IndexedNote {
+            note,
+            own,
+            research,
+            research_links,
+        }
     }
 
     /// The owner's part: the whole note when it has no research section.
@@ -166,5 +185,22 @@ pub fn document(fields: &Fields, rel: &str, stamp: Stamp, indexed: &IndexedNote)
     for t in &note.tags {
         d.add_text(fields.tags, t);
     }
+    for key in link_keys(&own.links) {
+        d.add_text(fields.links, key);
+    }
+    for key in &indexed.research_links {
+        d.add_text(fields.research_links, key);
+    }
     d
+}
+
+/// The distinct link keys of `links`, in order of first appearance.
+fn link_keys(links: &[scholia_vault::parse::Link]) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for key in links.iter().filter_map(|l| crate::link_key(&l.target)) {
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    keys
 }

@@ -69,11 +69,7 @@ pub(crate) fn select(
         // Its own words: a research section scholia wrote there is neither quoted nor a link.
         let text = scholia_vault::section::owner_text(index.note_text(&r.path).unwrap_or_default());
         let parsed = scholia_vault::parse::parse(&text, scholia_vault::stem(&r.path));
-        let links_back = parsed
-            .links
-            .iter()
-            .filter(|l| !l.target.is_empty())
-            .any(|l| matches!(index.resolve_link(&l.target, Some(&r.path)), Ok(Some(t)) if t.path == input.rel));
+        let links_back = index.links_of(&r.path)?.contains(&input.rel);
         if links_back {
             back.push(RelatedNote {
                 target: index.link_target(&r.path)?,
@@ -294,6 +290,15 @@ pub(crate) async fn research(
             "lang": crate::language::of(&input.own),
         }),
     )?;
+    let record = crate::record::RunRecord {
+        note: input.rel.clone(),
+        at: String::new(),
+        sources: related
+            .iter()
+            .map(|r| crate::record::SourceRecord::vault(&r.title, &r.path, &r.target, &r.passages.join("\n")))
+            .collect(),
+        contradictions: Vec::new(),
+    };
     let sources = related
         .into_iter()
         .map(|r| Source::Vault {
@@ -303,6 +308,7 @@ pub(crate) async fn research(
         })
         .collect();
     note::finish(note::Finished {
+        record,
         path: input.rel,
         mode: "offline",
         depth: Depth::Shallow,

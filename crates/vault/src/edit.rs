@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::contain::{self, Links, Uncontained};
 use crate::section::{self, SectionError};
+use crate::stamp::ResearchStamp;
 
 /// The `## Research` section every pipeline writes into.
 pub const SECTION: &str = "Research";
@@ -43,7 +44,11 @@ pub struct SectionEdit(Change);
 enum Change {
     /// research_note's own part of the section; question subsections survive. A `fallback`
     /// (sources only) never replaces research that was not itself a fallback.
-    Research { body: String, fallback: bool },
+    Research {
+        body: String,
+        fallback: bool,
+        stamp: Option<ResearchStamp>,
+    },
     /// `### <heading>` under `## Research` (created when missing), replaced when it exists.
     Question { heading: String, body: String },
 }
@@ -53,7 +58,11 @@ impl SectionEdit {
     pub fn research(body: impl Into<String>, links: &Links) -> Result<SectionEdit, Uncontained> {
         let body = body.into();
         contain::check(SECTION, SECTION_LEVEL, &body, links)?;
-        Ok(SectionEdit(Change::Research { body, fallback: false }))
+        Ok(SectionEdit(Change::Research {
+            body,
+            fallback: false,
+            stamp: None,
+        }))
     }
 
     /// A sources-only section (synthesis failed): written where the note has no research yet
@@ -61,7 +70,11 @@ impl SectionEdit {
     pub fn sources_only(body: impl Into<String>, links: &Links) -> Result<SectionEdit, Uncontained> {
         let body = body.into();
         contain::check(SECTION, SECTION_LEVEL, &body, links)?;
-        Ok(SectionEdit(Change::Research { body, fallback: true }))
+        Ok(SectionEdit(Change::Research {
+            body,
+            fallback: true,
+            stamp: None,
+        }))
     }
 
     /// `### <heading>` under `## Research`, for deep search and Ask, linking only to `links`.
@@ -80,6 +93,15 @@ impl SectionEdit {
         }))
     }
 
+    /// research_note's edit carrying its run's stamp (the section's first line; a no-op for
+    /// questions).
+    pub fn stamped(mut self, with: ResearchStamp) -> SectionEdit {
+        if let Change::Research { stamp, .. } = &mut self.0 {
+            *stamp = Some(with);
+        }
+        self
+    }
+
     /// Whether this edit leaves `text` as it is because the note holds better research (a
     /// sources-only edit over a real section).
     pub fn keeps_better(&self, text: &str) -> bool {
@@ -89,15 +111,19 @@ impl SectionEdit {
     /// The note's new text.
     pub fn apply(&self, text: &str) -> Result<String, SectionError> {
         match &self.0 {
-            Change::Research { body, fallback } => {
+            Change::Research { body, fallback, stamp } => {
+                let marker = stamp.as_ref().map(|s| format!("{}\n", s.marker())).unwrap_or_default();
                 if !*fallback {
-                    return section::upsert_keeping(text, SECTION, SECTION_LEVEL, body, &is_question);
+                    let body = format!("{marker}{}", body.trim_start());
+                    let new = section::upsert_keeping(text, SECTION, SECTION_LEVEL, &body, &is_question)?;
+                    return Ok(crate::stamp::seal(new));
                 }
                 if holds_better_research(text)? {
                     return Ok(text.to_string());
                 }
-                let marked = format!("{SOURCES_ONLY_MARKER}\n{}", body.trim_start());
-                section::upsert_keeping(text, SECTION, SECTION_LEVEL, &marked, &is_question)
+                let marked = format!("{marker}{SOURCES_ONLY_MARKER}\n{}", body.trim_start());
+                let new = section::upsert_keeping(text, SECTION, SECTION_LEVEL, &marked, &is_question)?;
+                Ok(crate::stamp::seal(new))
             }
             Change::Question { heading, body } => {
                 let marked = format!("{QUESTION_MARKER}\n{}", body.trim_start());
@@ -118,7 +144,10 @@ fn holds_better_research(text: &str) -> Result<bool, SectionError> {
         Some(i) => body[..i].rsplit_once("###").map_or("", |(before, _)| before),
         None => body,
     };
-    let first = own.lines().map(str::trim).find(|l| !l.is_empty());
+    let first = own
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && ResearchStamp::parse(l).is_none());
     Ok(match first {
         None => false,
         Some(l) => l != SOURCES_ONLY_MARKER && !l.starts_with("> [!warning] Sources only"),

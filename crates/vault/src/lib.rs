@@ -19,6 +19,7 @@ pub mod read;
 pub mod root;
 pub mod scan;
 pub mod section;
+pub mod stamp;
 pub mod write;
 
 use std::path::{Path, PathBuf};

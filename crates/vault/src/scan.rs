@@ -156,6 +156,29 @@ pub fn scan(root: &Path) -> Scan {
     scan
 }
 
+/// The vault-relative path of every file under `root` (notes and attachments alike), hidden
+/// and tool folders skipped and ignore files honoured as [`scan`] does.
+pub fn files(root: &Path) -> Vec<String> {
+    let walk = WalkBuilder::new(root)
+        .follow_links(false)
+        .hidden(true)
+        .git_global(false)
+        .git_ignore(true)
+        .ignore(true)
+        .parents(false)
+        .require_git(false)
+        .filter_entry(|e| {
+            !(e.depth() > 0
+                && e.file_type().is_some_and(|t| t.is_dir())
+                && skip_dir_name(&e.file_name().to_string_lossy()))
+        })
+        .build();
+    walk.flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| relative(root, e.path()))
+        .collect()
+}
+
 fn error_path(err: &ignore::Error) -> Option<PathBuf> {
     match err {
         ignore::Error::WithPath { path, .. } => Some(path.clone()),

@@ -44,7 +44,7 @@ local started = t.request('workspace/executeCommand', {
 }, buf)
 if not started or started.kind ~= 'research-note' then t.fail('start: ' .. vim.inspect(started)) end
 t.wait_task(started.task_id, buf)
-t.wait(5000, function() return t.buffer_text(buf):find('\n## Research\n\n### ', 1, true) ~= nil end, 'the findings')
+t.wait(5000, function() return t.buffer_text(buf):find('\n## Research\n\n<!%-%- scholia:research [^\n]*%-%->\n### ') ~= nil end, 'the findings')
 local after = t.buffer_text(buf)
 if not after:find('### ' .. question .. '\n', 1, true) then t.fail('the question subsection was lost:\n' .. after) end
 if vim.bo[buf].modified ~= true then t.fail('the findings went to disk, not the buffer') end

@@ -90,7 +90,7 @@ end))
 vim.cmd('ScholiaResearch')
 local done = t.wait_progress_end('Research this note', 60000)
 if not done or done:match('^failed') then t.fail('research: ' .. tostring(done)) end
-if not t.buffer_text(buf):find('\n## Research\n\n### ', 1, true) then t.fail('no Research section') end
+if not t.buffer_text(buf):find('\n## Research\n\n<!%-%- scholia:research [^\n]*%-%->\n### ') then t.fail('no Research section') end
 wait_said('scholia: Wrote `## Research` in Sourdough starter.md')
 local shown = vim.tbl_keys(statusline)
 if #shown == 0 or not shown[1]:find('^scholia: Research this note') then t.fail('statusline: ' .. vim.inspect(shown)) end

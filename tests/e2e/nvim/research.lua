@@ -24,7 +24,7 @@ t.log('research ended: ' .. tostring(done))
 if not done or done:match('^failed') then t.fail('research failed: ' .. tostring(done)) end
 local text = t.buffer_text(buf)
 if not text:find('# Sourdough starter (typed during research)', 1, true) then t.fail('the edit made during the run was lost') end
-if not text:find('\n## Research\n\n### ', 1, true) then t.fail('no Research section in the buffer:\n' .. text) end
+if not text:find('\n## Research\n\n<!%-%- scholia:research [^\n]*%-%->\n### ') then t.fail('no Research section in the buffer:\n' .. text) end
 if not text:find('](http://127.0.0.1:', 1, true) then t.fail('no web citation in the section') end
 t.log('section landed with ' .. select(2, text:gsub('\n', '\n')) .. ' lines in the buffer')
 

@@ -205,6 +205,10 @@ pub struct NoteResearch {
     /// The URLs the section may link to: the web sources gathered in the run.
     #[serde(skip)]
     pub links: Links,
+    /// What the run read (passages per source, contradictions with their lines), kept in the
+    /// data directory rather than the note.
+    #[serde(skip)]
+    pub record: crate::record::RunRecord,
 }
 
 /// Runs research_note over `text` (the note's current text) — offline when no LLM is
@@ -392,7 +396,14 @@ async fn with_llm(
             "provenance": provenance,
         }),
     )?;
+    let record = crate::record::RunRecord {
+        note: input.rel.clone(),
+        at: String::new(),
+        sources: render::source_records(&sources, &materials),
+        contradictions: crate::record::contradictions(&findings, &topics, &input.own),
+    };
     finish(Finished {
+        record,
         path: input.rel,
         mode: "llm",
         depth,

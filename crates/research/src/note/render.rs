@@ -22,6 +22,8 @@ pub(crate) struct Finished {
     pub warnings: Vec<String>,
     pub synthesis_failed: Option<String>,
     pub links: scholia_vault::inert::Links,
+    /// What the run read, kept beside the note.
+    pub record: crate::record::RunRecord,
 }
 
 /// The result, once the section is known to stay inside `## Research`.
@@ -49,6 +51,7 @@ pub(crate) fn finish(f: Finished) -> Result<NoteResearch, ResearchError> {
         warnings: f.warnings,
         synthesis_failed: f.synthesis_failed,
         links: f.links,
+        record: f.record,
     })
 }
 
@@ -103,4 +106,31 @@ pub(super) fn cited_sources(findings: &str, materials: &[Material]) -> Vec<Sourc
         }
     }
     out
+}
+
+/// What each source in `sources` gave the synthesis: its page text when read, else its
+/// search snippet; a note's snippet.
+pub(super) fn source_records(sources: &[Source], materials: &[Material]) -> Vec<crate::record::SourceRecord> {
+    use crate::record::SourceRecord;
+    sources
+        .iter()
+        .map(|s| match s {
+            Source::Web { title, url } => {
+                let read = materials.iter().flat_map(|m| &m.web).find(|w| w.url == *url);
+                let passage = read
+                    .map(|w| w.extract.clone().unwrap_or_else(|| w.snippet.clone()))
+                    .unwrap_or_default();
+                SourceRecord::web(title, url, &passage)
+            }
+            Source::Vault { title, path, target } => {
+                let read = materials.iter().flat_map(|m| &m.vault).find(|v| v.path == *path);
+                SourceRecord::vault(
+                    title,
+                    path,
+                    target,
+                    &read.map(|v| v.snippet.clone()).unwrap_or_default(),
+                )
+            }
+        })
+        .collect()
 }

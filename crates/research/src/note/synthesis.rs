@@ -209,8 +209,15 @@ pub(super) fn sources_only(
                     target: v.target.clone(),
                 }))
         })
-        .collect();
+        .collect::<Vec<Source>>();
+    let record = crate::record::RunRecord {
+        note: input.rel.clone(),
+        at: String::new(),
+        sources: super::render::source_records(&sources, found),
+        contradictions: Vec::new(),
+    };
     finish(Finished {
+        record,
         path: input.rel,
         mode: "llm",
         depth,

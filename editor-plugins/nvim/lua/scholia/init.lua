@@ -14,6 +14,10 @@ M.commands = {
   search = 'scholia.search',
   status = 'scholia.status',
   cancel = 'scholia.cancel',
+  -- Run by the backlinks lens on a note's title (client-side: the references list).
+  references = 'scholia.references',
+  -- Run by the "Show the contradicting source" code action.
+  show_source = 'scholia.showSource',
 }
 
 M.defaults = {
@@ -23,6 +27,9 @@ M.defaults = {
   -- The vault root: the nearest folder holding one of these. Without one the server decides
   -- from the note (never a code repository: `.git` is not a vault marker).
   root_markers = { '.obsidian', '.scholia.toml' },
+  -- Show code lenses (backlinks on the title; when and how `## Research` was made, stale or
+  -- not — run one with vim.lsp.codelens.run()).
+  codelens = true,
   -- initializationOptions: the shape of `.scholia.toml` (see :help scholia-settings).
   settings = {},
   -- Extra environment for the server process (provider keys; see :help scholia-env).
@@ -340,8 +347,27 @@ function M.setup(opts)
       if cfg.completion then
         vim.lsp.completion.enable(true, c.id, ev.buf, { autotrigger = cfg.autocomplete })
       end
+      if cfg.codelens then
+        -- Backlinks on the title, the research lens on `## Research`.
+        vim.lsp.codelens.refresh({ bufnr = ev.buf })
+        vim.api.nvim_create_autocmd({ 'BufEnter', 'InsertLeave', 'BufWritePost' }, {
+          group = group,
+          buffer = ev.buf,
+          callback = function() vim.lsp.codelens.refresh({ bufnr = ev.buf }) end,
+        })
+      end
     end,
   })
+  -- The backlinks lens lists the references at its position, as `gr` would.
+  vim.lsp.commands[M.commands.references] = function(command)
+    local arg = (command.arguments or {})[1] or {}
+    local bufnr = vim.uri_to_bufnr(arg.uri)
+    local win = vim.fn.bufwinid(bufnr)
+    if win ~= -1 and arg.position then
+      vim.api.nvim_win_set_cursor(win, { arg.position.line + 1, arg.position.character })
+    end
+    vim.lsp.buf.references({ includeDeclaration = false })
+  end
   local cmd = vim.api.nvim_create_user_command
   cmd('ScholiaResearch', M.research, { nargs = '*', desc = 'scholia: research this note ([deep] [focus…])' })
   cmd('ScholiaDeepSearch', M.deep_search, { nargs = '*', range = true, desc = 'scholia: deep search the selection or {question}' })

@@ -1,0 +1,252 @@
+//! The vault's link graph, read from the index: every note's wikilink and embed targets are
+//! indexed by their link key (`links`, stored; `research_links` for the `## Research`
+//! section), so the notes linking to a note are a term lookup and what a note links is one
+//! stored document — no note is read or parsed to answer either.
+
+use std::collections::HashMap;
+
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::{DocAddress, DocSet, Searcher, TERMINATED, TantivyDocument, Term};
+
+use super::{IndexError, VaultIndex};
+
+/// The key a wikilink target is looked up by: trimmed, without a leading `/` or a note
+/// extension, lower-cased. `None` for a same-note link (`[[#Heading]]`).
+pub fn link_key(target: &str) -> Option<String> {
+    let target = target.trim().trim_start_matches('/');
+    if target.is_empty() {
+        return None;
+    }
+    let lowered = target.to_lowercase();
+    let key = ["md", "markdown", "txt"]
+        .iter()
+        .find_map(|ext| lowered.strip_suffix(&format!(".{ext}")))
+        .unwrap_or(&lowered);
+    Some(key.to_string())
+}
+
+/// Which links count: the owner's, or also those of scholia's `## Research` section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkScope {
+    Own,
+    All,
+}
+
+impl VaultIndex {
+    /// The notes whose links resolve to `rel`, by path, sorted.
+    pub fn linking_to(&self, rel: &str, scope: LinkScope) -> Result<Vec<String>, IndexError> {
+        self.linking_to_with(&self.searcher(), rel, scope)
+    }
+
+    pub(crate) fn linking_to_with(
+        &self,
+        searcher: &Searcher,
+        rel: &str,
+        scope: LinkScope,
+    ) -> Result<Vec<String>, IndexError> {
+        let mut out: Vec<String> = Vec::new();
+        for key in self.keys_of(searcher, rel)? {
+            // A key only this note has needs no resolving; a shared one (two notes of one
+            // name) is resolved from each linking note, as Obsidian would.
+            let shared = self
+                .paths_with(searcher, &Term::from_field_text(self.fields.key, &key))?
+                .len()
+                > 1;
+            let mut fields = vec![self.fields.links];
+            if scope == LinkScope::All {
+                fields.push(self.fields.research_links);
+            }
+            for field in fields {
+                for (source, _) in self.paths_with(searcher, &Term::from_field_text(field, &key))? {
+                    if source == rel || out.contains(&source) {
+                        continue;
+                    }
+                    let resolves_here = !shared
+                        || self
+                            .resolve_key_path(searcher, &key, Some(&source))?
+                            .is_some_and(|(p, _)| p == rel);
+                    if resolves_here {
+                        out.push(source);
+                    }
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// The notes `rel`'s own text links to (embeds too), resolved, each once, in the order
+    /// it first links them; links to missing notes are left out.
+    pub fn links_of(&self, rel: &str) -> Result<Vec<String>, IndexError> {
+        self.links_of_with(&self.searcher(), rel, &mut HashMap::new())
+    }
+
+    /// [`VaultIndex::links_of`], resolving through `cache` (key and folder → note).
+    pub(crate) fn links_of_with(
+        &self,
+        searcher: &Searcher,
+        rel: &str,
+        cache: &mut HashMap<(String, String), Option<String>>,
+    ) -> Result<Vec<String>, IndexError> {
+        let Some(addr) = self.doc_of(searcher, rel)? else {
+            return Ok(Vec::new());
+        };
+        let doc: TantivyDocument = searcher.doc(addr)?;
+        let folder = rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("").to_string();
+        let mut out: Vec<String> = Vec::new();
+        for key in doc.get_all(self.fields.links).filter_map(|v| v.as_str()) {
+            let cached = (key.to_string(), folder.clone());
+            let target = match cache.get(&cached) {
+                Some(t) => t.clone(),
+                None => {
+                    let t = self.resolve_key_path(searcher, key, Some(rel))?.map(|(p, _)| p);
+                    cache.insert(cached, t.clone());
+                    t
+                }
+            };
+            if let Some(t) = target.filter(|t| t != rel && !out.contains(t)) {
+                out.push(t);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The link keys naming `rel`: its file name, its path, its aliases (lower-cased).
+    fn keys_of(&self, searcher: &Searcher, rel: &str) -> Result<Vec<String>, IndexError> {
+        let without_ext = rel.rsplit_once('.').map(|(p, _)| p).unwrap_or(rel);
+        let mut keys = vec![scholia_vault::stem(rel).to_lowercase(), without_ext.to_lowercase()];
+        if let Some(addr) = self.doc_of(searcher, rel)? {
+            for alias in self.stored(searcher, addr)?.1.aliases {
+                keys.push(alias.trim().to_lowercase());
+            }
+        }
+        keys.retain(|k| !k.is_empty());
+        keys.dedup();
+        let mut seen = Vec::with_capacity(keys.len());
+        keys.retain(|k| {
+            let new = !seen.contains(k);
+            seen.push(k.clone());
+            new
+        });
+        Ok(keys)
+    }
+
+    pub(crate) fn doc_of(&self, searcher: &Searcher, rel: &str) -> Result<Option<DocAddress>, IndexError> {
+        Ok(self
+            .paths_with(searcher, &self.path_term(rel))?
+            .first()
+            .map(|(_, a)| *a))
+    }
+
+    /// The notes directly in `folder` (vault-relative, `""` for the root), by the path terms
+    /// that start with it.
+    pub(crate) fn paths_in_folder(
+        &self,
+        searcher: &Searcher,
+        folder: &str,
+    ) -> Result<Vec<(String, DocAddress)>, IndexError> {
+        let prefix = if folder.is_empty() {
+            String::new()
+        } else {
+            format!("{folder}/")
+        };
+        let mut out = Vec::new();
+        for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
+            let inverted = segment.inverted_index(self.fields.path)?;
+            let alive = segment.alive_bitset();
+            let mut upper = prefix.clone().into_bytes();
+            upper.push(0xff);
+            let mut stream = inverted
+                .terms()
+                .range()
+                .ge(prefix.as_bytes())
+                .lt(&upper)
+                .into_stream()
+                .map_err(|e| IndexError::Io {
+                    path: self.dir.display().to_string(),
+                    source: e,
+                })?;
+            while stream.advance() {
+                let Ok(path) = std::str::from_utf8(stream.key()) else {
+                    continue;
+                };
+                if path[prefix.len()..].contains('/') {
+                    continue;
+                }
+                let postings = inverted
+                    .read_postings_from_terminfo(stream.value(), IndexRecordOption::Basic)
+                    .map_err(|e| IndexError::Io {
+                        path: self.dir.display().to_string(),
+                        source: e,
+                    })?;
+                let mut postings = postings;
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    if alive.is_none_or(|a| a.is_alive(doc)) {
+                        out.push((path.to_string(), DocAddress::new(ordinal as u32, doc)));
+                    }
+                    doc = postings.advance();
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The live notes holding `term`, with their paths (read from the fast field, not the
+    /// document store).
+    pub(crate) fn paths_with(&self, searcher: &Searcher, term: &Term) -> Result<Vec<(String, DocAddress)>, IndexError> {
+        let mut out = Vec::new();
+        let mut buf = String::new();
+        for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
+            let inverted = segment.inverted_index(term.field())?;
+            let postings = inverted
+                .read_postings(term, IndexRecordOption::Basic)
+                .map_err(|e| IndexError::Io {
+                    path: self.dir.display().to_string(),
+                    source: e,
+                })?;
+            let Some(mut postings) = postings else {
+                continue;
+            };
+            let Some(paths) = segment.fast_fields().str("path")? else {
+                continue;
+            };
+            let alive = segment.alive_bitset();
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                if alive.is_none_or(|a| a.is_alive(doc))
+                    && let Some(ord) = paths.term_ords(doc).next()
+                {
+                    buf.clear();
+                    if paths.ord_to_str(ord, &mut buf).map_err(|e| IndexError::Io {
+                        path: self.dir.display().to_string(),
+                        source: e,
+                    })? {
+                        out.push((buf.clone(), DocAddress::new(ordinal as u32, doc)));
+                    }
+                }
+                doc = postings.advance();
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_keys() {
+        let check =
+            |target: &str, expected: Option<&str>| assert_eq!(link_key(target).as_deref(), expected, "{target}");
+        check("Note", Some("note"));
+        check(" Folder/Note.md ", Some("folder/note"));
+        check("/Folder/Note.MD", Some("folder/note"));
+        check("Über.markdown", Some("über"));
+        check("notes.txt", Some("notes"));
+        check("v1.2 release", Some("v1.2 release"));
+        check("", None);
+        check("  ", None);
+    }
+}

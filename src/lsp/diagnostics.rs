@@ -1,0 +1,187 @@
+//! Diagnostics: links that lead nowhere (`scholia_index::link_problems`) and the contradictions
+//! research found, for open notes. Pushed (`publishDiagnostics`, a short pause after typing)
+//! to clients that do not pull; answered on `textDocument/diagnostic` for clients that do, and
+//! both recomputed when the index commits.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tower_lsp_server::Client;
+use tower_lsp_server::jsonrpc::Result as RpcResult;
+use tower_lsp_server::ls_types::*;
+
+use super::State;
+use super::documents::Document;
+use scholia_index::{LinkProblem, Problem};
+
+/// Quiet time after a keystroke before a note's diagnostics are pushed.
+const SETTLE: Duration = Duration::from_millis(200);
+pub const SOURCE: &str = "scholia";
+
+/// The diagnostics of an open note's current text.
+async fn compute(state: &State, uri: &Uri) -> Option<(Vec<Diagnostic>, i32)> {
+    let index = state.index()?;
+    let rel = state.rel(uri).await?;
+    let (text, version) = state.docs().get(uri).map(|d| (d.text.clone(), d.version))?;
+    let t = text.clone();
+    let engine = state.engine_now();
+    let (problems, contradictions) = scholia_base::blocking(move || {
+        let links = index.link_problems(&rel, &t)?;
+        let found = engine.map(|e| e.contradictions(&rel, &t)).unwrap_or_default();
+        Ok((links, found))
+    })
+    .await
+    .ok()?;
+    let doc = Document::new(text, version);
+    let enc = state.encoding();
+    let mut out: Vec<Diagnostic> = problems.iter().map(|p| link_diagnostic(&doc, p, enc)).collect();
+    for c in contradictions {
+        let related = state.uri_of(&c.source_note).map(|uri| {
+            vec![DiagnosticRelatedInformation {
+                location: Location::new(uri, doc.range(c.research_line.clone(), enc)),
+                message: format!("Research: {}", c.summary),
+            }]
+        });
+        out.push(Diagnostic {
+            range: doc.range(c.claim.clone(), enc),
+            severity: Some(DiagnosticSeverity::INFORMATION),
+            code: Some(NumberOrString::String("contradiction".into())),
+            source: Some(SOURCE.into()),
+            message: format!("Contradicted by {}: {}", c.source_label, c.summary),
+            related_information: related,
+            data: Some(json!({"source": c.source})),
+            ..Default::default()
+        });
+    }
+    Some((out, version))
+}
+
+fn link_diagnostic(doc: &Document, p: &LinkProblem, enc: super::documents::Encoding) -> Diagnostic {
+    let data = match &p.problem {
+        Problem::NoNote { target } => Some(json!({"create": target})),
+        _ => None,
+    };
+    Diagnostic {
+        range: doc.range(p.range.clone(), enc),
+        severity: Some(match p.problem {
+            Problem::NoNote { .. } => DiagnosticSeverity::INFORMATION,
+            _ => DiagnosticSeverity::WARNING,
+        }),
+        code: Some(NumberOrString::String(p.problem.code().into())),
+        source: Some(SOURCE.into()),
+        message: p.problem.message(),
+        data,
+        ..Default::default()
+    }
+}
+
+/// Pushes `uri`'s diagnostics once its text has settled (clients that do not pull).
+pub fn schedule(client: &Client, state: &std::sync::Arc<State>, uri: &Uri) {
+    if state.pulls_diagnostics() {
+        return;
+    }
+    let (client, state, uri) = (client.clone(), state.clone(), uri.clone());
+    tokio::spawn(async move {
+        let version = state.docs().get(&uri).map(|d| d.version);
+        tokio::time::sleep(SETTLE).await;
+        if state.docs().get(&uri).map(|d| d.version) != version {
+            return; // a later change schedules its own
+        }
+        publish(&client, &state, &uri).await;
+    });
+}
+
+async fn publish(client: &Client, state: &State, uri: &Uri) {
+    if let Some((diagnostics, version)) = compute(state, uri).await {
+        client
+            .publish_diagnostics(uri.clone(), diagnostics, Some(version))
+            .await;
+    }
+}
+
+/// Every open note again: the index changed (a note created, renamed, deleted elsewhere).
+pub async fn refresh_all(client: &Client, state: &State) {
+    if state.pulls_diagnostics() {
+        if state.diagnostic_refresh() {
+            let _ = client.workspace_diagnostic_refresh().await;
+        }
+    } else {
+        let uris: Vec<Uri> = state.docs().keys().cloned().collect();
+        for uri in uris {
+            publish(client, state, &uri).await;
+        }
+    }
+    if state.code_lens_refresh() {
+        let _ = client.code_lens_refresh().await;
+    }
+}
+
+/// `textDocument/diagnostic`.
+pub async fn pull(state: &State, params: DocumentDiagnosticParams) -> RpcResult<DocumentDiagnosticReportResult> {
+    let uri = params.text_document.uri;
+    if state.docs().get(&uri).is_none() && state.rel(&uri).await.is_none() {
+        return Err(state.not_a_note(uri.as_str()));
+    }
+    let items = match compute(state, &uri).await {
+        Some((d, _)) => d,
+        // Not open, or the vault still opening: nothing to say yet.
+        None => Vec::new(),
+    };
+    Ok(DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Full(
+        RelatedFullDocumentDiagnosticReport {
+            related_documents: None,
+            full_document_diagnostic_report: FullDocumentDiagnosticReport { result_id: None, items },
+        },
+    )))
+}
+
+/// "Create note `X`" for an unresolved link under the cursor: a new note at the vault's root
+/// (or at the path the link gives) with its title.
+pub async fn create_note_actions(state: &State, uri: &Uri, range: Range) -> Vec<CodeActionOrCommand> {
+    let Some((diagnostics, _)) = compute(state, uri).await else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for d in diagnostics {
+        let Some(target) = d.data.as_ref().and_then(|v| v["create"].as_str()) else {
+            continue;
+        };
+        if d.range.end < range.start || range.end < d.range.start {
+            continue;
+        }
+        let Ok(rel) = scholia_index::renamed_path("new.md", target, "link") else {
+            continue;
+        };
+        let Some(new_uri) = state.uri_of(&rel) else { continue };
+        let title = scholia_vault::stem(&rel).to_string();
+        let edit = WorkspaceEdit {
+            document_changes: Some(DocumentChanges::Operations(vec![
+                DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
+                    uri: new_uri.clone(),
+                    options: Some(CreateFileOptions {
+                        overwrite: Some(false),
+                        ignore_if_exists: Some(true),
+                    }),
+                    annotation_id: None,
+                })),
+                DocumentChangeOperation::Edit(TextDocumentEdit {
+                    text_document: OptionalVersionedTextDocumentIdentifier {
+                        uri: new_uri,
+                        version: None,
+                    },
+                    edits: vec![OneOf::Left(TextEdit::new(Range::default(), format!("# {title}\n\n")))],
+                }),
+            ])),
+            ..Default::default()
+        };
+        out.push(CodeActionOrCommand::CodeAction(CodeAction {
+            title: format!("Create note `{rel}`"),
+            kind: Some(CodeActionKind::QUICKFIX),
+            diagnostics: Some(vec![d.clone()]),
+            edit: Some(edit),
+            is_preferred: Some(true),
+            ..Default::default()
+        }));
+    }
+    out
+}

@@ -1,0 +1,136 @@
+//! Code lenses: the note's backlinks on its title, and on `## Research` when, how and from how
+//! many sources it was made — and whether the note changed since (click to re-run).
+
+use serde_json::json;
+use tower_lsp_server::jsonrpc::Result as RpcResult;
+use tower_lsp_server::ls_types::*;
+
+use super::State;
+use super::commands::RESEARCH;
+use super::documents::Document;
+use super::errors;
+use scholia_vault::parse;
+use scholia_vault::stamp::ResearchStamp;
+
+/// Runs `textDocument/references` at a position (what the backlinks lens runs; an editor
+/// without client-side handling gets the locations back).
+pub const REFERENCES: &str = "scholia.references";
+/// Opens the source a contradiction names (a page in the browser, a note in the editor).
+pub const SHOW_SOURCE: &str = "scholia.showSource";
+
+pub async fn code_lenses(state: &State, uri: Uri) -> RpcResult<Option<Vec<CodeLens>>> {
+    let (Some(text), Some(rel)) = (state.text(&uri).await, state.rel(&uri).await) else {
+        return Ok(None);
+    };
+    let doc = Document::new(text, 0);
+    let enc = state.encoding();
+    let parsed = parse::parse(&doc.text, "");
+    let mut lenses = Vec::new();
+    if let Some(index) = state.index() {
+        let r = rel.clone();
+        let count = scholia_base::blocking(move || Ok(index.backlink_count(&r)?))
+            .await
+            .map_err(|e| errors::rpc(&e))?;
+        let at = parsed
+            .headings
+            .iter()
+            .find(|h| h.level == 1)
+            .map_or(0, |h| h.section.start);
+        let pos = doc.position(at, enc);
+        let title = match count {
+            0 => "no backlinks".to_string(),
+            1 => "1 backlink".to_string(),
+            n => format!("{n} backlinks"),
+        };
+        lenses.push(CodeLens {
+            range: Range::new(pos, pos),
+            command: Some(Command {
+                title,
+                command: REFERENCES.into(),
+                arguments: Some(vec![json!({"uri": uri.as_str(), "position": pos})]),
+            }),
+            data: None,
+        });
+    }
+    if let Some((stamp, start)) = ResearchStamp::of(&doc.text) {
+        let pos = doc.position(start, enc);
+        let stale = stamp.stale(&doc.text, start);
+        // The minute is in the run's record (the note keeps the day).
+        let when = match state.engine_now() {
+            Some(engine) => {
+                let run = stamp.run.clone();
+                scholia_base::spawn_blocking(move || engine.run_record(&run))
+                    .await
+                    .map(|r| r.at)
+                    .filter(|at| !at.is_empty())
+            }
+            None => None,
+        }
+        .unwrap_or_else(|| stamp.at.clone());
+        let depth = if stamp.depth == "deep" { "deep" } else { "shallow" };
+        lenses.push(CodeLens {
+            range: Range::new(pos, pos),
+            command: Some(Command {
+                title: research_title(&stamp, &when, stale),
+                command: RESEARCH.into(),
+                arguments: Some(vec![json!({"uri": uri.as_str(), "depth": depth})]),
+            }),
+            data: None,
+        });
+    }
+    Ok(Some(lenses))
+}
+
+/// `Researched 2026-11-25 10:04 UTC · deep · llama3.1 · 7 sources · stale: the note changed — re-run`.
+fn research_title(stamp: &ResearchStamp, when: &str, stale: bool) -> String {
+    let when = when.replace('T', " ").replace('Z', " UTC");
+    let mut parts = vec![format!("Researched {when}"), stamp.depth.clone()];
+    if stamp.model != "none" {
+        parts.push(stamp.model.clone());
+    }
+    parts.push(match stamp.sources {
+        1 => "1 source".into(),
+        n => format!("{n} sources"),
+    });
+    parts.push(if stale {
+        "stale: the note changed since — re-run".into()
+    } else {
+        "re-run".into()
+    });
+    parts.join(" · ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn research_lens_titles() {
+        let s = ResearchStamp {
+            run: "r1".into(),
+            at: "2026-11-25T10:04Z".into(),
+            depth: "offline".into(),
+            model: "none".into(),
+            sources: 1,
+            above: String::new(),
+        };
+        assert_eq!(
+            research_title(&s, "2026-11-25T10:04Z", false),
+            "Researched 2026-11-25 10:04 UTC · offline · 1 source · re-run"
+        );
+        assert_eq!(
+            research_title(&s, "2026-11-25", false),
+            "Researched 2026-11-25 · offline · 1 source · re-run"
+        );
+        let s = ResearchStamp {
+            depth: "deep".into(),
+            model: "llama3.1:8b".into(),
+            sources: 7,
+            ..s
+        };
+        assert_eq!(
+            research_title(&s, "2026-11-25T10:04Z", true),
+            "Researched 2026-11-25 10:04 UTC · deep · llama3.1:8b · 7 sources · stale: the note changed since — re-run"
+        );
+    }
+}
