@@ -244,7 +244,9 @@ fn sample(vault: &Path) -> (Vec<At>, (At, usize), usize) {
                 continue;
             }
             *backlinks.entry(stem.clone()).or_default() += 1;
-            let at = l.range.start + 3;
+            // Inside the link, on its first character.
+            let open = l.range.start + text[l.range.start..].find("[[").unwrap_or(0) + 2;
+            let at = open + text[open..].chars().next().map_or(0, char::len_utf8);
             let line = text[..at].matches('\n').count() as u32;
             let col = text[text[..at].rfind('\n').map_or(0, |i| i + 1)..at]
                 .encode_utf16()

@@ -7,6 +7,8 @@
 //! - time from spawning to the first answered `tools/list` (initialize handshake included), with
 //!   no index yet (cold) and with the index built by the previous run (warm);
 //! - `find_notes` latency p50/p99 over stdio (400 queries from the vault's titles and headings);
+//! - `read_note` with `outline: true`, then of one section of it, p50/p99 over stdio (the
+//!   agent's outline-first read, on 200 notes);
 //! - resident memory of the idle server after those queries, and its peak.
 
 use std::path::{Path, PathBuf};
@@ -27,7 +29,7 @@ fn main() {
         return;
     }
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let queries = queries(&vault);
+    let (queries, sections) = queries(&vault);
     let home = tempfile::tempdir().unwrap();
     println!("scholia MCP benchmark on obsidian-help ({} queries)", queries.len());
     rt.block_on(async {
@@ -55,6 +57,25 @@ fn main() {
                 pct(0.99),
                 pct(1.0)
             );
+            let (mut outlines, mut reads) = (Vec::new(), Vec::new());
+            for (path, heading) in &sections {
+                let t = Instant::now();
+                tool(&client, "read_note", json!({"path": path, "outline": true})).await;
+                outlines.push(t.elapsed());
+                let t = Instant::now();
+                tool(&client, "read_note", json!({"path": path, "heading": heading})).await;
+                reads.push(t.elapsed());
+            }
+            for (name, mut times) in [("outline", outlines), ("section", reads)] {
+                times.sort();
+                let pct = |p: f64| ms(times[((times.len() as f64 - 1.0) * p).round() as usize]);
+                println!(
+                    "  read_note {name} over stdio: p50 {:.2} ms, p99 {:.2} ms ({} notes)",
+                    pct(0.5),
+                    pct(0.99),
+                    times.len()
+                );
+            }
             tokio::time::sleep(Duration::from_secs(2)).await;
             let (rss, peak) = memory(pid);
             println!("  idle RSS {:.1} MB (peak {:.1} MB)", rss, peak);
@@ -87,24 +108,30 @@ async fn spawn(vault: &Path, home: &Path) -> (Client, tokio::process::Child, Ins
     let (out, input) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
     let client = ().serve((out, input)).await.unwrap();
     let tools = client.list_tools(None).await.unwrap();
-    assert_eq!(tools.tools.len(), 13);
+    assert_eq!(tools.tools.len(), 17);
     (client, child, started)
 }
 
-async fn call(c: &Client, tool: &str, query: &str) {
-    let args = json!({"query": query, "limit": 10}).as_object().cloned().unwrap();
-    let r = c
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
-        .await
-        .unwrap();
-    assert_ne!(r.is_error, Some(true), "{query}: {:?}", r.content);
+async fn call(c: &Client, name: &str, query: &str) {
+    tool(c, name, json!({"query": query, "limit": 10})).await;
 }
 
-/// Queries from a deterministic sample of the vault: a title or a heading's first words.
-fn queries(vault: &Path) -> Vec<String> {
+async fn tool(c: &Client, name: &str, args: serde_json::Value) {
+    let a = args.as_object().cloned().unwrap();
+    let r = c
+        .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(a))
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{args}: {:?}", r.content);
+}
+
+/// Queries from a deterministic sample of the vault (a title or a heading's first words), and
+/// notes with a heading to read a section of (unambiguous headings only).
+fn queries(vault: &Path) -> (Vec<String>, Vec<(String, String)>) {
     let scan = scholia::vault::scan::scan(&vault.canonicalize().unwrap());
     let step = (scan.notes.len() / 200).max(1);
     let mut out = Vec::new();
+    let mut sections = Vec::new();
     for note in scan.notes.iter().step_by(step) {
         let text = std::fs::read_to_string(&note.abs).unwrap_or_default();
         let parsed = scholia::vault::parse::parse(&text, scholia::vault::stem(&note.rel));
@@ -112,10 +139,18 @@ fn queries(vault: &Path) -> Vec<String> {
         if let Some(h) = parsed.headings.iter().find(|h| !h.text.trim().is_empty()) {
             out.push(h.text.split_whitespace().take(2).collect::<Vec<_>>().join(" "));
         }
+        let found = parsed
+            .headings
+            .iter()
+            .filter(|h| h.top_level && h.level >= 2)
+            .find(|h| scholia::vault::note_edit::find_heading(&text, &h.text).is_ok());
+        if let Some(h) = found {
+            sections.push((note.rel.clone(), h.text.clone()));
+        }
     }
     out.retain(|q| !q.trim().is_empty());
     out.truncate(400);
-    out
+    (out, sections)
 }
 
 /// Resident and peak resident memory of `pid`, in MB.

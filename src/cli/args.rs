@@ -97,6 +97,104 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// A note's headings with their sizes, and its hash (what `edit --expected-hash` needs)
+    Outline {
+        /// The note: relative to the vault (or the current directory), or absolute
+        note: String,
+        /// Vault directory (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// Print the outline as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Edit the section under one heading, or front-matter fields, of a note
+    Edit {
+        /// The note: relative to the vault (or the current directory), or absolute
+        note: String,
+        /// The heading whose section to edit (`Setup`, or `## Setup` for that level)
+        #[arg(long, value_name = "HEADING", conflicts_with_all = ["set", "unset"])]
+        heading: Option<String>,
+        /// replace (needs the expected hash), append (default) or prepend
+        #[arg(long, value_name = "MODE", default_value = "append", value_parser = parse_mode)]
+        mode: scholia::vault::note_edit::Mode,
+        /// The text to write into the section
+        #[arg(
+            long,
+            value_name = "TEXT",
+            conflicts_with = "content_file",
+            allow_hyphen_values = true
+        )]
+        content: Option<String>,
+        /// Read the text to write from a file (`-`: standard input)
+        #[arg(long, value_name = "FILE")]
+        content_file: Option<PathBuf>,
+        /// Set a front-matter field (repeatable; a JSON value, else text)
+        #[arg(long, value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Remove a front-matter field (repeatable)
+        #[arg(long, value_name = "KEY")]
+        unset: Vec<String>,
+        /// The hash `scholia outline` printed: required to replace or set fields; a note that
+        /// changed since is refused
+        #[arg(long, value_name = "HASH")]
+        expected_hash: Option<String>,
+        /// Vault directory (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// Print the result as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create a note (never replacing one), optionally from a template of the vault
+    Create {
+        /// The new note's path relative to the vault (`.md` added when it has no extension)
+        path: String,
+        /// The note's text
+        #[arg(
+            long,
+            value_name = "TEXT",
+            conflicts_with = "content_file",
+            allow_hyphen_values = true
+        )]
+        content: Option<String>,
+        /// Read the note's text from a file (`-`: standard input)
+        #[arg(long, value_name = "FILE")]
+        content_file: Option<PathBuf>,
+        /// A note of the vault's templates folder to start from
+        #[arg(long, value_name = "NAME")]
+        template: Option<String>,
+        /// Vault directory (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// Print the result as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Move or rename a note and rewrite every link to it
+    Move {
+        /// The note to move: relative to the vault (or the current directory), or absolute
+        note: String,
+        /// Its new path relative to the vault
+        to: String,
+        /// Vault directory (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// Print the result as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// The notes linking to a note, with their lines
+    Backlinks {
+        /// The note: relative to the vault (or the current directory), or absolute
+        note: String,
+        /// Vault directory (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// Print the result as JSON
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the Markdown research would read from a web page
     Fetch {
         /// An http(s) URL (public addresses only)
@@ -143,6 +241,16 @@ pub enum Command {
         /// The environment variable holding the bearer token HTTP clients must send
         #[arg(long, value_name = "VAR", requires = "http")]
         token_env: Option<String>,
+        /// Offer no tool that writes the vault (edit_note, create_note, move_note,
+        /// research_note, save_research_to_markdown; `note` arguments are refused)
+        #[arg(long)]
+        read_only: bool,
+        /// Confine every tool, resource and search to this folder of the vault (repeatable)
+        #[arg(long = "allow-folder", value_name = "DIR")]
+        allow_folder: Vec<String>,
+        /// Offer only these tools (comma-separated names)
+        #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+        tools: Option<Vec<String>>,
     },
 }
 
@@ -271,6 +379,11 @@ impl Command {
 
 fn parse_backend(s: &str) -> Result<DeepSearchBackend, String> {
     DeepSearchBackend::parse(s).ok_or_else(|| format!("`{s}`; valid: {}", DeepSearchBackend::NAMES.join(", ")))
+}
+
+fn parse_mode(s: &str) -> Result<scholia::vault::note_edit::Mode, String> {
+    s.parse()
+        .map_err(|e: scholia::vault::note_edit::NoteEditError| e.to_string())
 }
 
 fn parse_depth(s: &str) -> Result<Depth, scholia::research::ResearchError> {

@@ -2,6 +2,7 @@
 //! and nowhere else.
 
 pub mod args;
+mod notes;
 mod render;
 
 use std::path::{Path, PathBuf};
@@ -148,6 +149,40 @@ fn dispatch(command: Command) -> Result<ExitCode> {
                 render::answer(&answer);
             }
         }
+        Command::Outline { note, vault, json } => notes::outline(note, vault, json)?,
+        Command::Edit {
+            note,
+            heading,
+            mode,
+            content,
+            content_file,
+            set,
+            unset,
+            expected_hash,
+            vault,
+            json,
+        } => notes::edit(
+            note,
+            heading,
+            mode,
+            content,
+            content_file,
+            set,
+            unset,
+            expected_hash,
+            vault,
+            json,
+        )?,
+        Command::Create {
+            path,
+            content,
+            content_file,
+            template,
+            vault,
+            json,
+        } => notes::create(path, content, content_file, template, vault, json)?,
+        Command::Move { note, to, vault, json } => notes::move_note(note, to, vault, json)?,
+        Command::Backlinks { note, vault, json } => notes::backlinks(note, vault, json)?,
         Command::Fetch { url, max_chars, json } => {
             let engine = load_engine(None)?;
             let page = runtime()?.block_on(engine.fetch_page(&url, max_chars))?;
@@ -161,9 +196,21 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Tasks { action } => return tasks(action),
         Command::Lsp { describe: true } => render::json(&scholia::lsp::describe())?,
         Command::Lsp { describe: false } => scholia::lsp::serve_stdio()?,
-        Command::Mcp { vault, http, token_env } => {
-            scholia::mcp::serve(scholia::mcp::McpOptions { vault, http, token_env })?
-        }
+        Command::Mcp {
+            vault,
+            http,
+            token_env,
+            read_only,
+            allow_folder,
+            tools,
+        } => scholia::mcp::serve(scholia::mcp::McpOptions {
+            vault,
+            http,
+            token_env,
+            read_only,
+            allow_folders: allow_folder,
+            tools,
+        })?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -38,11 +38,73 @@ pub struct McpOptions {
     pub http: Option<SocketAddr>,
     /// The environment variable holding the bearer token HTTP requests must carry.
     pub token_env: Option<String>,
+    /// Offer no tool that writes the vault (`--read-only`).
+    pub read_only: bool,
+    /// Folders every tool, resource and search is confined to (`--allow-folder`; none: all).
+    pub allow_folders: Vec<String>,
+    /// Only these tools (`--tools a,b`; none: all).
+    pub tools: Option<Vec<String>>,
+}
+
+/// What a server offers: which tools, and whether it may write.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    pub read_only: bool,
+    pub tools: Option<Vec<String>>,
+}
+
+impl Policy {
+    /// The policy of `--read-only` and `--tools`; an unknown tool name is an error naming
+    /// the valid ones.
+    pub fn new(read_only: bool, tools: Option<Vec<String>>) -> Result<Policy, Error> {
+        if let Some(names) = &tools {
+            for n in names {
+                if table::find(n).is_none() {
+                    return Err(Error::invalid(format!(
+                        "--tools: `{n}` is not a tool; valid: {}",
+                        table::names().join(", ")
+                    )));
+                }
+            }
+            if names.is_empty() {
+                return Err(Error::invalid(format!(
+                    "--tools: empty; valid: {}",
+                    table::names().join(", ")
+                )));
+            }
+        }
+        Ok(Policy { read_only, tools })
+    }
+
+    /// Whether the tool is offered; `Err` says why not.
+    fn offers(&self, tool: &dyn table::Entry) -> Result<(), String> {
+        if self.read_only && tool.writes() {
+            return Err(format!(
+                "tool `{}` writes the vault and this server is read-only (scholia mcp --read-only)",
+                tool.name()
+            ));
+        }
+        if let Some(names) = &self.tools
+            && !names.iter().any(|n| n == tool.name())
+        {
+            return Err(format!(
+                "tool `{}` is not offered by this server (scholia mcp --tools {})",
+                tool.name(),
+                names.join(",")
+            ));
+        }
+        Ok(())
+    }
 }
 
 const INSTRUCTIONS: &str = "scholia gives you the user's Markdown vault and research tools.\n\
 - Vault first: find_notes (full-text search, instant and free), read_note (a note or one section, in pages), \
-list_notes (by folder or tag). Notes are also resources at note:///<path>.\n\
+list_notes (by folder or tag), backlinks (the notes linking to one, with their lines). Notes are also \
+resources at note:///<path>.\n\
+- Editing: read_note(outline=true) gives the headings and the note's hash; edit_note replaces, appends to or \
+prepends to one section (or sets front-matter fields) against that hash (a note changed since is refused with \
+CONFLICT: read again); create_note makes a new note (from a template of the vault); move_note renames or moves \
+one and rewrites every link to it.\n\
 - research_note writes cited findings into a note's `## Research` section (web + vault; offline without an LLM); \
 read the result with read_note(path, heading=\"Research\").\n\
 - For questions beyond the vault: `search` asks Perplexity Sonar — sonar (fast, cheap), sonar-pro (multi-step), \
@@ -61,17 +123,42 @@ report progress and stop when the request is cancelled; a cancelled run changes 
 pub struct Scholia {
     engine: Arc<Engine>,
     host: Arc<Host>,
+    policy: Arc<Policy>,
+    /// The folders the vault is confined to, set on it when it opens.
+    scope: Arc<scholia_index::Scope>,
 }
 
 impl Scholia {
     pub fn new(engine: Arc<Engine>, host: Arc<Host>) -> Scholia {
-        Scholia { engine, host }
+        Scholia::with_policy(engine, host, Policy::default(), scholia_index::Scope::default())
+    }
+
+    pub fn with_policy(engine: Arc<Engine>, host: Arc<Host>, policy: Policy, scope: scholia_index::Scope) -> Scholia {
+        Scholia {
+            engine,
+            host,
+            policy: Arc::new(policy),
+            scope: Arc::new(scope),
+        }
+    }
+
+    /// A read-only server refuses what would write a note.
+    pub(crate) fn read_only(&self) -> bool {
+        self.policy.read_only
+    }
+
+    fn tools(&self) -> Vec<&'static dyn table::Entry> {
+        table::TOOLS
+            .iter()
+            .copied()
+            .filter(|t| self.policy.offers(*t).is_ok())
+            .collect()
     }
 
     /// Opens the vault at `root` in the background and keeps it current until the host shuts
     /// down (indexing progress goes to the log; research-note tasks on it write on disk).
     pub fn open_vault(&self, root: PathBuf, dirs: Dirs) {
-        let (host, engine) = (self.host.clone(), self.engine.clone());
+        let (host, engine, self_scope) = (self.host.clone(), self.engine.clone(), self.scope.clone());
         host.vault().mark_opening(&root);
         tokio::spawn(async move {
             let jobs = engine.jobs().clone();
@@ -80,7 +167,10 @@ impl Scholia {
                     Arc::new(Logged) as Arc<dyn ProgressSink>
                 })
             };
-            if let Err(e) = host.serve_vault(Some(engine), root, dirs, &start, None, &|_| {}).await {
+            // Confined before the first request can reach it.
+            let scope = (*self_scope).clone();
+            let confine = move |v: &Arc<VaultSession>| v.index().set_scope(scope.clone());
+            if let Err(e) = host.serve_vault(Some(engine), root, dirs, &start, None, &confine).await {
                 tracing::error!("{e}");
             }
         });
@@ -122,6 +212,8 @@ pub fn serve(options: McpOptions) -> anyhow::Result<()> {
             root.display()
         );
     }
+    let policy = Policy::new(options.read_only, options.tools.clone())?;
+    let scope = scholia_index::Scope::new(&root, &options.allow_folders)?;
     let engine = Arc::new(Engine::load(&ProcessEnv, Some(&root), None)?);
     if let Some(u) = engine.untrusted() {
         tracing::warn!("{u}");
@@ -133,7 +225,7 @@ pub fn serve(options: McpOptions) -> anyhow::Result<()> {
         let host = Arc::new(Host::default());
         // Background research tasks run in this process while it serves.
         host.run_tasks(engine.clone(), None);
-        let server = Scholia::new(engine, host.clone());
+        let server = Scholia::with_policy(engine, host.clone(), policy, scope);
         server.open_vault(root, dirs);
         let served = match options.http {
             None => serve_stdio(server).await,
@@ -206,11 +298,15 @@ impl ServerHandler for Scholia {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(table::list()))
+        Ok(ListToolsResult::with_all_items(
+            self.tools().iter().map(|t| t.describe()).collect(),
+        ))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        table::find(name).map(|t| t.describe())
+        table::find(name)
+            .filter(|t| self.policy.offers(*t).is_ok())
+            .map(|t| t.describe())
     }
 
     async fn call_tool(
@@ -219,16 +315,16 @@ impl ServerHandler for Scholia {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let run = progress::RunContext::new(&context);
+        let offered = || self.tools().iter().map(|t| t.name()).collect::<Vec<_>>().join(", ");
         match table::find(&request.name) {
-            Some(tool) => Ok(CallToolResponse::Complete(
-                tool.call(self, request.arguments, run).await,
-            )),
+            Some(tool) => match self.policy.offers(tool) {
+                Ok(()) => Ok(CallToolResponse::Complete(
+                    tool.call(self, request.arguments, run).await,
+                )),
+                Err(why) => Err(ErrorData::invalid_params(format!("{why}; tools: {}", offered()), None)),
+            },
             None => Err(ErrorData::invalid_params(
-                format!(
-                    "tool `{}` does not exist; tools: {}",
-                    request.name,
-                    table::names().join(", ")
-                ),
+                format!("tool `{}` does not exist; tools: {}", request.name, offered()),
                 None,
             )),
         }
@@ -289,7 +385,7 @@ impl ServerHandler for Scholia {
         let path = note_path(&request.uri).map_err(fail)?;
         let vault = self.vault().await.map_err(fail)?;
         let mut note = vault
-            .read_note(&path, None, 0, scholia_index::PAGE_CHARS)
+            .read_note(&path, None, 0, scholia_index::PAGE_CHARS, false)
             .await
             .map_err(fail)?;
         if let Some(next) = note.next_offset {

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::Scholia;
 use super::progress::RunContext;
 use super::schema;
-use super::tools::{research, tasks, vault};
+use super::tools::{edit, research, tasks, vault};
 use scholia_base::{Error, Summary};
 use scholia_engine::BoxFuture;
 
@@ -45,6 +45,8 @@ pub trait Tool: Send + Sync + 'static {
     const TITLE: &'static str;
     /// Arguments the engine checks itself, with the error codes a seed gives.
     const ENGINE_CHECKED: &'static [&'static str] = &[];
+    /// It writes notes (or reports) in the vault: not offered by a read-only server.
+    const WRITES: bool = false;
     fn description() -> String;
     /// The hints beside the title (which `tools/list` adds).
     fn annotations() -> ToolAnnotations;
@@ -54,6 +56,7 @@ pub trait Tool: Send + Sync + 'static {
 /// A tool with its types erased, for the table.
 pub trait Entry: Send + Sync {
     fn name(&self) -> &'static str;
+    fn writes(&self) -> bool;
     fn describe(&self) -> rmcp::model::Tool;
     fn call<'a>(&'a self, s: &'a Scholia, args: Option<JsonObject>, run: RunContext) -> BoxFuture<'a, CallToolResult>;
 }
@@ -63,6 +66,10 @@ struct Def<T>(PhantomData<T>);
 impl<T: Tool> Entry for Def<T> {
     fn name(&self) -> &'static str {
         T::NAME
+    }
+
+    fn writes(&self) -> bool {
+        T::WRITES
     }
 
     fn describe(&self) -> rmcp::model::Tool {
@@ -101,6 +108,10 @@ pub static TOOLS: &[&dyn Entry] = &[
     def::<vault::FindNotes>(),
     def::<vault::ReadNote>(),
     def::<vault::ListNotes>(),
+    def::<edit::BacklinksTool>(),
+    def::<edit::EditNote>(),
+    def::<edit::CreateNote>(),
+    def::<edit::MoveNote>(),
     def::<research::ResearchNote>(),
     def::<research::DeepSearch>(),
     def::<research::Ask>(),
@@ -113,6 +124,8 @@ pub static TOOLS: &[&dyn Entry] = &[
     def::<tasks::Save>(),
 ];
 
+/// Every tool's description (tests hold each to the table's rules).
+#[cfg(test)]
 pub fn list() -> Vec<rmcp::model::Tool> {
     TOOLS.iter().map(|t| t.describe()).collect()
 }

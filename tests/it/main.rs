@@ -3,6 +3,7 @@
 
 mod support;
 
+mod agents;
 mod attacks;
 mod cli;
 mod deep_search;

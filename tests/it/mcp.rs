@@ -40,7 +40,7 @@ pub(crate) async fn call(c: &Client, tool: &str, args: Value) -> CallToolResult 
         .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"))
 }
 
-fn text(r: &CallToolResult) -> String {
+pub(crate) fn text(r: &CallToolResult) -> String {
     let v = serde_json::to_value(r).unwrap();
     v["content"]
         .as_array()
@@ -53,7 +53,7 @@ fn text(r: &CallToolResult) -> String {
 
 /// Calls `tool` with `args`: `None` when the result is a tool error whose code is `code` and
 /// whose message contains `message`, else what is wrong.
-async fn error_mismatch(c: &Client, tool: &str, args: Value, code: &str, message: &str) -> Option<String> {
+pub(crate) async fn error_mismatch(c: &Client, tool: &str, args: Value, code: &str, message: &str) -> Option<String> {
     let r = call(c, tool, args.clone()).await;
     let shown = text(&r);
     if r.is_error != Some(true) {
@@ -80,7 +80,7 @@ async fn error_mismatch(c: &Client, tool: &str, args: Value, code: &str, message
     None
 }
 
-async fn check_errors(c: &Client, cases: &[(&str, Value, &str, &str)]) {
+pub(crate) async fn check_errors(c: &Client, cases: &[(&str, Value, &str, &str)]) {
     let mut wrong = Vec::new();
     for (tool, args, code, message) in cases {
         wrong.extend(error_mismatch(c, tool, args.clone(), code, message).await);
@@ -118,7 +118,7 @@ async fn every_invalid_argument_is_a_tool_error_naming_the_field() {
         ("read_note", json!({"path": "/etc/passwd"}), "INVALID_PATH", "path `/etc/passwd`: files without an extension are not notes; valid extensions: .md, .markdown, .txt"),
         ("read_note", json!({"path": "/etc/hosts.md"}), "INVALID_PATH", "path `/etc/hosts.md`: outside the vault"),
         ("read_note", json!({"path": "Missing.md"}), "NOTE_NOT_FOUND", "no such note"),
-        ("read_note", json!({"path": "Kombucha.md", "heading": "Nope"}), INVALID, "heading: `Nope` is not valid; valid: `Kombucha`"),
+        ("read_note", json!({"path": "Kombucha.md", "heading": "Nope"}), "HEADING_NOT_FOUND", "heading: no heading `Nope` in the note; its headings: `# Kombucha` (line 5)"),
         ("read_note", json!({"path": "Kombucha.md", "offset": 1000000}), INVALID, "offset: `1000000` is not valid; valid: a number of characters from 0 to"),
         ("read_note", json!({"path": "Kombucha.md", "offset": -3}), INVALID, "offset: `-3` is not valid"),
         ("read_note", json!({"path": "Kombucha.md", "heading": 1}), INVALID, "heading: `1` is not valid"),

@@ -205,6 +205,10 @@ impl Engine {
         let index = vault.index().clone();
         blocking(move || {
             let (rel, abs) = index.vault().resolve_rel(&input, cwd.as_deref())?;
+            let scope = index.scope();
+            if !scope.allows(&rel) {
+                return Err(scope.refuse("path", &rel));
+            }
             Ok(NotePath { rel, abs })
         })
         .await

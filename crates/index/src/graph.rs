@@ -45,6 +45,7 @@ impl VaultIndex {
         scope: LinkScope,
     ) -> Result<Vec<String>, IndexError> {
         let mut out: Vec<String> = Vec::new();
+        let allowed = self.scope();
         for key in self.keys_of(searcher, rel)? {
             // A key only this note has needs no resolving; a shared one (two notes of one
             // name) is resolved from each linking note, as Obsidian would.
@@ -58,7 +59,7 @@ impl VaultIndex {
             }
             for field in fields {
                 for (source, _) in self.paths_with(searcher, &Term::from_field_text(field, &key))? {
-                    if source == rel || out.contains(&source) {
+                    if source == rel || out.contains(&source) || !allowed.allows(&source) {
                         continue;
                     }
                     let resolves_here = !shared

@@ -6,6 +6,7 @@
 //!
 //! Depends on `base` and `vault` only: it knows notes, never models, pipelines or protocols.
 
+mod edits;
 mod graph;
 mod names;
 mod notes;
@@ -13,6 +14,7 @@ mod problems;
 mod refs;
 mod related;
 pub mod schema;
+mod scope;
 mod search;
 mod session;
 mod sync;
@@ -28,6 +30,7 @@ use tantivy::directory::error::LockError;
 use tantivy::directory::{Directory, MmapDirectory};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyError, Term};
 
+pub use edits::{Backlink, Backlinks, Created, EditTarget, Edited, LinkLine, Moved, NoteOutline};
 pub use graph::{LinkScope, link_key};
 pub use notes::{NoteContent, NoteList, PAGE_CHARS};
 pub use problems::{LinkProblem, Problem};
@@ -37,6 +40,7 @@ pub use refs::{
 };
 pub use related::{Likeness, Related, Signals, Terms};
 pub use schema::Outline;
+pub use scope::Scope;
 pub use search::{Hit, NoteInfo, NoteRef, SearchResults, Symbol, SymbolKind};
 pub use session::{INDEXING, IndexEvent, VAULT_WAIT, VaultSession, VaultSlot};
 pub use sync::{Progress, SyncSummary};
@@ -140,6 +144,8 @@ pub struct VaultIndex {
     /// Bumped at every commit this process makes: what listeners (an editor's diagnostics)
     /// recompute on.
     changes: tokio::sync::watch::Sender<u64>,
+    /// The folders this process may use (all by default).
+    scope: scope::ScopeCell,
 }
 
 /// The payload of commits made once the writer's start-up sync is over: what a second process
@@ -193,6 +199,7 @@ impl VaultIndex {
             complete: std::sync::atomic::AtomicBool::new(false),
             files: Mutex::new(None),
             changes: tokio::sync::watch::channel(0).0,
+            scope: Default::default(),
         })
     }
 
@@ -249,6 +256,22 @@ impl VaultIndex {
         self.reader.reload()?;
         self.changes.send_modify(|n| *n += 1);
         Ok(())
+    }
+
+    /// Files this process just wrote: indexed now when it holds the writer (else the
+    /// process that does sees them), so a search right after a write finds them.
+    pub fn touched(&self, paths: &[&Path]) {
+        if !self.is_writer() {
+            return;
+        }
+        for p in paths {
+            if let Err(e) = self.refresh(p) {
+                tracing::warn!("{}: not re-indexed after the write: {e}", p.display());
+            }
+        }
+        if let Err(e) = self.flush() {
+            tracing::warn!("index commit after a write failed: {e}");
+        }
     }
 
     /// Changes whenever this process commits to the index.

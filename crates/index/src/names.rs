@@ -175,7 +175,9 @@ impl VaultIndex {
         key: &str,
         from: Option<&str>,
     ) -> Result<Option<(String, DocAddress)>, IndexError> {
-        let found = self.paths_with(searcher, &Term::from_field_text(self.fields.key, key))?;
+        let scope = self.scope();
+        let mut found = self.paths_with(searcher, &Term::from_field_text(self.fields.key, key))?;
+        found.retain(|(p, _)| scope.allows(p));
         let from_dir = from.and_then(|f| f.rsplit_once('/').map(|(d, _)| d)).unwrap_or("");
         Ok(found.into_iter().min_by_key(|(path, _)| {
             let without_ext = path.rsplit_once('.').map(|(p, _)| p).unwrap_or(path).to_lowercase();

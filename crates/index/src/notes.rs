@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::{NoteInfo, VaultSession};
 use scholia_base::{Error, ErrorKind};
 use scholia_base::{Summary, blocking};
-use scholia_vault::{parse, section};
+use scholia_vault::parse;
 
 /// Characters of a note one read returns at most.
 pub const PAGE_CHARS: usize = 20_000;
@@ -23,10 +23,24 @@ pub struct NoteContent {
     pub total_chars: usize,
     /// Where the next page starts; `None` when this is the end.
     pub next_offset: Option<usize>,
+    /// The whole note's hash: pass it as `expected_hash` to edit it.
+    pub hash: String,
+    /// With `outline`: the note's headings and their sections' sizes (and no content).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outline: Option<Vec<scholia_vault::note_edit::OutlineEntry>>,
 }
 
 impl Summary for NoteContent {
     fn summary(&self) -> String {
+        if let Some(o) = &self.outline {
+            return format!(
+                "{}: outline of {} headings, {} characters, hash {}",
+                self.path,
+                o.len(),
+                self.total_chars,
+                self.hash
+            );
+        }
         let what = match &self.heading {
             Some(h) => format!("{} § {h}", self.path),
             None => self.path.clone(),
@@ -76,13 +90,15 @@ fn invalid(field: &str, value: impl std::fmt::Display, valid: &str) -> Error {
 
 impl VaultSession {
     /// A note (or the section under `heading`, at any level) from character `offset`, at most
-    /// `limit` characters (off the runtime).
+    /// `limit` characters — or, with `outline`, its headings and their sizes — with the note's
+    /// hash (off the runtime).
     pub async fn read_note(
         &self,
         input: &str,
         heading: Option<&str>,
         offset: usize,
         limit: usize,
+        outline: bool,
     ) -> Result<NoteContent, Error> {
         let limit = limit.clamp(1, PAGE_CHARS);
         let note = self.resolve_async(input).await?;
@@ -90,28 +106,26 @@ impl VaultSession {
         blocking(move || {
             let text = scholia_vault::read::read_note(&note.abs)?;
             let parsed = parse::parse(&text, scholia_vault::stem(&note.rel));
+            let hash = scholia_vault::note_edit::hash(&text);
+            if outline {
+                return Ok(NoteContent {
+                    path: note.rel,
+                    title: parsed.title,
+                    heading: None,
+                    content: String::new(),
+                    offset: 0,
+                    total_chars: text.chars().count(),
+                    next_offset: None,
+                    hash,
+                    outline: Some(scholia_vault::note_edit::outline(&text)),
+                });
+            }
             let part = match &heading {
                 None => text.as_str(),
+                // Found as edit_note finds it: exact, then any case (any script), `## h` for a level.
                 Some(h) => {
-                    let found = parsed
-                        .headings
-                        .iter()
-                        .find(|x| x.top_level && x.text.eq_ignore_ascii_case(h))
-                        .or_else(|| parsed.headings.iter().find(|x| x.text.eq_ignore_ascii_case(h)));
-                    let Some(found) = found else {
-                        let names: Vec<String> = parsed.headings.iter().map(|x| format!("`{}`", x.text)).collect();
-                        let valid = if names.is_empty() {
-                            "none: the note has no headings".to_string()
-                        } else {
-                            names.join(", ")
-                        };
-                        return Err(invalid("heading", h, &valid));
-                    };
-                    let range = section::find(&text, &found.text, found.level)
-                        .ok()
-                        .flatten()
-                        .unwrap_or_else(|| found.section.clone());
-                    &text[range]
+                    let found = scholia_vault::note_edit::find_heading(&text, h)?;
+                    &text[found.section.clone()]
                 }
             };
             let total_chars = part.chars().count();
@@ -132,6 +146,8 @@ impl VaultSession {
                 offset,
                 total_chars,
                 next_offset: (end < total_chars).then_some(end),
+                hash,
+                outline: None,
             })
         })
         .await
@@ -173,10 +189,13 @@ impl VaultSession {
         .await
     }
 
-    async fn resolve_async(&self, input: &str) -> Result<scholia_vault::NotePath, Error> {
-        let (vault, input) = (self.vault().clone(), input.to_string());
+    pub(crate) async fn resolve_async(&self, input: &str) -> Result<scholia_vault::NotePath, Error> {
+        let (vault, input, scope) = (self.vault().clone(), input.to_string(), self.index().scope());
         blocking(move || {
             let (rel, abs) = vault.resolve_rel(&input, None)?;
+            if !scope.allows(&rel) {
+                return Err(scope.refuse("path", &rel));
+            }
             Ok(scholia_vault::NotePath { rel, abs })
         })
         .await

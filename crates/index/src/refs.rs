@@ -299,7 +299,11 @@ impl VaultIndex {
                 if !link_key(written).is_some_and(|k| from_keys.contains(&k)) {
                     continue;
                 }
-                changes.push((raw, new_target(written, to)));
+                let new = new_target(written, to);
+                // Moved to another folder under the same name: a link by name still names it.
+                if new != written {
+                    changes.push((raw, new));
+                }
             }
             if !changes.is_empty() {
                 edits.push(NoteEdits {

@@ -160,7 +160,7 @@ impl VaultIndex {
             }
             clauses.push((Occur::MustNot, self.path_query(&note.rel)));
             let top_docs = searcher.search(
-                &BooleanQuery::new(clauses),
+                &*self.scoped(Box::new(BooleanQuery::new(clauses))),
                 &TopDocs::with_limit(CANDIDATES).order_by_score(),
             )?;
             let best = top_docs.first().map(|(s, _)| *s).unwrap_or(1.0).max(f32::EPSILON);
@@ -224,6 +224,7 @@ impl VaultIndex {
         let mut ranked: Vec<(f32, DocAddress)> = scores.into_iter().map(|(a, s)| (s, a)).collect();
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let mut best = None;
+        let scope = self.scope();
         let mut out = Vec::with_capacity(limit);
         for (score, addr) in ranked {
             // Weak matches beside strong ones are noise: a note it links to or names outranks
@@ -232,7 +233,7 @@ impl VaultIndex {
                 break;
             }
             let (path, outline) = self.stored(&searcher, addr)?;
-            if path == note.rel || path.is_empty() || note.exclude.contains(&path) {
+            if path == note.rel || path.is_empty() || note.exclude.contains(&path) || !scope.allows(&path) {
                 continue;
             }
             best.get_or_insert(score);

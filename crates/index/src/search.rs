@@ -167,6 +167,7 @@ impl VaultIndex {
         let parsed = self.parse_user_query(query)?;
         let searcher = self.searcher();
         let exclude_clause = |q: Box<dyn Query>| -> Box<dyn Query> {
+            let q = self.scoped(q);
             match exclude {
                 Some(path) => Box::new(BooleanQuery::new(vec![
                     (Occur::Must, q),
@@ -286,6 +287,9 @@ impl VaultIndex {
     /// A note's text for quoting: the open buffer, else the file (its first 512 KiB, never
     /// through a link out of the vault).
     pub fn note_text(&self, rel: &str) -> Option<String> {
+        if !self.scope().allows(rel) {
+            return None;
+        }
         let overlay = scholia_base::lock(&self.overlays).get(rel).cloned();
         if overlay.is_some() {
             return overlay;
@@ -309,7 +313,8 @@ impl VaultIndex {
         limit: usize,
     ) -> Result<(Vec<NoteInfo>, usize), IndexError> {
         let folder = folder.map(|f| f.trim_matches('/')).filter(|f| !f.is_empty());
-        let in_folder = |p: &str| folder.is_none_or(|f| p.starts_with(&format!("{f}/")));
+        let scope = self.scope();
+        let in_folder = |p: &str| folder.is_none_or(|f| p.starts_with(&format!("{f}/"))) && scope.allows(p);
         let searcher = self.searcher();
         let mut paths: Vec<String> = self.stamps()?.into_keys().filter(|p| in_folder(p)).collect();
         paths.sort();

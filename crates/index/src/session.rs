@@ -194,6 +194,10 @@ impl VaultSession {
     /// A note named by a user: vault-relative, absolute, or relative to `cwd` (blocking).
     pub fn resolve(&self, input: &str, cwd: Option<&Path>) -> Result<NotePath, Error> {
         let (rel, abs) = self.vault().resolve_rel(input, cwd)?;
+        let scope = self.index.scope();
+        if !scope.allows(&rel) {
+            return Err(scope.refuse("path", &rel));
+        }
         Ok(NotePath { rel, abs })
     }
 
@@ -417,8 +421,9 @@ impl VaultSlot {
                 return Err(e);
             }
         };
-        self.set(SlotState::Ready(session.clone()));
+        // Before anyone can reach it (the MCP server confines it to its folders here).
         on_open(&session);
+        self.set(SlotState::Ready(session.clone()));
         session.clone().maintain(start_job, shutdown).await;
         Ok(())
     }

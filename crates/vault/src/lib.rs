@@ -11,6 +11,7 @@ pub mod frontmatter;
 pub mod inert;
 pub mod lines;
 pub mod links;
+pub mod note_edit;
 pub mod parse;
 pub mod passage;
 pub mod paths;

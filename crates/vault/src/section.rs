@@ -25,6 +25,10 @@ pub enum SectionError {
         "the note ends inside {what} opened on line {line}, which would hide a section appended after it; close it and run again, nothing was written"
     )]
     OpenAtEnd { what: &'static str, line: usize },
+    /// An agent's edit that cannot be made (a stale hash, a missing heading, content that
+    /// would escape its section).
+    #[error(transparent)]
+    Refused(Box<crate::note_edit::NoteEditError>),
 }
 
 fn same_name(a: &str, b: &str) -> bool {
@@ -312,10 +316,14 @@ impl scholia_base::Coded for SectionError {
         match self {
             SectionError::Duplicate { .. } => "DUPLICATE_SECTION",
             SectionError::OpenAtEnd { .. } => "OPEN_BLOCK_AT_END",
+            SectionError::Refused(e) => e.code(),
         }
     }
     fn kind(&self) -> scholia_base::ErrorKind {
-        scholia_base::ErrorKind::Conflict
+        match self {
+            SectionError::Refused(e) => e.kind(),
+            _ => scholia_base::ErrorKind::Conflict,
+        }
     }
 }
 

@@ -80,6 +80,11 @@ fn token(v: &str) -> String {
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '_' | '/' | '+' | '@' | '-'))
         .take(80)
         .collect();
+    // No `--` inside a comment (`-->` cannot form: `>` is gone).
+    let mut t = t;
+    while t.contains("--") {
+        t = t.replace("--", "-");
+    }
     if t.is_empty() { "none".into() } else { t }
 }
 
@@ -149,7 +154,7 @@ mod tests {
         let line = s.marker();
         assert!(!line[4..line.len() - 3].contains("-->"), "{line}");
         let back = ResearchStamp::parse(&line).unwrap();
-        assert_eq!(back.model, "evilscriptmodel");
+        assert_eq!(back.model, "evil-scriptmodel");
         assert_eq!(back.sources, 7);
         assert_eq!(back.above, UNHASHED);
         assert_eq!(ResearchStamp::parse("<!-- scholia:question -->"), None);

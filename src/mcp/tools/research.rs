@@ -39,6 +39,7 @@ impl Tool for ResearchNote {
     type Output = ResearchOutcome;
     const NAME: &'static str = "research_note";
     const TITLE: &'static str = "Research a note";
+    const WRITES: bool = true;
 
     fn description() -> String {
         "Research one note of the vault and write cited findings into its `## Research` section \
@@ -85,6 +86,16 @@ pub struct WrittenTo {
     pub heading: String,
     /// Whether the note changed (the same answer again changes nothing).
     pub written: bool,
+}
+
+/// A read-only server answers, but writes no note.
+fn writable(s: &Scholia, note: &Option<String>) -> Result<(), Error> {
+    if note.is_some() && s.read_only() {
+        return Err(Error::invalid(
+            "note: this server is read-only (scholia mcp --read-only); leave `note` out to get the answer",
+        ));
+    }
+    Ok(())
 }
 
 /// Runs `question`, writing the answer into `note` when one is given.
@@ -191,6 +202,7 @@ impl Tool for DeepSearch {
 
     fn run(s: &Scholia, a: DeepSearchInput, run: RunContext) -> BoxFuture<'_, Result<Reply<DeepSearchReply>, Error>> {
         Box::pin(async move {
+            writable(s, &a.note)?;
             let req = DeepSearchRequest {
                 query: a.query,
                 backend: a.backend,
@@ -303,6 +315,7 @@ impl Tool for Ask {
 
     fn run(s: &Scholia, a: AskInput, run: RunContext) -> BoxFuture<'_, Result<Reply<AskReply>, Error>> {
         Box::pin(async move {
+            writable(s, &a.note)?;
             let query = a.query.as_ref().and_then(Value::as_str).unwrap_or_default();
             let model = match &a.model {
                 None | Some(Value::Null) => None,

@@ -67,9 +67,18 @@ impl Tool for Start {
 
     fn run(s: &Scholia, a: StartInput, _: RunContext) -> BoxFuture<'_, Result<Reply<TaskStarted>, Error>> {
         Box::pin(async move {
-            // A note is resolved in the vault this server serves.
+            if a.note.is_some() && s.read_only() {
+                return Err(Error::invalid(
+                    "note: this server is read-only (scholia mcp --read-only); research into a note is not offered",
+                ));
+            }
+            // A note is resolved in the vault this server serves (and within its folders).
             let root = match &a.note {
-                Some(_) => Some(s.vault().await?.vault().root().to_path_buf()),
+                Some(n) => {
+                    let vault = s.vault().await?;
+                    vault.resolve(n, None).map_err(|e| e.field("path", "note"))?;
+                    Some(vault.vault().root().to_path_buf())
+                }
                 None => None,
             };
             let req = TaskStart {
@@ -240,6 +249,7 @@ impl Tool for Save {
     type Output = SavedReport;
     const NAME: &'static str = "save_research_to_markdown";
     const TITLE: &'static str = "Save research to Markdown";
+    const WRITES: bool = true;
 
     fn description() -> String {
         "Write a finished task's report as a Markdown file \
@@ -256,7 +266,8 @@ impl Tool for Save {
 
     fn run(s: &Scholia, a: SaveInput, _: RunContext) -> BoxFuture<'_, Result<Reply<SavedReport>, Error>> {
         Box::pin(async move {
-            let vault = s.vault().await.ok();
+            // A server confined to some folders saves reports in the data directory only.
+            let vault = s.vault().await.ok().filter(|v| v.index().scope().is_whole_vault());
             let opts = ReportSave {
                 output_dir: a.output_dir,
                 prefix: a.filename_prefix,

@@ -95,6 +95,10 @@ pub struct ReadNoteInput {
     /// Character to start from (the previous result's next_offset)
     #[serde(default)]
     offset: usize,
+    /// Only the note's outline: its headings with their sections' sizes in characters (read
+    /// this first, then one section); every read returns the note's hash
+    #[serde(default)]
+    outline: bool,
 }
 
 impl Tool for ReadNote {
@@ -105,7 +109,9 @@ impl Tool for ReadNote {
 
     fn description() -> String {
         format!(
-            "Read a note of the vault, or only the section under one heading. Long notes come in \
+            "Read a note of the vault, or only the section under one heading, or (outline=true) its \
+             headings with their sizes: read the outline first, then one section. Every read \
+             returns the note's hash, which edit_note needs to replace. Long notes come in \
              pages of {PAGE_CHARS} characters: call again with `offset` set to `next_offset`. After \
              research_note, read its findings with heading \"Research\"."
         )
@@ -119,9 +125,24 @@ impl Tool for ReadNote {
         Box::pin(async move {
             let vault = s.vault().await?;
             let note = vault
-                .read_note(&a.path, a.heading.as_deref(), a.offset, PAGE_CHARS)
+                .read_note(&a.path, a.heading.as_deref(), a.offset, PAGE_CHARS, a.outline)
                 .await?;
-            let text = note.content.clone();
+            let text = match &note.outline {
+                Some(o) => o
+                    .iter()
+                    .map(|h| {
+                        format!(
+                            "{} {} (line {}, {} characters)",
+                            "#".repeat(h.level as usize),
+                            h.heading,
+                            h.line,
+                            h.chars
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                None => note.content.clone(),
+            };
             Ok(Reply::new(note, text))
         })
     }

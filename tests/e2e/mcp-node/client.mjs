@@ -63,7 +63,12 @@ const ERRORS = [
   ['find_notes', { query: 'x', lmit: 1 }, 'INVALID_INPUT', 'lmit: not an argument of find_notes'],
   ['read_note', { path: '../secret.md' }, 'INVALID_PATH', '`..` is not allowed'],
   ['read_note', { path: 'Missing.md' }, 'NOTE_NOT_FOUND', 'no such note'],
-  ['read_note', { path: 'Kombucha.md', heading: 'Nope' }, 'INVALID_INPUT', 'heading: `Nope` is not valid'],
+  ['read_note', { path: 'Kombucha.md', heading: 'Nope' }, 'HEADING_NOT_FOUND', 'heading: no heading `Nope` in the note'],
+  ['edit_note', { path: 'Kombucha.md', heading: 'Kombucha', mode: 'replace', content: 'x' }, 'INVALID_INPUT', 'expected_hash: required to replace'],
+  ['edit_note', { path: 'Kombucha.md', heading: 'Kombucha', content: '# Escape' }, 'INVALID_CONTENT', 'would end the section'],
+  ['create_note', { path: 'Kombucha.md' }, 'NOTE_EXISTS', 'already exists'],
+  ['move_note', { path: 'Kombucha.md', to: 'Sourdough starter.md' }, 'CONFLICT', 'already exists'],
+  ['backlinks', { path: 'Missing.md' }, 'NOTE_NOT_FOUND', 'no such note'],
   ['list_notes', { folder: 'Nope' }, 'INVALID_INPUT', 'folder: `Nope` does not exist in the vault'],
   ['list_notes', { limit: 0 }, 'INVALID_INPUT', 'limit: `0` is not valid'],
   ['research_note', { path: 'Missing.md' }, 'NOTE_NOT_FOUND', 'no such note'],
@@ -101,7 +106,7 @@ async function checkErrors(client) {
 
 async function checkTools(client) {
   const { tools } = await client.listTools();
-  if (tools.length !== 13) fail(`13 tools, got ${tools.map((t) => t.name)}`);
+  if (tools.length !== 17) fail(`17 tools, got ${tools.map((t) => t.name)}`);
   for (const t of tools) {
     if (!t.outputSchema?.properties || Object.keys(t.outputSchema.properties).length === 0) {
       fail(`${t.name}: the output schema says nothing: ${JSON.stringify(t.outputSchema)}`);
@@ -120,6 +125,28 @@ async function checkTools(client) {
   await ok(client, 'deep_search', { query: 'Why is rye sour?', max_iterations: 1 });
   await ok(client, 'research_note', { path: 'Fermentation temperature.md' });
   log('every vault and research tool answered within its output schema');
+}
+
+/** An agent's edit session: outline, edit with the hash, a stale hash refused, a move that
+ * rewrites the links to the note (notes named by `tag`, one set per transport). */
+async function checkAgents(client, tag) {
+  const scratch = `Agent ${tag}/Scratch.md`;
+  await ok(client, 'create_note', { path: scratch, content: '# Scratch\n\n## Log\n\nfirst\n' });
+  await ok(client, 'create_note', { path: `Agent ${tag}/Linker.md`, content: 'See [[Scratch]] and [[Scratch#Log|the log]].\n' });
+  const outline = await ok(client, 'read_note', { path: scratch, outline: true });
+  const { hash } = outline.structuredContent;
+  if (outline.structuredContent.outline.map((h) => h.heading).join() !== 'Scratch,Log') fail(text(outline));
+  const edited = await ok(client, 'edit_note', { path: scratch, heading: 'Log', mode: 'replace', content: 'second', expected_hash: hash });
+  if (edited.structuredContent.hash === hash) fail('the hash did not change');
+  const stale = await call(client, 'edit_note', { path: scratch, heading: 'Log', mode: 'replace', content: 'third', expected_hash: hash });
+  if (!stale.isError || !text(stale).startsWith('[CONFLICT] the note changed since it was read')) fail(`stale hash: ${text(stale)}`);
+  const moved = await ok(client, 'move_note', { path: scratch, to: `Agent ${tag}/Renamed ${tag}.md` });
+  if (moved.structuredContent.links_rewritten !== 2) fail(text(moved));
+  const linker = await ok(client, 'read_note', { path: `Agent ${tag}/Linker.md` });
+  if (linker.structuredContent.content !== `See [[Renamed ${tag}]] and [[Renamed ${tag}#Log|the log]].\n`) fail(linker.structuredContent.content);
+  const back = await ok(client, 'backlinks', { path: `Agent ${tag}/Renamed ${tag}.md` });
+  if (back.structuredContent.notes.length !== 1) fail(text(back));
+  log(`${tag}: outline, edit with the hash, a stale hash refused, a move with its links rewritten`);
 }
 
 async function checkTasks(client) {
@@ -157,6 +184,7 @@ async function stdio() {
   await checkTools(client);
   await checkErrors(client);
   await checkTasks(client);
+  await checkAgents(client, 'stdio');
   await client.close();
   log('stdio: OK');
 }
@@ -198,6 +226,7 @@ async function http() {
     await client.connect(transport);
     await checkErrors(client);
     await ok(client, 'find_notes', { query: 'koji' });
+    await checkAgents(client, 'http');
     await transport.terminateSession();
     await client.close();
     log('streamable HTTP: OK');

@@ -31,7 +31,8 @@ FAKES = os.environ["FAKES"]
 WORK = os.environ["WORK"]
 GEMINI_LOG = os.path.join(WORK, "gemini.jsonl")
 
-TOOLS = {"find_notes", "read_note", "list_notes", "research_note", "deep_search", "search", "fetch_page",
+TOOLS = {"find_notes", "read_note", "list_notes", "backlinks", "edit_note", "create_note", "move_note",
+         "research_note", "deep_search", "search", "fetch_page",
          "start_deep_research", "check_research_status", "get_research_results", "cancel_research",
          "estimate_research_cost", "save_research_to_markdown"}
 
@@ -126,6 +127,37 @@ async def check_vault_tools(s):
     assert r.structured_content["title"] == "Mozilla - Wikipedia", r.structured_content["title"]
     assert r.structured_content["truncated"] is True
     log("vault tools and fetch_page answered")
+
+
+async def check_agents(s, tag):
+    """An agent's edit session: outline, edit with the hash, a stale hash refused, a move that
+    rewrites the links (notes named by `tag`, one set per transport)."""
+    folder = f"Agent {tag}"
+    r = await s.call_tool("create_note", {"path": f"{folder}/Scratch.md", "content": "# Scratch\n\n## Log\n\nfirst\n"})
+    assert not r.is_error, text(r)
+    r = await s.call_tool("create_note", {"path": f"{folder}/Linker.md", "content": "See [[Scratch]] and ![[Scratch#Log]].\n"})
+    assert not r.is_error, text(r)
+    r = await s.call_tool("read_note", {"path": f"{folder}/Scratch.md", "outline": True})
+    assert [h["heading"] for h in r.structured_content["outline"]] == ["Scratch", "Log"], r.structured_content
+    h = r.structured_content["hash"]
+    r = await s.call_tool("edit_note", {"path": f"{folder}/Scratch.md", "heading": "log", "mode": "replace",
+                                        "content": "second", "expected_hash": h})
+    assert not r.is_error and r.structured_content["written"] is True, text(r)
+    assert read(f"{folder}/Scratch.md") == "# Scratch\n\n## Log\n\nsecond\n", read(f"{folder}/Scratch.md")
+    r = await s.call_tool("edit_note", {"path": f"{folder}/Scratch.md", "heading": "Log", "mode": "replace",
+                                        "content": "third", "expected_hash": h})
+    assert r.is_error and text(r).startswith("[CONFLICT] the note changed since it was read"), text(r)
+    assert "third" not in read(f"{folder}/Scratch.md")
+    r = await s.call_tool("move_note", {"path": f"{folder}/Scratch.md", "to": f"{folder}/Done {tag}.md"})
+    assert not r.is_error and r.structured_content["links_rewritten"] == 2, text(r)
+    assert read(f"{folder}/Linker.md") == f"See [[Done {tag}]] and ![[Done {tag}#Log]].\n", read(f"{folder}/Linker.md")
+    r = await s.call_tool("backlinks", {"path": f"{folder}/Done {tag}.md"})
+    assert [n["path"] for n in r.structured_content["notes"]] == [f"{folder}/Linker.md"], r.structured_content
+    # Leave the vault as the other checks expect it.
+    for name in (f"Done {tag}.md", "Linker.md"):
+        os.remove(os.path.join(VAULT, folder, name))
+    os.rmdir(os.path.join(VAULT, folder))
+    log(f"{tag}: outline, edit with the hash, a stale hash refused, a move with its links rewritten")
 
 
 async def check_resources(s):
@@ -314,6 +346,7 @@ async def stdio_suite():
             assert "find_notes" in init.instructions and "sonar-deep-research" in init.instructions
             await check_tools(s)
             await check_vault_tools(s)
+            await check_agents(s, "stdio")
             await check_resources(s)
             await check_errors(s)
             await check_research(s)
@@ -374,6 +407,7 @@ async def http_suite():
                     assert init.server_info.name == "scholia"
                     await check_tools(s)
                     await check_vault_tools(s)
+                    await check_agents(s, "http")
                     await check_resources(s)
                     progress = []
 
