@@ -63,32 +63,27 @@ fn main() {
     .unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let cache = tempfile::tempdir().unwrap();
-    let mut scholia = tokio::process::Command::new(BIN);
-    scholia
-        .arg("lsp")
-        .env("SCHOLIA_CACHE_DIR", cache.path())
-        .env("SCHOLIA_CONFIG_DIR", cache.path().join("config"))
-        .env("SCHOLIA_DATA_DIR", cache.path().join("data"))
-        .env("SCHOLIA_LOG", "warn");
+    let scholia = || {
+        let mut c = tokio::process::Command::new(BIN);
+        c.arg("lsp")
+            .env("SCHOLIA_CACHE_DIR", cache.path())
+            .env("SCHOLIA_CONFIG_DIR", cache.path().join("config"))
+            .env("SCHOLIA_DATA_DIR", cache.path().join("data"))
+            .env("SCHOLIA_LOG", "warn");
+        c
+    };
     rt.block_on(measure(
         "scholia (cold index)",
-        scholia,
+        scholia(),
         &vault,
         &links,
         &hub.0,
         missing,
         true,
     ));
-    let mut scholia = tokio::process::Command::new(BIN);
-    scholia
-        .arg("lsp")
-        .env("SCHOLIA_CACHE_DIR", cache.path())
-        .env("SCHOLIA_CONFIG_DIR", cache.path().join("config"))
-        .env("SCHOLIA_DATA_DIR", cache.path().join("data"))
-        .env("SCHOLIA_LOG", "warn");
     rt.block_on(measure(
         "scholia (warm)",
-        scholia,
+        scholia(),
         &vault,
         &links,
         &hub.0,

@@ -2,12 +2,9 @@
 //! against the hash they read (a stale one is a conflict), new notes, moves that rewrite every
 //! link, backlinks; a read-only server, one confined to folders, one offering some tools.
 
-use std::sync::Arc;
-
-use rmcp::ServiceExt;
 use serde_json::{Value, json};
 
-use crate::mcp::{Client, call, check_errors, text};
+use crate::mcp::{Client, call, check_errors, connect_with, text};
 use crate::support::TestVault;
 
 async fn connect(
@@ -16,23 +13,11 @@ async fn connect(
     folders: &[&str],
     tools: Option<&[&str]>,
 ) -> (Client, tokio_util::sync::DropGuard) {
-    let map = v.env(&Vec::new());
-    let engine = scholia::engine::Engine::load(&map, Some(&v.root), None).unwrap();
-    let dirs = scholia::config::Dirs::from_env(&map).unwrap();
-    let host = Arc::new(scholia::engine::Host::default());
-    let shutdown = host.shutdown_token().clone();
     let policy =
         scholia::mcp::Policy::new(read_only, tools.map(|t| t.iter().map(|s| s.to_string()).collect())).unwrap();
     let folders: Vec<String> = folders.iter().map(|s| s.to_string()).collect();
     let scope = scholia::index::Scope::new(&v.root, &folders).unwrap();
-    let server = scholia::mcp::Scholia::with_policy(Arc::new(engine), host, policy, scope);
-    server.open_vault(v.root.clone(), dirs);
-    let (client_side, server_side) = tokio::io::duplex(1 << 20);
-    let (server_read, server_write) = tokio::io::split(server_side);
-    tokio::spawn(scholia::mcp::serve_streams(server, server_read, server_write));
-    let (client_read, client_write) = tokio::io::split(client_side);
-    let client = ().serve((client_read, client_write)).await.unwrap();
-    (client, shutdown.drop_guard())
+    connect_with(v, &Vec::new(), policy, scope).await
 }
 
 fn structured(r: &rmcp::model::CallToolResult) -> Value {

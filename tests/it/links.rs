@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::lsp_client::{file_uri, offset_of};
+use crate::support::lsp_client::{apply_text_edits, file_uri};
 use crate::support::{LspClient, TestVault, fake_env, fakes};
 
 const VAULT: &[(&str, &str)] = &[
@@ -155,19 +155,7 @@ fn apply_on_disk(edit: &Value) {
         }
         let file = file_of(change["textDocument"]["uri"].as_str().unwrap());
         let mut text = std::fs::read_to_string(&file).unwrap();
-        let mut edits = change["edits"].as_array().unwrap().clone();
-        edits.sort_by_key(|e| {
-            std::cmp::Reverse((
-                e["range"]["start"]["line"].as_u64(),
-                e["range"]["start"]["character"].as_u64(),
-            ))
-        });
-        for e in edits {
-            let (s, en) = (&e["range"]["start"], &e["range"]["end"]);
-            let start = offset_of(&text, s["line"].as_u64().unwrap(), s["character"].as_u64().unwrap());
-            let end = offset_of(&text, en["line"].as_u64().unwrap(), en["character"].as_u64().unwrap());
-            text.replace_range(start..end, e["newText"].as_str().unwrap());
-        }
+        apply_text_edits(&mut text, change["edits"].as_array().unwrap());
         std::fs::write(&file, text).unwrap();
     }
 }

@@ -18,12 +18,28 @@ pub(crate) type Client = RunningService<RoleClient, ()>;
 /// An MCP server in this process on `v` (with `extra` environment), and a client connected to
 /// it over pipes. The server stops when the returned token is dropped.
 pub(crate) async fn connect(v: &TestVault, extra: &EnvVars) -> (Client, tokio_util::sync::DropGuard) {
+    connect_with(
+        v,
+        extra,
+        scholia::mcp::Policy::default(),
+        scholia::index::Scope::default(),
+    )
+    .await
+}
+
+/// [`connect`] to a server offering what `policy` allows, confined to `scope`.
+pub(crate) async fn connect_with(
+    v: &TestVault,
+    extra: &EnvVars,
+    policy: scholia::mcp::Policy,
+    scope: scholia::index::Scope,
+) -> (Client, tokio_util::sync::DropGuard) {
     let map = v.env(extra);
     let engine = scholia::engine::Engine::load(&map, Some(&v.root), None).unwrap();
     let dirs = scholia::config::Dirs::from_env(&map).unwrap();
     let host = Arc::new(scholia::engine::Host::default());
     let shutdown = host.shutdown_token().clone();
-    let server = scholia::mcp::Scholia::new(Arc::new(engine), host);
+    let server = scholia::mcp::Scholia::with_policy(Arc::new(engine), host, policy, scope);
     server.open_vault(v.root.clone(), dirs);
     let (client_side, server_side) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_side);

@@ -326,6 +326,25 @@ pub fn offset_of(text: &str, line: u64, character: u64) -> usize {
     text.len()
 }
 
+/// Applies LSP text edits (UTF-16 positions) to `text`, from the end so earlier offsets stay
+/// valid.
+pub fn apply_text_edits(text: &mut String, edits: &[Value]) {
+    let mut edits = edits.to_vec();
+    edits.sort_by_key(|e| {
+        std::cmp::Reverse((
+            e["range"]["start"]["line"].as_u64(),
+            e["range"]["start"]["character"].as_u64(),
+        ))
+    });
+    for e in edits {
+        let s = &e["range"]["start"];
+        let en = &e["range"]["end"];
+        let start = offset_of(text, s["line"].as_u64().unwrap(), s["character"].as_u64().unwrap());
+        let end = offset_of(text, en["line"].as_u64().unwrap(), en["character"].as_u64().unwrap());
+        text.replace_range(start..end, e["newText"].as_str().unwrap_or_default());
+    }
+}
+
 fn apply_workspace_edit(docs: &mut Docs, edit: &Value) -> Result<Vec<String>, String> {
     let mut changed = Vec::new();
     for change in edit["documentChanges"].as_array().cloned().unwrap_or_default() {
@@ -335,21 +354,7 @@ fn apply_workspace_edit(docs: &mut Docs, edit: &Value) -> Result<Vec<String>, St
         if version.is_some_and(|v| v != *current as i64) {
             return Err(format!("stale edit: version {version:?}, document is at {current}"));
         }
-        let mut edits = change["edits"].as_array().cloned().unwrap_or_default();
-        // Apply from the end so earlier offsets stay valid.
-        edits.sort_by_key(|e| {
-            std::cmp::Reverse((
-                e["range"]["start"]["line"].as_u64(),
-                e["range"]["start"]["character"].as_u64(),
-            ))
-        });
-        for e in edits {
-            let s = &e["range"]["start"];
-            let en = &e["range"]["end"];
-            let start = offset_of(text, s["line"].as_u64().unwrap(), s["character"].as_u64().unwrap());
-            let end = offset_of(text, en["line"].as_u64().unwrap(), en["character"].as_u64().unwrap());
-            text.replace_range(start..end, e["newText"].as_str().unwrap_or_default());
-        }
+        apply_text_edits(text, change["edits"].as_array().map(Vec::as_slice).unwrap_or_default());
         *current += 1;
         changed.push(uri);
     }
