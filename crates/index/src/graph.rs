@@ -4,6 +4,7 @@
 //! stored document — no note is read or parsed to answer either.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{DocAddress, DocSet, Searcher, TERMINATED, TantivyDocument, Term};
@@ -113,7 +114,7 @@ impl VaultIndex {
     }
 
     /// The link keys naming `rel`: its file name, its path, its aliases (lower-cased).
-    fn keys_of(&self, searcher: &Searcher, rel: &str) -> Result<Vec<String>, IndexError> {
+    pub(crate) fn keys_of(&self, searcher: &Searcher, rel: &str) -> Result<Vec<String>, IndexError> {
         let without_ext = rel.rsplit_once('.').map(|(p, _)| p).unwrap_or(rel);
         let mut keys = vec![scholia_vault::stem(rel).to_lowercase(), without_ext.to_lowercase()];
         if let Some(addr) = self.doc_of(searcher, rel)? {
@@ -193,43 +194,68 @@ impl VaultIndex {
         Ok(out)
     }
 
-    /// The live notes holding `term`, with their paths (read from the fast field, not the
-    /// document store).
+    /// The live notes holding `term`, with their paths.
     pub(crate) fn paths_with(&self, searcher: &Searcher, term: &Term) -> Result<Vec<(String, DocAddress)>, IndexError> {
+        let io = |e: std::io::Error| IndexError::Io {
+            path: self.dir.display().to_string(),
+            source: e,
+        };
         let mut out = Vec::new();
-        let mut buf = String::new();
         for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
             let inverted = segment.inverted_index(term.field())?;
-            let postings = inverted
-                .read_postings(term, IndexRecordOption::Basic)
-                .map_err(|e| IndexError::Io {
-                    path: self.dir.display().to_string(),
-                    source: e,
-                })?;
-            let Some(mut postings) = postings else {
+            let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic).map_err(io)? else {
                 continue;
             };
-            let Some(paths) = segment.fast_fields().str("path")? else {
-                continue;
-            };
+            let paths = self.segment_paths(segment)?;
             let alive = segment.alive_bitset();
             let mut doc = postings.doc();
             while doc != TERMINATED {
                 if alive.is_none_or(|a| a.is_alive(doc))
-                    && let Some(ord) = paths.term_ords(doc).next()
+                    && let Some(p) = paths.get(doc as usize).filter(|p| !p.is_empty())
                 {
-                    buf.clear();
-                    if paths.ord_to_str(ord, &mut buf).map_err(|e| IndexError::Io {
-                        path: self.dir.display().to_string(),
-                        source: e,
-                    })? {
-                        out.push((buf.clone(), DocAddress::new(ordinal as u32, doc)));
-                    }
+                    out.push((p.clone(), DocAddress::new(ordinal as u32, doc)));
                 }
                 doc = postings.advance();
             }
         }
         Ok(out)
+    }
+
+    /// The paths of a segment's documents, by document id. Segments never change, so each is
+    /// read once (one pass over its path column's dictionary: looking paths up one at a time
+    /// decompresses a dictionary block per look-up).
+    pub(crate) fn segment_paths(&self, segment: &tantivy::SegmentReader) -> Result<Arc<Vec<String>>, IndexError> {
+        let id = segment.segment_id();
+        if let Some(p) = scholia_base::lock(&self.paths).get(&id) {
+            return Ok(p.clone());
+        }
+        let io = |e: std::io::Error| IndexError::Io {
+            path: self.dir.display().to_string(),
+            source: e,
+        };
+        let mut by_doc = vec![String::new(); segment.max_doc() as usize];
+        if let Some(column) = segment.fast_fields().str("path")? {
+            let mut terms: Vec<String> = Vec::new();
+            let mut stream = column.dictionary().stream().map_err(io)?;
+            while stream.advance() {
+                terms.push(String::from_utf8_lossy(stream.key()).into_owned());
+            }
+            for (doc, slot) in by_doc.iter_mut().enumerate() {
+                if let Some(ord) = column.term_ords(doc as u32).next()
+                    && let Some(t) = terms.get(ord as usize)
+                {
+                    *slot = t.clone();
+                }
+            }
+        }
+        let by_doc = Arc::new(by_doc);
+        let mut cache = scholia_base::lock(&self.paths);
+        // Forget segments merged away (their ids never come back).
+        if cache.len() > 256 {
+            cache.clear();
+        }
+        cache.insert(id, by_doc.clone());
+        Ok(by_doc)
     }
 }
 

@@ -137,6 +137,8 @@ pub struct VaultIndex {
     body_consumed: Arc<AtomicU64>,
     /// Every note name, for finding names in a text (see `related`).
     names: Mutex<Option<Arc<related::Names>>>,
+    /// Each segment's paths by document, read once per segment (see `graph::PathTable`).
+    paths: Mutex<HashMap<tantivy::index::SegmentId, Arc<Vec<String>>>>,
     /// This process has brought the whole vault into the index: its commits say so.
     complete: std::sync::atomic::AtomicBool,
     /// The vault's files, for embeds of attachments (listed when needed, briefly kept).
@@ -196,6 +198,7 @@ impl VaultIndex {
             overlays: Mutex::new(HashMap::new()),
             body_consumed,
             names: Mutex::new(None),
+            paths: Mutex::new(HashMap::new()),
             complete: std::sync::atomic::AtomicBool::new(false),
             files: Mutex::new(None),
             changes: tokio::sync::watch::channel(0).0,
@@ -370,10 +373,9 @@ impl VaultIndex {
     pub fn stamps(&self) -> Result<HashMap<String, Stamp>, IndexError> {
         let searcher = self.reader.searcher();
         let mut out = HashMap::with_capacity(searcher.num_docs() as usize);
-        let mut buf = String::new();
         for seg in searcher.segment_readers() {
             let ff = seg.fast_fields();
-            let Some(paths) = ff.str("path")? else { continue };
+            let paths = self.segment_paths(seg)?;
             let mtime = ff.u64("mtime")?;
             let size = ff.u64("size")?;
             let alive = seg.alive_bitset();
@@ -381,20 +383,14 @@ impl VaultIndex {
                 if alive.is_some_and(|a| !a.is_alive(doc)) {
                     continue;
                 }
-                let Some(ord) = paths.term_ords(doc).next() else {
+                let Some(path) = paths.get(doc as usize).filter(|p| !p.is_empty()) else {
                     continue;
                 };
-                buf.clear();
-                if paths.ord_to_str(ord, &mut buf).map_err(|e| IndexError::Io {
-                    path: self.dir.display().to_string(),
-                    source: e,
-                })? {
-                    let stamp = Stamp {
-                        mtime_ns: mtime.first(doc).unwrap_or(0),
-                        size: size.first(doc).unwrap_or(0),
-                    };
-                    out.insert(buf.clone(), stamp);
-                }
+                let stamp = Stamp {
+                    mtime_ns: mtime.first(doc).unwrap_or(0),
+                    size: size.first(doc).unwrap_or(0),
+                };
+                out.insert(path.clone(), stamp);
             }
         }
         Ok(out)

@@ -210,6 +210,9 @@ impl VaultIndex {
         let searcher = self.searcher();
         let rel = anchor.rel();
         let mut candidates = self.linking_to_with(&searcher, rel, LinkScope::All)?;
+        // Open buffers the index may not have seen yet: only those that name the note at all.
+        let names = self.keys_of(&searcher, rel)?;
+        let indexed: std::collections::HashSet<String> = candidates.iter().cloned().collect();
         candidates.extend(texts.open());
         candidates.push(rel.to_string());
         candidates.sort();
@@ -218,8 +221,12 @@ impl VaultIndex {
         let mut out = Vec::new();
         for source in candidates {
             let Some(text) = texts.text(&source) else { continue };
-            let links: Vec<Link> = parse::parse(&text, "")
-                .links
+            let unseen = source != rel && !indexed.contains(&source);
+            // An open buffer whose text the index has already taken says what it links there.
+            if unseen && (self.indexed_as(&source, &text) || !names_any(&text, &names)) {
+                continue;
+            }
+            let links: Vec<Link> = parse::links(&text)
                 .into_iter()
                 .filter(|l| resolver.points_at(l, &source, anchor))
                 .collect();
@@ -426,6 +433,19 @@ impl<'a> Resolver<'a> {
             Anchor::Block { id, .. } => link.block.as_deref().is_some_and(|b| b.eq_ignore_ascii_case(id)),
         }
     }
+}
+
+impl VaultIndex {
+    /// Whether the index holds `text` as the open buffer of `rel` (its overlay).
+    fn indexed_as(&self, rel: &str, text: &str) -> bool {
+        scholia_base::lock(&self.overlays).get(rel).is_some_and(|t| t == text)
+    }
+}
+
+/// Whether `text` holds one of the lower-cased `names` anywhere (a link to a note must).
+fn names_any(text: &str, names: &[String]) -> bool {
+    let lower = text.to_lowercase();
+    names.iter().any(|n| lower.contains(n.as_str()))
 }
 
 /// `[[Note#A#B]]` names B (nested under A).

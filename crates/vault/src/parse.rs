@@ -278,6 +278,43 @@ fn dedupe(items: &mut Vec<String>) {
     items.retain(|t| seen.insert(t.to_lowercase()));
 }
 
+/// Just the wikilinks and embeds of `text` (what [`parse`] finds, without building the rest):
+/// references and renames read many notes and need only these.
+pub fn links(text: &str) -> Vec<Link> {
+    let text = &*normalized(text);
+    let mut out = Vec::new();
+    let mut open: Option<(Link, String)> = None;
+    for (event, range) in events(text).1 {
+        match event {
+            Event::Start(Tag::Link {
+                link_type: LinkType::WikiLink { has_pothole },
+                dest_url,
+                ..
+            }) => open = Some((wikilink(&dest_url, has_pothole, false, range), String::new())),
+            Event::Start(Tag::Image {
+                link_type: LinkType::WikiLink { has_pothole },
+                dest_url,
+                ..
+            }) => open = Some((wikilink(&dest_url, has_pothole, true, range), String::new())),
+            Event::End(TagEnd::Link | TagEnd::Image) => {
+                if let Some((mut l, shown)) = open.take() {
+                    if l.alias.is_some() {
+                        l.alias = Some(shown.trim().to_string()).filter(|s| !s.is_empty());
+                    }
+                    out.push(l);
+                }
+            }
+            Event::Text(t) | Event::Code(t) => {
+                if let Some((_, shown)) = open.as_mut() {
+                    shown.push_str(&t);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Just the headings of `text`, for the section editor.
 pub fn headings(text: &str) -> Vec<Heading> {
     parse(text, "").headings
@@ -294,6 +331,17 @@ mod tests {
         embed: bool,
     ) -> (String, Option<String>, Option<String>, bool) {
         (target.into(), heading.map(Into::into), alias.map(Into::into), embed)
+    }
+
+    #[test]
+    fn links_alone_are_what_parse_finds() {
+        for text in [
+            "[[A]] and ![[B#h|x]] `[[not]]`\n```\n[[code]]\n```\n> [[Quoted|q]]\n- [[Item#^b]]\n",
+            "---\ntitle: [[x]]\n---\n[[After frontmatter]]\r\n| [[T\\|a]] |\n|---|\n",
+            "",
+        ] {
+            assert_eq!(links(text), parse(text, "").links, "{text:?}");
+        }
     }
 
     #[test]
