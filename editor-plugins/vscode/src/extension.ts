@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
-import { JobInfo, SONAR_TIERS, STATUS_COMMAND, TaskSummary, resolveServer, researchArgs, selectionArgs, serverEnv, statusText, taskLabel } from './logic';
+import { JobInfo, REFERENCES_COMMAND, SONAR_TIERS, STATUS_COMMAND, TaskSummary, resolveServer, researchArgs, selectionArgs, serverEnv, statusText, taskLabel } from './logic';
 
 let client: LanguageClient | undefined;
 let statusItem: vscode.StatusBarItem;
@@ -40,6 +40,24 @@ async function startClient(context: vscode.ExtensionContext, output: vscode.Outp
     documentSelector: [{ scheme: 'file', language: 'markdown' }],
     initializationOptions: config.get<Record<string, unknown>>('settings', {}),
     outputChannel: output,
+    middleware: {
+      // The backlinks lens on a note's title runs `scholia.references`; its locations open in
+      // VS Code's references view.
+      executeCommand: async (command, args, next) => {
+        const result: unknown = await next(command, args);
+        const at = args[0] as { uri?: string; position?: { line: number; character: number } } | undefined;
+        if (command === REFERENCES_COMMAND && Array.isArray(result) && client && at?.uri && at.position) {
+          const locations = await Promise.all(result.map((l) => client!.protocol2CodeConverter.asLocation(l)));
+          await vscode.commands.executeCommand(
+            'editor.action.showReferences',
+            vscode.Uri.parse(at.uri),
+            new vscode.Position(at.position.line, at.position.character),
+            locations,
+          );
+        }
+        return result;
+      },
+    },
   };
   client = new LanguageClient('scholia', 'scholia', serverOptions, clientOptions);
   await client.start();

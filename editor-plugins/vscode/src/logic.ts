@@ -22,6 +22,8 @@ export const LOCAL_COMMANDS = ['scholia.editor.restart'];
 
 /** The status command the status bar polls. */
 export const STATUS_COMMAND = 'scholia.status';
+// The command the backlinks lens runs; its locations go to the references view.
+export const REFERENCES_COMMAND = 'scholia.references';
 
 export const SONAR_TIERS = ['sonar', 'sonar-pro', 'sonar-reasoning-pro', 'sonar-deep-research'];
 
