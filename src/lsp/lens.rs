@@ -61,7 +61,7 @@ pub async fn code_lenses(state: &State, uri: Uri) -> RpcResult<Option<Vec<CodeLe
                 let run = stamp.run.clone();
                 scholia_base::spawn_blocking(move || engine.run_record(&run))
                     .await
-                    .map(|r| r.at)
+                    .map(|r| r.at.clone())
                     .filter(|at| !at.is_empty())
             }
             None => None,

@@ -60,6 +60,8 @@ pub struct Engine {
     tasks: std::sync::OnceLock<Arc<scholia_tasks::Tasks>>,
     /// The vault whose research-note tasks this process writes through its own writer.
     note_host: Mutex<Option<host::HostedNotes>>,
+    /// Run records read so far (a run's id is a hash of its record: it never changes).
+    records: Mutex<std::collections::HashMap<String, Option<Arc<scholia_research::record::RunRecord>>>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -134,6 +136,7 @@ impl Engine {
             jobs: Jobs::default(),
             tasks: std::sync::OnceLock::new(),
             note_host: Mutex::new(None),
+            records: Mutex::new(std::collections::HashMap::new()),
         })
     }
 

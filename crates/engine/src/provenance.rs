@@ -5,6 +5,7 @@
 
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use scholia_research::record::{RunRecord, SourceRecord};
 use scholia_vault::confine::ConfinedDir;
@@ -55,13 +56,27 @@ impl Engine {
     }
 
     /// The record of run `run` (blocking); `None` when it is not kept (another machine's
-    /// research, a cleaned data directory).
-    pub fn run_record(&self, run: &str) -> Option<RunRecord> {
+    /// research, a cleaned data directory). Read once per run: diagnostics ask at every commit.
+    pub fn run_record(&self, run: &str) -> Option<Arc<RunRecord>> {
         if run.is_empty() || !run.chars().all(|c| c.is_ascii_alphanumeric()) {
             return None;
         }
-        let text = std::fs::read_to_string(self.provenance_dir().join(format!("{run}.json"))).ok()?;
-        serde_json::from_str(&text).ok()
+        if let Some(known) = scholia_base::lock(&self.records).get(run) {
+            return known.clone();
+        }
+        let read = std::fs::read_to_string(self.provenance_dir().join(format!("{run}.json")))
+            .ok()
+            .and_then(|t| serde_json::from_str::<RunRecord>(&t).ok())
+            .map(Arc::new);
+        let mut records = scholia_base::lock(&self.records);
+        if records.len() >= 512 {
+            records.clear();
+        }
+        // A record not there yet may be written later (another process's run): not remembered.
+        if read.is_some() {
+            records.insert(run.to_string(), read.clone());
+        }
+        read
     }
 
     /// The contradictions `text`'s research recorded whose claim line is still in the note,
@@ -128,10 +143,14 @@ impl Engine {
         } else {
             record.at.clone()
         };
-        let source = record.sources.into_iter().find(|s| match &link {
-            Cited::Url(u) => s.url.as_deref() == Some(u.as_str()),
-            Cited::Note(t) => s.target.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(t)),
-        })?;
+        let source = record
+            .sources
+            .iter()
+            .find(|s| match &link {
+                Cited::Url(u) => s.url.as_deref() == Some(u.as_str()),
+                Cited::Note(t) => s.target.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(t)),
+            })?
+            .clone();
         Some(Citation { source, stamp, when })
     }
 }
