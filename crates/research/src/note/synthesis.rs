@@ -221,7 +221,8 @@ pub(super) fn sources_only(
         path: input.rel,
         mode: "llm",
         depth,
-        model: None,
+        // The model was used (its synthesis was refused): named, never "none".
+        model: Some(model.to_string()),
         topics,
         sources,
         citations_removed: 0,
