@@ -10,7 +10,7 @@ use crate::mcp::progress::RunContext;
 use crate::mcp::table::{Reply, Tool, reads_vault};
 use scholia_base::Error;
 use scholia_engine::{
-    BoxFuture, Estimate as Estimated, ReportSave, SavedReport, TaskCancelled, TaskKind, TaskResults, TaskStart,
+    BoxFuture, Engine, Estimate as Estimated, ReportSave, SavedReport, TaskCancelled, TaskKind, TaskResults, TaskStart,
     TaskStarted, TaskStatus,
 };
 
@@ -266,8 +266,7 @@ impl Tool for Save {
 
     fn run(s: &Scholia, a: SaveInput, _: RunContext) -> BoxFuture<'_, Result<Reply<SavedReport>, Error>> {
         Box::pin(async move {
-            // A server confined to some folders saves reports in the data directory only.
-            let vault = s.vault().await.ok().filter(|v| v.index().scope().is_whole_vault());
+            let vault = s.vault().await.ok();
             let opts = ReportSave {
                 output_dir: a.output_dir,
                 prefix: a.filename_prefix,
@@ -276,7 +275,7 @@ impl Tool for Save {
             };
             let saved = s
                 .engine
-                .save_report(vault.as_ref().map(|v| v.vault().root()), &a.task_id, opts)
+                .save_report(vault.as_deref().and_then(Engine::reports_root), &a.task_id, opts)
                 .await?;
             Ok(Reply::new(saved, ""))
         })

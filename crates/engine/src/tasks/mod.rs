@@ -205,6 +205,12 @@ impl Engine {
         Ok(self.open_tasks().await?.estimate(query))
     }
 
+    /// The vault root reports of `vault` may be saved under: its root, unless the vault is
+    /// confined to some folders (`--allow-folder`), whose reports go to the data directory.
+    pub fn reports_root(vault: &scholia_index::VaultSession) -> Option<&Path> {
+        vault.index().scope().is_whole_vault().then(|| vault.vault().root())
+    }
+
     /// Where reports are saved: `given` (relative to the vault), else `research_reports/` in the
     /// vault, so saved reports are notes the index sees; without a vault, the data directory.
     /// Only inside the vault or the data directory (the write gate).
