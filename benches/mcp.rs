@@ -12,13 +12,13 @@
 //! - resident memory of the idle server after those queries, and its peak.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
+use mcp_client::Client;
 use serde_json::json;
+
+#[path = "../tests/support/mcp_client.rs"]
+mod mcp_client;
 
 const BIN: &str = env!("CARGO_BIN_EXE_scholia");
 
@@ -85,30 +85,9 @@ fn main() {
     });
 }
 
-type Client = RunningService<RoleClient, ()>;
-
-/// `scholia mcp` on `vault`, connected and past its first `tools/list`.
 async fn spawn(vault: &Path, home: &Path) -> (Client, tokio::process::Child, Instant) {
-    let started = Instant::now();
-    let mut child = tokio::process::Command::new(BIN)
-        .args(["mcp", "--vault"])
-        .arg(vault)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SCHOLIA_CONFIG_DIR", home.join("config"))
-        .env("SCHOLIA_DATA_DIR", home.join("data"))
-        .env("SCHOLIA_CACHE_DIR", home.join("cache"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let (out, input) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
-    let client = ().serve((out, input)).await.unwrap();
-    let tools = client.list_tools(None).await.unwrap();
-    assert_eq!(tools.tools.len(), 17);
+    let (client, child, started, tools) = mcp_client::spawn(BIN, vault, home).await;
+    assert_eq!(tools, 17);
     (client, child, started)
 }
 
@@ -117,12 +96,7 @@ async fn call(c: &Client, name: &str, query: &str) {
 }
 
 async fn tool(c: &Client, name: &str, args: serde_json::Value) {
-    let a = args.as_object().cloned().unwrap();
-    let r = c
-        .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(a))
-        .await
-        .unwrap();
-    assert_ne!(r.is_error, Some(true), "{args}: {:?}", r.content);
+    mcp_client::tool(c, name, args).await;
 }
 
 /// Queries from a deterministic sample of the vault (a title or a heading's first words), and

@@ -27,6 +27,9 @@ pub enum Command {
         /// Print the summary as JSON
         #[arg(long)]
         json: bool,
+        /// Quietly, for a command that answered before checking a large vault
+        #[arg(long, hide = true)]
+        background: bool,
     },
     /// Full-text search of the vault (BM25; "quoted phrases", title:word)
     Search {

@@ -46,7 +46,17 @@ pub fn run(command: Command) -> ExitCode {
 
 fn dispatch(command: Command) -> Result<ExitCode> {
     match command {
-        Command::Index { vault, reasons, json } => {
+        Command::Index {
+            vault,
+            background: true,
+            ..
+        } => {
+            let dirs = Dirs::from_env(&ProcessEnv).map_err(Error::from)?;
+            background_index(&dir_or_cwd(vault)?, &dirs)?;
+        }
+        Command::Index {
+            vault, reasons, json, ..
+        } => {
             // Ctrl-C stops between batches: what was indexed is committed, the rest next time.
             let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
             let rt = runtime()?;
@@ -291,8 +301,53 @@ fn open_vault(
 ) -> Result<(VaultSession, Option<scholia::index::SyncSummary>)> {
     let root = dir_or_cwd(dir)?;
     let dirs = Dirs::from_env(&ProcessEnv).map_err(Error::from)?;
-    let opened = VaultSession::open_synced(Path::new(&root), &dirs, &mut render::index_bar(show_progress))?;
+    let opened = VaultSession::open_current(
+        Path::new(&root),
+        &dirs,
+        &mut render::index_bar(show_progress),
+        &sync_in_background,
+    )?;
     Ok(opened)
+}
+
+/// Checks the vault against its index in a process of its own (`scholia index --background`)
+/// while this one answers from the index: on a large vault the check takes longer than the
+/// answer.
+fn sync_in_background(root: &Path) {
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut c = std::process::Command::new(exe);
+    c.args(["index", "--background", "--vault"])
+        .arg(root)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // Its own process group: a Ctrl-C meant for this command does not stop it.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    // Not waited for: it outlives this process on purpose (init reaps it).
+    #[allow(clippy::zombie_processes)]
+    match c.spawn() {
+        Ok(child) => tracing::debug!(pid = child.id(), "checking the vault in the background"),
+        Err(e) => tracing::warn!("could not start the background check of the vault: {e}"),
+    }
+}
+
+/// `scholia index --background`: waits (briefly) for the process that started it to release
+/// the index writer, brings the index up to date, and says nothing.
+fn background_index(root: &Path, dirs: &Dirs) -> Result<()> {
+    let session = VaultSession::open(root, dirs)?;
+    let started = std::time::Instant::now();
+    while !session.index().try_acquire_writer()? {
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            // Someone else holds it for long: an editor's or agent's server keeps it current.
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    session.index().sync(&mut |_| {})?;
+    Ok(())
 }
 
 fn tasks(action: args::TaskAction) -> Result<ExitCode> {

@@ -377,6 +377,20 @@ async fn start(client: Client, state: Arc<State>) {
             // Diagnostics and lenses follow the index: a note created, renamed or deleted
             // anywhere changes what the open notes' links resolve to.
             // Held weakly: the server's state owns the index whose changes are awaited.
+            // Symbol search reads names from memory: each commit's new segments are read
+            // now, not by the next query.
+            let (mut commits, index) = (vault.index().changes(), Arc::downgrade(vault.index()));
+            tokio::spawn(async move {
+                loop {
+                    let Some(index) = index.upgrade() else { return };
+                    if let Err(e) = scholia_base::spawn_blocking(move || index.warm_names()).await {
+                        tracing::debug!("reading note names for symbols: {e}");
+                    }
+                    if commits.changed().await.is_err() {
+                        return;
+                    }
+                }
+            });
             let mut changes = vault.index().changes();
             let (state, client) = (Arc::downgrade(&state), client.clone());
             tokio::spawn(async move {

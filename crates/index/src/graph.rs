@@ -50,10 +50,9 @@ impl VaultIndex {
         for key in self.keys_of(searcher, rel)? {
             // A key only this note has needs no resolving; a shared one (two notes of one
             // name) is resolved from each linking note, as Obsidian would.
-            let shared = self
-                .paths_with(searcher, &Term::from_field_text(self.fields.key, &key))?
-                .len()
-                > 1;
+            let named = self.paths_with(searcher, &Term::from_field_text(self.fields.key, &key))?;
+            let shared = named.len() > 1;
+            let ranked = crate::names::Named::new(self, &named, &key);
             let mut fields = vec![self.fields.links];
             if scope == LinkScope::All {
                 fields.push(self.fields.research_links);
@@ -63,10 +62,7 @@ impl VaultIndex {
                     if source == rel || out.contains(&source) || !allowed.allows(&source) {
                         continue;
                     }
-                    let resolves_here = !shared
-                        || self
-                            .resolve_key_path(searcher, &key, Some(&source))?
-                            .is_some_and(|(p, _)| p == rel);
+                    let resolves_here = !shared || ranked.pick(Some(&source)).is_some_and(|(p, _)| p == rel);
                     if resolves_here {
                         out.push(source);
                     }

@@ -7,6 +7,7 @@
 //! Depends on `base` and `vault` only: it knows notes, never models, pipelines or protocols.
 
 mod edits;
+pub mod fresh;
 mod graph;
 mod names;
 mod notes;
@@ -17,6 +18,7 @@ pub mod schema;
 mod scope;
 mod search;
 mod session;
+mod symbols;
 mod sync;
 pub mod tokenizer;
 mod watch;
@@ -117,7 +119,7 @@ impl Default for WriterOptions {
             .clamp(1, 2);
         WriterOptions {
             threads,
-            memory_bytes: threads * 20_000_000,
+            memory_bytes: threads * 30_000_000,
         }
     }
 }
@@ -139,8 +141,12 @@ pub struct VaultIndex {
     names: Mutex<Option<Arc<related::Names>>>,
     /// Each segment's paths by document, read once per segment (see `graph::PathTable`).
     paths: Mutex<HashMap<tantivy::index::SegmentId, Arc<Vec<String>>>>,
+    /// Each segment's note names, for symbol search (see `symbols`).
+    name_tables: Mutex<symbols::NameTables>,
     /// This process has brought the whole vault into the index: its commits say so.
     complete: std::sync::atomic::AtomicBool,
+    /// Merge segments after the start-up sync (see [`VaultIndex::keep_merged`]).
+    keep_merged: std::sync::atomic::AtomicBool,
     /// The vault's files, for embeds of attachments (listed when needed, briefly kept).
     files: Mutex<Option<problems::Files>>,
     /// Bumped at every commit this process makes: what listeners (an editor's diagnostics)
@@ -148,6 +154,34 @@ pub struct VaultIndex {
     changes: tokio::sync::watch::Sender<u64>,
     /// The folders this process may use (all by default).
     scope: scope::ScopeCell,
+}
+
+/// Segments under this many notes are what edits leave (a commit per save): merged once
+/// there are [`SMALL_SEGMENTS`] of them.
+const SMALL_SEGMENT_DOCS: u32 = 1_000;
+const SMALL_SEGMENTS: usize = 8;
+
+/// Merges only the small segments edits leave, never a bulk build's: merging a 100,000-note
+/// build into one segment held ~400 MB for a gain a query does not notice (tens of segments
+/// answer in milliseconds).
+#[derive(Debug)]
+struct SmallSegments;
+
+impl tantivy::merge_policy::MergePolicy for SmallSegments {
+    fn compute_merge_candidates(
+        &self,
+        segments: &[tantivy::SegmentMeta],
+    ) -> Vec<tantivy::merge_policy::MergeCandidate> {
+        let small: Vec<_> = segments
+            .iter()
+            .filter(|s| s.num_docs() < SMALL_SEGMENT_DOCS)
+            .map(|s| s.id())
+            .collect();
+        if small.len() < SMALL_SEGMENTS {
+            return Vec::new();
+        }
+        vec![tantivy::merge_policy::MergeCandidate(small)]
+    }
 }
 
 /// The payload of commits made once the writer's start-up sync is over: what a second process
@@ -199,7 +233,9 @@ impl VaultIndex {
             body_consumed,
             names: Mutex::new(None),
             paths: Mutex::new(HashMap::new()),
+            name_tables: Mutex::new(Default::default()),
             complete: std::sync::atomic::AtomicBool::new(false),
+            keep_merged: std::sync::atomic::AtomicBool::new(false),
             files: Mutex::new(None),
             changes: tokio::sync::watch::channel(0).0,
             scope: Default::default(),
@@ -285,7 +321,23 @@ impl VaultIndex {
     /// Marks the start-up sync over: this and later commits say the index holds the vault.
     fn mark_complete(&self, writer: &mut IndexWriter) -> Result<(), IndexError> {
         self.complete.store(true, Ordering::Relaxed);
+        if self.keep_merged.load(Ordering::Relaxed) {
+            writer.set_merge_policy(Box::new(SmallSegments));
+        }
         self.commit(writer)
+    }
+
+    /// The index holds the whole vault as its last commit says, though this process did not
+    /// check: its own commits keep saying so (see `VaultSession::open_current`).
+    pub(crate) fn trust_complete(&self) {
+        self.complete.store(true, Ordering::Relaxed);
+    }
+
+    /// This process stays (an editor's or agent's server): once its start-up sync is over,
+    /// segments are merged in the background. A short-lived process (the CLI) never merges: a
+    /// merge it started would be abandoned at exit, and a bulk build is faster without them.
+    pub fn keep_merged(&self) {
+        self.keep_merged.store(true, Ordering::Relaxed);
     }
 
     /// Whether the process writing the index has finished its start-up sync (a reader asks
@@ -398,8 +450,18 @@ impl VaultIndex {
 }
 
 fn try_writer(index: &Index, options: WriterOptions) -> Result<Option<IndexWriter>, IndexError> {
-    match index.writer_with_num_threads(options.threads, options.memory_bytes) {
-        Ok(w) => Ok(Some(w)),
+    let o = tantivy::indexer::IndexWriterOptions::builder()
+        .num_worker_threads(options.threads)
+        .memory_budget_per_thread(options.memory_bytes / options.threads)
+        // Merges run beside indexing and queries on few cores: one at a time.
+        .num_merge_threads(1)
+        .build();
+    match index.writer_with_options(o) {
+        Ok(w) => {
+            // Until the process says it stays (see `VaultIndex::keep_merged`).
+            w.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
+            Ok(Some(w))
+        }
         Err(TantivyError::LockFailure(LockError::LockBusy, _)) => Ok(None),
         Err(e) => Err(e.into()),
     }

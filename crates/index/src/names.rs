@@ -8,6 +8,7 @@ use tantivy::{DocAddress, Order, Searcher, Term};
 
 use super::schema::Outline;
 use super::search::{NoteRef, Symbol, SymbolKind};
+use super::symbols::{NameKind, match_score};
 use super::tokenizer::{self, MAX_PREFIX_CHARS};
 use super::{IndexError, VaultIndex};
 
@@ -65,13 +66,18 @@ impl VaultIndex {
     pub fn symbols(&self, query: &str, limit: usize) -> Result<Vec<Symbol>, IndexError> {
         let searcher = self.searcher();
         let words = Self::prefix_words(query);
+        let tables = self.segment_names(&searcher)?;
+        let path_of = |addr: DocAddress| -> Result<String, IndexError> {
+            let paths = self.segment_paths(searcher.segment_reader(addr.segment_ord))?;
+            Ok(paths.get(addr.doc_id as usize).cloned().unwrap_or_default())
+        };
         if words.is_empty() {
             return self
                 .recent(&searcher, limit)?
                 .into_iter()
                 .map(|a| {
-                    let (path, outline) = self.stored(&searcher, a)?;
-                    Ok(note_symbol(path, outline.title, 0.0))
+                    let title = tables[a.segment_ord as usize].title(a.doc_id).to_string();
+                    Ok(note_symbol(path_of(a)?, title, 0.0))
                 })
                 .collect();
         }
@@ -80,30 +86,36 @@ impl VaultIndex {
             &TopDocs::with_limit(SYMBOL_CANDIDATES).order_by_score(),
         )?;
         let mut analyzer = tokenizer::words();
+        let mut scratch = Vec::new();
         let mut out = Vec::new();
         for (_, addr) in top {
-            let (path, outline) = self.stored(&searcher, addr)?;
-            let stem = scholia_vault::stem(&path).to_string();
-            let names = std::iter::once(&outline.title)
-                .chain(&outline.aliases)
-                .chain(std::iter::once(&stem));
-            if let Some(score) = names
-                .filter_map(|n| match_score(&mut analyzer, &words, n))
-                .reduce(f32::max)
-            {
-                out.push(note_symbol(path.clone(), outline.title.clone(), score + 0.5));
-            }
-            for (level, line, text) in &outline.headings {
-                if let Some(score) = match_score(&mut analyzer, &words, text) {
-                    out.push(Symbol {
-                        name: text.clone(),
-                        kind: SymbolKind::Heading(*level),
-                        path: path.clone(),
-                        line: *line,
-                        container: Some(outline.title.clone()),
+            let names = &tables[addr.segment_ord as usize];
+            let mut path: Option<String> = None;
+            let mut note_score: Option<f32> = None;
+            for (kind, line, text) in names.of(addr.doc_id) {
+                let Some(score) = match_score(&mut analyzer, &words, text, &mut scratch) else {
+                    continue;
+                };
+                let path = match &path {
+                    Some(p) => p.clone(),
+                    None => path.insert(path_of(addr)?).clone(),
+                };
+                match kind {
+                    NameKind::Title | NameKind::Other => {
+                        note_score = Some(note_score.map_or(score, |s| s.max(score)));
+                    }
+                    NameKind::Heading(level) => out.push(Symbol {
+                        name: text.to_string(),
+                        kind: SymbolKind::Heading(level),
+                        path,
+                        line,
+                        container: Some(names.title(addr.doc_id).to_string()),
                         score,
-                    });
+                    }),
                 }
+            }
+            if let (Some(score), Some(path)) = (note_score, path) {
+                out.push(note_symbol(path, names.title(addr.doc_id).to_string(), score + 0.5));
             }
         }
         out.sort_by(|a, b| {
@@ -175,15 +187,8 @@ impl VaultIndex {
         key: &str,
         from: Option<&str>,
     ) -> Result<Option<(String, DocAddress)>, IndexError> {
-        let scope = self.scope();
-        let mut found = self.paths_with(searcher, &Term::from_field_text(self.fields.key, key))?;
-        found.retain(|(p, _)| scope.allows(p));
-        let from_dir = from.and_then(|f| f.rsplit_once('/').map(|(d, _)| d)).unwrap_or("");
-        Ok(found.into_iter().min_by_key(|(path, _)| {
-            let without_ext = path.rsplit_once('.').map(|(p, _)| p).unwrap_or(path).to_lowercase();
-            let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-            (without_ext != key, dir != from_dir, path.len(), path.clone())
-        }))
+        let found = self.paths_with(searcher, &Term::from_field_text(self.fields.key, key))?;
+        Ok(Named::new(self, &found, key).pick(from).cloned())
     }
 
     /// The words of `text` that best characterise it against the rest of the vault (tf·idf
@@ -267,26 +272,39 @@ fn note_symbol(path: String, title: String, score: f32) -> Symbol {
     }
 }
 
-/// How well `name` matches query words that must each start one of its words; `None` when
-/// one does not. Whole-name and leading matches rank first, then shorter names.
-fn match_score(analyzer: &mut tantivy::tokenizer::TextAnalyzer, words: &[String], name: &str) -> Option<f32> {
-    let mut stream = analyzer.token_stream(name);
-    let mut name_words = Vec::new();
-    while let Some(t) = stream.next() {
-        name_words.push(t.text.clone());
+/// The notes holding one link key, ranked once for resolving links to it from many notes.
+pub(crate) struct Named<'a> {
+    /// (not named exactly by its path, folder, note) in Obsidian's order, folder aside.
+    ranked: Vec<(bool, &'a str, &'a (String, DocAddress))>,
+}
+
+impl<'a> Named<'a> {
+    pub fn new(index: &VaultIndex, found: &'a [(String, DocAddress)], key: &str) -> Named<'a> {
+        let scope = index.scope();
+        let mut ranked: Vec<_> = found
+            .iter()
+            .filter(|(p, _)| scope.allows(p))
+            .map(|entry| {
+                let path = entry.0.as_str();
+                let without_ext = path.rsplit_once('.').map(|(p, _)| p).unwrap_or(path).to_lowercase();
+                let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+                (without_ext != key, dir, entry)
+            })
+            .collect();
+        ranked.sort_by(|a, b| (a.0, a.2.0.len(), &a.2.0).cmp(&(b.0, b.2.0.len(), &b.2.0)));
+        Named { ranked }
     }
-    let mut score = 0.0f32;
-    for (qi, w) in words.iter().enumerate() {
-        let pos = name_words.iter().position(|n| n.starts_with(w.as_str()))?;
-        if name_words[pos] == *w {
-            score += 1.0;
-        }
-        if pos == qi {
-            score += 1.0;
-        }
+
+    /// The note a link from `from` means: named by its path, else in `from`'s folder, else
+    /// the shortest path.
+    pub fn pick(&self, from: Option<&str>) -> Option<&'a (String, DocAddress)> {
+        let from_dir = from.and_then(|f| f.rsplit_once('/').map(|(d, _)| d)).unwrap_or("");
+        let (best, _, first) = *self.ranked.first()?;
+        let same_folder = self
+            .ranked
+            .iter()
+            .take_while(|(exact_miss, _, _)| *exact_miss == best)
+            .find(|(_, dir, _)| *dir == from_dir);
+        Some(same_folder.map_or(first, |(_, _, e)| e))
     }
-    if name_words.len() == words.len() && words.iter().zip(&name_words).all(|(a, b)| a == b) {
-        score += 10.0;
-    }
-    Some(score - name_words.len() as f32 * 0.1)
 }

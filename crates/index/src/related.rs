@@ -413,6 +413,7 @@ impl VaultIndex {
             return Ok(names.clone());
         }
         let mut by_first: HashMap<String, Vec<(Vec<String>, String)>> = HashMap::new();
+        let mut seen: HashSet<Vec<u8>> = HashSet::new();
         for segment in searcher.segment_readers() {
             let inverted = segment.inverted_index(self.fields.key)?;
             let mut stream = inverted.terms().stream().map_err(|e| IndexError::Io {
@@ -420,6 +421,11 @@ impl VaultIndex {
                 source: e,
             })?;
             while stream.advance() {
+                // A vault path is a name of its note too, but prose names notes by file name
+                // or alias (as Obsidian's unlinked mentions do); each name once.
+                if stream.key().contains(&b'/') || !seen.insert(stream.key().to_vec()) {
+                    continue;
+                }
                 let Ok(name) = std::str::from_utf8(stream.key()) else {
                     continue;
                 };

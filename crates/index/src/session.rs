@@ -102,6 +102,8 @@ pub struct VaultSession {
     buffers: Mutex<HashMap<String, String>>,
     /// Whether the start-up sync is over (or another process keeps the index current).
     synced: tokio::sync::watch::Sender<bool>,
+    /// Opened without checking the vault (see [`VaultSession::open_current`]).
+    deferred: std::sync::atomic::AtomicBool,
 }
 
 /// How long a second process waits for the first to finish indexing the vault.
@@ -119,6 +121,7 @@ impl VaultSession {
             updates: Mutex::new(None),
             buffers: Mutex::new(HashMap::new()),
             synced: tokio::sync::watch::channel(false).0,
+            deferred: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -140,7 +143,16 @@ impl VaultSession {
         progress: &mut dyn FnMut(Progress),
         stop: &dyn Fn() -> bool,
     ) -> Result<(VaultSession, Option<SyncSummary>), Error> {
-        let session = VaultSession::open(root, dirs)?;
+        VaultSession::open(root, dirs)?.synced_until(progress, stop)
+    }
+
+    /// Brings an opened session up to date (see [`VaultSession::open_synced_until`]).
+    fn synced_until(
+        self,
+        progress: &mut dyn FnMut(Progress),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<(VaultSession, Option<SyncSummary>), Error> {
+        let session = self;
         let summary = if session.index.is_writer() {
             Some(session.index.sync_until(progress, stop)?)
         } else {
@@ -168,6 +180,41 @@ impl VaultSession {
         };
         session.synced.send_replace(true);
         Ok((session, summary))
+    }
+
+    /// For a process that answers and exits: [`VaultSession::open_synced`], except that when
+    /// the index holds the whole vault and checking every note took longer than
+    /// [`crate::fresh::DEFER_ABOVE`] last time, the check is not made now: `later` is called
+    /// (unless a check finished moments ago) to have it made in the background, and answers
+    /// re-read the notes they show when those changed (see [`VaultSession::search`]).
+    pub fn open_current(
+        root: &Path,
+        dirs: &Dirs,
+        progress: &mut dyn FnMut(Progress),
+        later: &dyn Fn(&Path),
+    ) -> Result<(VaultSession, Option<SyncSummary>), Error> {
+        let session = VaultSession::open(root, dirs)?;
+        let deferrable =
+            session.index.writer_is_complete() && session.index.last_check().is_some_and(|c| c.may_defer());
+        if !deferrable {
+            return session.synced_until(progress, &|| false);
+        }
+        if !crate::fresh::recently_checked(session.index.dir()) {
+            later(session.vault().root());
+        }
+        session.index.trust_complete();
+        session.deferred.store(true, std::sync::atomic::Ordering::Relaxed);
+        session.synced.send_replace(true);
+        Ok((session, None))
+    }
+
+    /// The notes among `rels` that changed since the index last saw them are re-read, when
+    /// this session did not check the vault before answering; returns whether any were.
+    pub fn refresh_shown(&self, rels: &[&str]) -> Result<bool, Error> {
+        if !self.deferred.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(false);
+        }
+        Ok(self.index.refresh_if_changed(rels)?)
     }
 
     pub fn index(&self) -> &Arc<VaultIndex> {
@@ -217,7 +264,18 @@ impl VaultSession {
             )));
         }
         let (index, q) = (self.index.clone(), query.to_string());
-        let hits = scholia_base::blocking(move || Ok(index.search(&q, limit, None)?)).await?;
+        let deferred = self.deferred.load(std::sync::atomic::Ordering::Relaxed);
+        let hits = scholia_base::blocking(move || {
+            let hits = index.search(&q, limit, None)?;
+            // Answered before the vault was checked: a note shown that changed since it was
+            // indexed is re-read, and the question asked again.
+            let shown: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+            if deferred && index.refresh_if_changed(&shown)? {
+                return Ok(index.search(&q, limit, None)?);
+            }
+            Ok(hits)
+        })
+        .await?;
         Ok(SearchResults {
             hits,
             query: query.to_string(),
@@ -245,6 +303,7 @@ impl VaultSession {
     /// starts an indexing job (reported and ended by the session).
     pub async fn maintain(self: Arc<Self>, start_job: &(dyn Fn() -> Job + Send + Sync), shutdown: CancellationToken) {
         let mut job = start_job();
+        self.index.keep_merged();
         if !self.index.is_writer() {
             // Another process keeps the index current: what it committed is the vault.
             self.synced.send_replace(true);

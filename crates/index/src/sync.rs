@@ -109,6 +109,7 @@ impl VaultIndex {
             }
         }
         let total = todo.len();
+        let check_took = started.elapsed();
         progress(Progress::Started {
             total,
             unchanged: summary.unchanged,
@@ -188,12 +189,19 @@ impl VaultIndex {
                 searchable: self.num_notes(),
             });
         }
-        // Always one last commit: it carries the mark that the vault is all in.
-        self.mark_complete(writer)?;
+        // One last commit carries the mark that the vault is all in; when nothing changed and
+        // the index already says so, there is nothing to commit.
+        let unchanged = total == 0 && summary.removed == 0;
+        if !(unchanged && self.writer_is_complete()) || self.keep_merged.load(Ordering::Relaxed) {
+            self.mark_complete(writer)?;
+        } else {
+            self.complete.store(true, Ordering::Relaxed);
+        }
         for s in summary.skipped.iter().chain(&summary.failed) {
             tracing::debug!("not indexed: {} ({})", s.path, s.reason);
         }
         summary.elapsed = started.elapsed();
+        self.record_check(check_took, summary.total_notes());
         Ok(summary)
     }
 }

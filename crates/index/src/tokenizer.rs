@@ -1,15 +1,14 @@
 //! Tokenizers: words for BM25, and word prefixes for symbol search.
 //!
-//! Words are runs of letters and digits, except in scripts written without spaces (Chinese,
+//! Words are runs of letters and digits (lower-cased here, then folded to ASCII where a
+//! letter has an ASCII form; words of 64 bytes or more are skipped), except in scripts written without spaces (Chinese,
 //! Japanese kana, Thai, Lao, Khmer, Myanmar) where each character is a token; tantivy turns a
 //! multi-token query word into a phrase query, so `知识库` still matches as a sequence.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tantivy::tokenizer::{
-    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
-};
+use tantivy::tokenizer::{AsciiFoldingFilter, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer};
 
 pub const WORDS: &str = "scholia_words";
 /// Words of note bodies: like [`WORDS`], and counts the bytes tantivy's indexing threads have
@@ -26,16 +25,12 @@ pub fn register(manager: &tantivy::tokenizer::TokenizerManager, body_consumed: A
         TextAnalyzer::builder(WordTokenizer {
             consumed: Some(body_consumed),
         })
-        .filter(RemoveLongFilter::limit(64))
-        .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
         .build(),
     );
     manager.register(
         PREFIXES,
         TextAnalyzer::builder(WordTokenizer::default())
-            .filter(RemoveLongFilter::limit(64))
-            .filter(LowerCaser)
             .filter(AsciiFoldingFilter)
             .filter(EdgePrefixes {
                 max_chars: MAX_PREFIX_CHARS,
@@ -46,8 +41,6 @@ pub fn register(manager: &tantivy::tokenizer::TokenizerManager, body_consumed: A
 
 pub fn words() -> TextAnalyzer {
     TextAnalyzer::builder(WordTokenizer::default())
-        .filter(RemoveLongFilter::limit(64))
-        .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
         .build()
 }
@@ -302,6 +295,73 @@ fn is_unspaced_script(c: char) -> bool {
         | 0x20000..=0x2FFFF) // CJK extensions B..
 }
 
+/// Longer words are not indexed (hashes, base64): tantivy's RemoveLongFilter limit.
+const MAX_WORD_BYTES: usize = 64;
+
+/// `word` lower-cased character by character into `out` (replacing it), as tantivy's
+/// LowerCaser does; characters of scripts without case are copied without a table look-up.
+fn push_lowercase(out: &mut String, word: &str) {
+    out.clear();
+    if word.is_ascii() {
+        out.push_str(word);
+        out.make_ascii_lowercase();
+        return;
+    }
+    for c in word.chars() {
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else if has_lowercase(c) {
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+}
+
+/// Whether `c` lower-cases to something else (a bitmap for the Basic Multilingual Plane).
+#[inline]
+fn has_lowercase(c: char) -> bool {
+    let i = c as u32;
+    if i >= 0x10000 {
+        return !c.to_lowercase().eq(std::iter::once(c));
+    }
+    static BMP: std::sync::OnceLock<Box<[u64; 1024]>> = std::sync::OnceLock::new();
+    let bits = BMP.get_or_init(|| {
+        let mut bits = Box::new([0u64; 1024]);
+        for i in 0..0x10000u32 {
+            if char::from_u32(i).is_some_and(|c| !c.to_lowercase().eq(std::iter::once(c))) {
+                bits[(i >> 6) as usize] |= 1 << (i & 63);
+            }
+        }
+        bits
+    });
+    bits[(i >> 6) as usize] >> (i & 63) & 1 == 1
+}
+
+/// Whether `c` is part of a word: `char::is_alphanumeric`, from a bitmap for the Basic
+/// Multilingual Plane (the Unicode tables' search was the tokenizer's largest cost).
+#[inline]
+fn is_word_char(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
+    let i = c as u32;
+    if i >= 0x10000 {
+        return c.is_alphanumeric();
+    }
+    static BMP: std::sync::OnceLock<Box<[u64; 1024]>> = std::sync::OnceLock::new();
+    let bits = BMP.get_or_init(|| {
+        let mut bits = Box::new([0u64; 1024]);
+        for i in 0..0x10000u32 {
+            if char::from_u32(i).is_some_and(char::is_alphanumeric) {
+                bits[(i >> 6) as usize] |= 1 << (i & 63);
+            }
+        }
+        bits
+    });
+    bits[(i >> 6) as usize] >> (i & 63) & 1 == 1
+}
+
 #[derive(Clone, Default)]
 pub struct WordTokenizer {
     consumed: Option<Arc<AtomicU64>>,
@@ -333,31 +393,36 @@ impl Tokenizer for WordTokenizer {
 
 impl TokenStream for WordStream<'_> {
     fn advance(&mut self) -> bool {
-        let rest = &self.text[self.offset..];
-        let Some((skip, first)) = rest.char_indices().find(|(_, c)| c.is_alphanumeric()) else {
-            self.offset = self.text.len();
-            return false;
-        };
-        let start = self.offset + skip;
-        let end = if is_unspaced_script(first) {
-            start + first.len_utf8()
-        } else {
-            let word = &self.text[start..];
-            start
-                + word
-                    .char_indices()
-                    .find(|&(_, c)| !c.is_alphanumeric() || is_unspaced_script(c))
-                    .map(|(i, _)| i)
-                    .unwrap_or(word.len())
-        };
-        self.offset = end;
-        self.token.text.clear();
-        self.token.text.push_str(&self.text[start..end]);
-        self.token.offset_from = start;
-        self.token.offset_to = end;
-        self.token.position = self.token.position.wrapping_add(1);
-        self.token.position_length = 1;
-        true
+        loop {
+            let rest = &self.text[self.offset..];
+            let Some((skip, first)) = rest.char_indices().find(|&(_, c)| is_word_char(c)) else {
+                self.offset = self.text.len();
+                return false;
+            };
+            let start = self.offset + skip;
+            let end = if is_unspaced_script(first) {
+                start + first.len_utf8()
+            } else {
+                let word = &self.text[start..];
+                start
+                    + word
+                        .char_indices()
+                        .find(|&(_, c)| !is_word_char(c) || is_unspaced_script(c))
+                        .map(|(i, _)| i)
+                        .unwrap_or(word.len())
+            };
+            self.offset = end;
+            self.token.position = self.token.position.wrapping_add(1);
+            // What tantivy's RemoveLongFilter did: a long word keeps its position, unseen.
+            if end - start >= MAX_WORD_BYTES {
+                continue;
+            }
+            push_lowercase(&mut self.token.text, &self.text[start..end]);
+            self.token.offset_from = start;
+            self.token.offset_to = end;
+            self.token.position_length = 1;
+            return true;
+        }
     }
 
     fn token(&self) -> &Token {
@@ -451,6 +516,51 @@ impl<S: TokenStream> TokenStream for EdgePrefixStream<S> {
 
 #[cfg(test)]
 mod tests {
+    /// The tokenizer lower-cases and skips long words exactly as tantivy's filters did.
+    #[test]
+    fn the_same_tokens_as_tantivys_filters() {
+        use tantivy::tokenizer::{LowerCaser, RemoveLongFilter, TextAnalyzer, TokenStream};
+        let mut reference = TextAnalyzer::builder(super::WordTokenizer::default())
+            .filter(RemoveLongFilter::limit(64))
+            .filter(LowerCaser)
+            .filter(tantivy::tokenizer::AsciiFoldingFilter)
+            .build();
+        let long = "Ä".repeat(40);
+        for text in [
+            "Über ÉCOLE straße İstanbul ΣΊΣΥΦΟΣ Ꭰ 𐐀 ǅ",
+            "Синхронизация настроек — ВАЖНО",
+            "设置 同步 ＡＢＣ ｱｲｳ ไทย ខ្មែរ 한국어 العربية",
+            &format!("a {long} b {} c", "x".repeat(64)),
+        ] {
+            let mut ours = super::words();
+            let mut a = ours.token_stream(text);
+            let mut b = reference.token_stream(text);
+            loop {
+                let (x, y) = (a.next().cloned(), b.next().cloned());
+                assert_eq!(
+                    x.as_ref().map(|t| (&t.text, t.position, t.offset_from)),
+                    y.as_ref().map(|t| (&t.text, t.position, t.offset_from)),
+                    "{text}"
+                );
+                if x.is_none() {
+                    break;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_word_bitmap_is_unicodes() {
+        for i in (0..0x11000u32)
+            .step_by(7)
+            .chain([0x4E00, 0xAC00, 0x0E01, 0x00E9, 0x0301])
+        {
+            if let Some(c) = char::from_u32(i) {
+                assert_eq!(super::is_word_char(c), c.is_alphanumeric(), "U+{i:04X}");
+            }
+        }
+    }
+
     #[test]
     fn terms_pair_characters_of_unspaced_scripts() {
         let check = |text: &str, expected: &[&str]| assert_eq!(terms(text), expected, "{text}");

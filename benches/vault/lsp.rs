@@ -1,0 +1,120 @@
+//! The language server's figures: first answer and indexing time from spawn, then, on the full
+//! index, `workspace/symbol` latency and how soon a saved note is found.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::lsp_client::LspClient;
+use super::{BIN, Bench, mb, ms, peak_rss, percentiles};
+
+/// One language server from spawn to shutdown; returns when its indexing ended (from spawn).
+pub async fn round(b: &Bench, label: &str, edits: bool) -> Duration {
+    let mut child = tokio::process::Command::new(BIN)
+        .arg("lsp")
+        .env("SCHOLIA_CACHE_DIR", b.home.path())
+        .env("SCHOLIA_CONFIG_DIR", b.home.path().join("config"))
+        .env("SCHOLIA_DATA_DIR", b.home.path().join("data"))
+        .env("SCHOLIA_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let pid = child.id().unwrap();
+    let mut c = LspClient::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    c.initialize(&b.vault.canonicalize().unwrap(), json!({})).await;
+    let init = started.elapsed();
+    let probe = b.symbol_queries.first().cloned().unwrap_or_else(|| "a".into());
+    let ready = loop {
+        let r = c.request("workspace/symbol", json!({"query": probe})).await;
+        if r.as_array().is_some_and(|a| !a.is_empty()) {
+            break started.elapsed();
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    let end = c.wait_progress_end("Indexing vault", Duration::from_secs(900)).await;
+    let indexed = started.elapsed();
+    println!(
+        "LSP {label}: initialize {}, first non-empty workspace/symbol {:.3} s, indexing ended {:.3} s ({})",
+        ms(init),
+        ready.as_secs_f64(),
+        indexed.as_secs_f64(),
+        end.as_ref()
+            .and_then(|e| e["params"]["value"]["message"].as_str())
+            .unwrap_or("?")
+    );
+    // Measured on the full index only.
+    let mut times = Vec::new();
+    let mut results = 0;
+    for _ in 0..3 {
+        for q in &b.symbol_queries {
+            let t = Instant::now();
+            let r = c.request("workspace/symbol", json!({"query": q})).await;
+            times.push(t.elapsed());
+            results += r.as_array().map_or(0, Vec::len);
+        }
+    }
+    let (p50, p99) = percentiles(times.clone());
+    println!(
+        "LSP {label}: workspace/symbol on the full index p50 {} p99 {} ({} queries, {:.1} results avg), peak RSS {}",
+        ms(p50),
+        ms(p99),
+        times.len(),
+        results as f64 / times.len() as f64,
+        mb(peak_rss(pid))
+    );
+    if edits {
+        saved_note_found(b, &mut c).await;
+    }
+    c.shutdown().await;
+    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    indexed
+}
+
+/// An editor adds a heading with a new word to a note and saves it: the time until
+/// `workspace/symbol` finds the word (the note re-read and committed, the reader reloaded).
+async fn saved_note_found(b: &Bench, c: &mut LspClient) {
+    let mut times = Vec::new();
+    for (i, rel) in b.edit_notes.iter().enumerate() {
+        let path = b.vault.join(rel);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let uri = c.open(&path, &text).await;
+        let word = format!("zqxsaved{i}w{}", std::process::id());
+        let edited = format!("{text}\n## {word} heading\n\nSaved text {word}.\n");
+        let started = Instant::now();
+        c.change(&uri, &edited).await;
+        std::fs::write(&path, &edited).unwrap();
+        c.notify("textDocument/didSave", json!({"textDocument": {"uri": uri}}))
+            .await;
+        let found = loop {
+            let r = c.request("workspace/symbol", json!({"query": word})).await;
+            if r.as_array().is_some_and(|a| !a.is_empty()) {
+                break Some(started.elapsed());
+            }
+            if started.elapsed() > Duration::from_secs(10) {
+                break None;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        };
+        c.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}))
+            .await;
+        match found {
+            Some(t) => times.push(t),
+            None => println!("  saved note {rel}: not found within 10 s"),
+        }
+    }
+    if times.is_empty() {
+        return;
+    }
+    let (p50, _) = percentiles(times.clone());
+    println!(
+        "LSP: saved note searchable after p50 {} max {} ({} saves)",
+        ms(p50),
+        ms(*times.iter().max().unwrap()),
+        times.len()
+    );
+}

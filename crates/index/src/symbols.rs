@@ -1,0 +1,278 @@
+//! Every note's names — title, aliases, file name, headings — held in memory per segment, read
+//! once from the stored outlines: symbol search takes its candidates from the index and their
+//! names from here, instead of reading and parsing a stored document per candidate (that was
+//! most of a `workspace/symbol` answer).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tantivy::index::SegmentId;
+use tantivy::schema::Value;
+use tantivy::{DocId, SegmentReader, TantivyDocument};
+
+use super::schema::Outline;
+use super::{IndexError, VaultIndex};
+
+/// What a name is to its note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NameKind {
+    /// The note's title (always its first name).
+    Title,
+    /// An alias or the file name: other names of the note.
+    Other,
+    Heading(u8),
+}
+
+#[derive(Clone, Copy)]
+struct Name {
+    at: u32,
+    len: u32,
+    line: u32,
+    kind: NameKind,
+}
+
+/// The names of one segment's documents.
+pub(crate) struct SegmentNames {
+    /// Where each document's names start in `names` (one more entry than documents).
+    starts: Vec<u32>,
+    names: Vec<Name>,
+    /// The names' text, back to back.
+    text: String,
+}
+
+impl SegmentNames {
+    /// The names of `doc`: kind, zero-based line (0 for note names), text. The title first.
+    pub fn of(&self, doc: DocId) -> impl Iterator<Item = (NameKind, u32, &str)> {
+        let (from, to) = match (self.starts.get(doc as usize), self.starts.get(doc as usize + 1)) {
+            (Some(&a), Some(&b)) => (a as usize, b as usize),
+            _ => (0, 0),
+        };
+        self.names[from..to]
+            .iter()
+            .map(|n| (n.kind, n.line, &self.text[n.at as usize..(n.at + n.len) as usize]))
+    }
+
+    /// The title of `doc` (empty for a deleted or unknown one).
+    pub fn title(&self, doc: DocId) -> &str {
+        self.of(doc)
+            .find(|(k, _, _)| *k == NameKind::Title)
+            .map_or("", |(_, _, t)| t)
+    }
+
+    fn read(
+        segment: &SegmentReader,
+        outline_field: tantivy::schema::Field,
+        paths: &[String],
+    ) -> Result<SegmentNames, IndexError> {
+        // Documents are read in order: a few cached blocks decompress each block once.
+        let store = segment
+            .get_store_reader(4)
+            .map_err(|e| IndexError::Tantivy(tantivy::TantivyError::from(e)))?;
+        let alive = segment.alive_bitset();
+        let mut out = SegmentNames {
+            starts: Vec::with_capacity(segment.max_doc() as usize + 1),
+            names: Vec::new(),
+            text: String::new(),
+        };
+        for doc in 0..segment.max_doc() {
+            out.starts.push(out.names.len() as u32);
+            if alive.is_some_and(|a| !a.is_alive(doc)) {
+                continue;
+            }
+            let stored: TantivyDocument = store.get(doc)?;
+            let outline: Outline = stored
+                .get_first(outline_field)
+                .and_then(|v| v.as_str())
+                .and_then(|s| serde_json::from_str(s).ok())
+                .unwrap_or_default();
+            let stem = paths.get(doc as usize).map_or("", |p| scholia_vault::stem(p));
+            out.push(NameKind::Title, 0, &outline.title);
+            for alias in &outline.aliases {
+                out.push(NameKind::Other, 0, alias);
+            }
+            if stem != outline.title && !outline.aliases.iter().any(|a| a == stem) {
+                out.push(NameKind::Other, 0, stem);
+            }
+            for (level, line, text) in &outline.headings {
+                out.push(NameKind::Heading(*level), *line, text);
+            }
+        }
+        out.starts.push(out.names.len() as u32);
+        out.names.shrink_to_fit();
+        out.text.shrink_to_fit();
+        Ok(out)
+    }
+
+    fn push(&mut self, kind: NameKind, line: u32, text: &str) {
+        self.names.push(Name {
+            at: self.text.len() as u32,
+            len: text.len() as u32,
+            line,
+            kind,
+        });
+        self.text.push_str(text);
+    }
+
+    /// Bytes held, roughly.
+    fn size(&self) -> usize {
+        self.starts.len() * 4 + self.names.len() * std::mem::size_of::<Name>() + self.text.len()
+    }
+}
+
+/// The tables of the segments searched now, built when first asked for.
+#[derive(Default)]
+pub(crate) struct NameTables {
+    by_segment: HashMap<SegmentId, Arc<SegmentNames>>,
+}
+
+impl VaultIndex {
+    /// The names of every segment of `searcher`, in segment order; tables of segments merged
+    /// away are dropped.
+    pub(crate) fn segment_names(&self, searcher: &tantivy::Searcher) -> Result<Vec<Arc<SegmentNames>>, IndexError> {
+        let segments = searcher.segment_readers();
+        let mut out = Vec::with_capacity(segments.len());
+        let mut missing = Vec::new();
+        {
+            let tables = scholia_base::lock(&self.name_tables);
+            for (i, seg) in segments.iter().enumerate() {
+                match tables.by_segment.get(&seg.segment_id()) {
+                    Some(t) => out.push(Some(t.clone())),
+                    None => {
+                        out.push(None);
+                        missing.push(i);
+                    }
+                }
+            }
+        }
+        for i in missing {
+            let seg = &segments[i];
+            let paths = self.segment_paths(seg)?;
+            let table = Arc::new(SegmentNames::read(seg, self.fields.outline, &paths)?);
+            out[i] = Some(table);
+        }
+        let out: Vec<Arc<SegmentNames>> = out.into_iter().map(|t| t.expect("filled")).collect();
+        let mut tables = scholia_base::lock(&self.name_tables);
+        tables
+            .by_segment
+            .retain(|id, _| segments.iter().any(|s| s.segment_id() == *id));
+        for (seg, t) in segments.iter().zip(&out) {
+            tables.by_segment.entry(seg.segment_id()).or_insert_with(|| t.clone());
+        }
+        Ok(out)
+    }
+
+    /// Reads the name tables of segments not read yet (after a commit or merge), so the next
+    /// symbol search does not pay for it. Returns the bytes the tables hold.
+    pub fn warm_names(&self) -> Result<usize, IndexError> {
+        let tables = self.segment_names(&self.searcher())?;
+        Ok(tables.iter().map(|t| t.size()).sum())
+    }
+}
+
+/// How well `name` matches query words (normalised like the index's words) that must each
+/// start one of its words; `None` when one does not. Whole-name and leading matches rank
+/// first, then shorter names. `scratch` holds the name's words between calls.
+pub(crate) fn match_score(
+    analyzer: &mut tantivy::tokenizer::TextAnalyzer,
+    words: &[String],
+    name: &str,
+    scratch: &mut Vec<String>,
+) -> Option<f32> {
+    let count = if name.is_ascii() {
+        ascii_words(name, scratch)
+    } else {
+        let mut stream = analyzer.token_stream(name);
+        let mut n = 0;
+        while let Some(t) = stream.next() {
+            set_word(scratch, n, &t.text);
+            n += 1;
+        }
+        n
+    };
+    let name_words = &scratch[..count];
+    let mut score = 0.0f32;
+    for (qi, w) in words.iter().enumerate() {
+        let pos = name_words.iter().position(|n| n.starts_with(w.as_str()))?;
+        if name_words[pos] == *w {
+            score += 1.0;
+        }
+        if pos == qi {
+            score += 1.0;
+        }
+    }
+    if name_words.len() == words.len() && words.iter().zip(name_words).all(|(a, b)| a == b) {
+        score += 10.0;
+    }
+    Some(score - name_words.len() as f32 * 0.1)
+}
+
+/// The index's words of an ASCII name (runs of letters and digits, lower-cased, at most 64
+/// bytes), into `scratch`; returns how many. What the analyzer does, without allocating.
+fn ascii_words(name: &str, scratch: &mut Vec<String>) -> usize {
+    let mut n = 0;
+    for word in name
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        if word.len() >= 64 {
+            continue;
+        }
+        if scratch.len() <= n {
+            scratch.push(String::new());
+        }
+        let slot = &mut scratch[n];
+        slot.clear();
+        slot.extend(word.chars().map(|c| c.to_ascii_lowercase()));
+        n += 1;
+    }
+    n
+}
+
+fn set_word(scratch: &mut Vec<String>, n: usize, word: &str) {
+    if scratch.len() <= n {
+        scratch.push(String::new());
+    }
+    scratch[n].clear();
+    scratch[n].push_str(word);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ASCII path splits and folds as the analyzer does.
+    #[test]
+    fn ascii_words_are_the_analyzers_words() {
+        for name in [
+            "Sync settings and selective syncing",
+            "How to: use   the CLI (v1.2)",
+            "snake_case-and-kebab",
+            "a 1234567890123456789012345678901234567890123456789012345678901234567890 b",
+            "",
+            "   ",
+        ] {
+            let mut scratch = Vec::new();
+            let n = ascii_words(name, &mut scratch);
+            assert_eq!(scratch[..n].to_vec(), crate::tokenizer::tokens(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn scores() {
+        let mut analyzer = crate::tokenizer::words();
+        let mut scratch = Vec::new();
+        let mut check = |words: &[&str], name: &str, expected: Option<f32>| {
+            let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+            let got = match_score(&mut analyzer, &words, name, &mut scratch);
+            assert_eq!(got.map(|s| (s * 10.0).round() / 10.0), expected, "{words:?} {name}");
+        };
+        check(&["sync"], "Sync", Some(11.9));
+        check(&["syn"], "Sync settings", Some(0.8));
+        check(&["set"], "Sync settings", Some(-0.2));
+        check(&["set", "syn"], "Sync settings", Some(-0.2));
+        check(&["xyz"], "Sync settings", None);
+        check(&["uber"], "Über Obsidian", Some(1.8));
+        check(&["设", "置"], "设置", Some(13.8));
+        check(&["设置"], "设置", None);
+    }
+}
