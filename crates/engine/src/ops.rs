@@ -153,7 +153,7 @@ impl Engine {
     ) -> Result<ResearchOutcome, Error> {
         let text = writer.read(note).await?;
         // A session that answered before checking the vault: the note itself is current.
-        vault.refresh_shown(&[&note.rel])?;
+        vault.refresh_shown(vec![note.rel.clone()]).await?;
         let research = note::research_note(&self.ctx, vault.index(), note, text, depth, focus, job).await?;
         if job.is_cancelled() {
             return Err(Error::cancelled());

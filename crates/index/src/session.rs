@@ -210,11 +210,16 @@ impl VaultSession {
 
     /// The notes among `rels` that changed since the index last saw them are re-read, when
     /// this session did not check the vault before answering; returns whether any were.
-    pub fn refresh_shown(&self, rels: &[&str]) -> Result<bool, Error> {
+    pub async fn refresh_shown(&self, rels: Vec<String>) -> Result<bool, Error> {
         if !self.deferred.load(std::sync::atomic::Ordering::Relaxed) {
             return Ok(false);
         }
-        Ok(self.index.refresh_if_changed(rels)?)
+        let index = self.index.clone();
+        scholia_base::blocking(move || {
+            let rels: Vec<&str> = rels.iter().map(String::as_str).collect();
+            Ok(index.refresh_if_changed(&rels)?)
+        })
+        .await
     }
 
     pub fn index(&self) -> &Arc<VaultIndex> {
