@@ -8,7 +8,7 @@ use tantivy::{DocAddress, Order, Searcher, Term};
 
 use super::schema::Outline;
 use super::search::{NoteRef, Symbol, SymbolKind};
-use super::symbols::{NameKind, match_score};
+use super::symbols::{NameKind, match_score, query_bits};
 use super::tokenizer::{self, MAX_PREFIX_CHARS};
 use super::{IndexError, VaultIndex};
 
@@ -88,11 +88,12 @@ impl VaultIndex {
         let mut analyzer = tokenizer::words();
         let mut scratch = Vec::new();
         let mut out = Vec::new();
+        let bits = query_bits(&words);
         for (_, addr) in top {
             let names = &tables[addr.segment_ord as usize];
             let mut path: Option<String> = None;
             let mut note_score: Option<f32> = None;
-            for (kind, line, text) in names.of(addr.doc_id) {
+            for (kind, line, text) in names.of_starting(addr.doc_id, bits) {
                 let Some(score) = match_score(&mut analyzer, &words, text, &mut scratch) else {
                     continue;
                 };

@@ -29,6 +29,28 @@ struct Name {
     len: u32,
     line: u32,
     kind: NameKind,
+    /// What the name's words start with ([`start_bits`]): most names are ruled out by it
+    /// without splitting them into words again.
+    starts: u64,
+}
+
+/// Bits for how `word` (a normalised word) starts: its first character, and its first two.
+/// A name whose bits do not hold a query word's bits has no word starting with it.
+pub(crate) fn start_bits(word: &str) -> u64 {
+    let mut chars = word.chars();
+    let Some(a) = chars.next() else {
+        return 0;
+    };
+    let one = 1u64 << (a as u64 % 32);
+    match chars.next() {
+        Some(b) => one | 1u64 << (32 + (a as u64 * 31 + b as u64) % 32),
+        None => one,
+    }
+}
+
+/// The bits a name must hold for each query word to start one of its words.
+pub(crate) fn query_bits(words: &[String]) -> u64 {
+    words.iter().map(|w| start_bits(w)).fold(0, |a, b| a | b)
 }
 
 /// The names of one segment's documents.
@@ -43,12 +65,18 @@ pub(crate) struct SegmentNames {
 impl SegmentNames {
     /// The names of `doc`: kind, zero-based line (0 for note names), text. The title first.
     pub fn of(&self, doc: DocId) -> impl Iterator<Item = (NameKind, u32, &str)> {
+        self.of_starting(doc, 0)
+    }
+
+    /// [`SegmentNames::of`], only names whose words' starts hold `bits` (see [`query_bits`]).
+    pub fn of_starting(&self, doc: DocId, bits: u64) -> impl Iterator<Item = (NameKind, u32, &str)> {
         let (from, to) = match (self.starts.get(doc as usize), self.starts.get(doc as usize + 1)) {
             (Some(&a), Some(&b)) => (a as usize, b as usize),
             _ => (0, 0),
         };
         self.names[from..to]
             .iter()
+            .filter(move |n| n.starts & bits == bits)
             .map(|n| (n.kind, n.line, &self.text[n.at as usize..(n.at + n.len) as usize]))
     }
 
@@ -65,6 +93,7 @@ impl SegmentNames {
         paths: &[String],
     ) -> Result<SegmentNames, IndexError> {
         // Documents are read in order: a few cached blocks decompress each block once.
+        let mut analyzer = crate::tokenizer::words();
         let store = segment
             .get_store_reader(4)
             .map_err(|e| IndexError::Tantivy(tantivy::TantivyError::from(e)))?;
@@ -86,15 +115,15 @@ impl SegmentNames {
                 .and_then(|s| serde_json::from_str(s).ok())
                 .unwrap_or_default();
             let stem = paths.get(doc as usize).map_or("", |p| scholia_vault::stem(p));
-            out.push(NameKind::Title, 0, &outline.title);
+            out.push(&mut analyzer, NameKind::Title, 0, &outline.title);
             for alias in &outline.aliases {
-                out.push(NameKind::Other, 0, alias);
+                out.push(&mut analyzer, NameKind::Other, 0, alias);
             }
             if stem != outline.title && !outline.aliases.iter().any(|a| a == stem) {
-                out.push(NameKind::Other, 0, stem);
+                out.push(&mut analyzer, NameKind::Other, 0, stem);
             }
             for (level, line, text) in &outline.headings {
-                out.push(NameKind::Heading(*level), *line, text);
+                out.push(&mut analyzer, NameKind::Heading(*level), *line, text);
             }
         }
         out.starts.push(out.names.len() as u32);
@@ -103,12 +132,18 @@ impl SegmentNames {
         Ok(out)
     }
 
-    fn push(&mut self, kind: NameKind, line: u32, text: &str) {
+    fn push(&mut self, analyzer: &mut tantivy::tokenizer::TextAnalyzer, kind: NameKind, line: u32, text: &str) {
+        let mut starts = 0;
+        let mut stream = analyzer.token_stream(text);
+        while let Some(t) = stream.next() {
+            starts |= start_bits(&t.text);
+        }
         self.names.push(Name {
             at: self.text.len() as u32,
             len: text.len() as u32,
             line,
             kind,
+            starts,
         });
         self.text.push_str(text);
     }
@@ -255,6 +290,36 @@ mod tests {
             let n = ascii_words(name, &mut scratch);
             assert_eq!(scratch[..n].to_vec(), crate::tokenizer::tokens(name), "{name}");
         }
+    }
+
+    /// A name is never ruled out by its bits when a query word starts one of its words.
+    #[test]
+    fn start_bits_never_rule_out_a_match() {
+        let mut analyzer = crate::tokenizer::words();
+        let mut scratch = Vec::new();
+        let names = [
+            "Sync settings",
+            "Über Obsidian",
+            "设置 同步",
+            "ไทย ภาษา",
+            "a",
+            "Canvas (plugin)",
+        ];
+        for name in names {
+            let words = crate::tokenizer::tokens(name);
+            let bits = query_bits(&words);
+            let have = query_bits(&words);
+            for word in &words {
+                for cut in 1..=word.chars().count() {
+                    let prefix: String = word.chars().take(cut).collect();
+                    let q = vec![prefix];
+                    assert_eq!(have & query_bits(&q), query_bits(&q), "{name} {q:?}");
+                    assert!(match_score(&mut analyzer, &q, name, &mut scratch).is_some());
+                }
+            }
+            assert_eq!(have & bits, bits);
+        }
+        assert_ne!(query_bits(&["zq".into()]) & !query_bits(&["sy".into()]), 0);
     }
 
     #[test]
