@@ -611,7 +611,11 @@ impl LanguageServer for Backend {
     }
 
     async fn did_save(&self, _: DidSaveTextDocumentParams) {
-        // The watcher sees the file; the buffer overlay already holds the same text.
+        // The buffer overlay already holds the saved text (the watcher sees the file too): a
+        // save applies it now instead of after the typing pause.
+        if let Some(vault) = self.state.host.vault().ready() {
+            vault.buffer_saved();
+        }
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {

@@ -295,6 +295,13 @@ impl VaultSession {
         lock(&self.buffers).insert(rel.to_string(), text);
     }
 
+    /// A buffer was saved: its text is indexed now rather than after the quiet period.
+    pub fn buffer_saved(&self) {
+        if let Some(u) = lock(&self.updates).as_ref() {
+            u.saved();
+        }
+    }
+
     /// A buffer was closed: the file on disk is the truth again.
     pub fn buffer_closed(&self, rel: &str) {
         lock(&self.buffers).remove(rel);

@@ -22,9 +22,16 @@ const MAX_DELAY: Duration = Duration::from_millis(500);
 
 enum Msg {
     Paths(Vec<PathBuf>),
-    Buffer { rel: String, text: String },
-    Closed { rel: String },
+    Buffer {
+        rel: String,
+        text: String,
+    },
+    Closed {
+        rel: String,
+    },
     Flush(mpsc::Sender<()>),
+    /// Apply what is pending now, without waiting for quiet (a buffer was saved).
+    Now,
     Stop,
 }
 
@@ -93,6 +100,12 @@ impl Updates {
         let _ = self.tx.send(Msg::Paths(paths));
     }
 
+    /// A buffer was saved: what is pending is applied now, not after the quiet period (the
+    /// owner stopped typing; a save is searchable at once).
+    pub fn saved(&self) {
+        let _ = self.tx.send(Msg::Now);
+    }
+
     /// Applies everything pending now and waits until it is searchable.
     pub fn flush(&self) {
         let (ack, done) = mpsc::channel();
@@ -124,7 +137,7 @@ fn run(index: Arc<VaultIndex>, rx: mpsc::Receiver<Msg>) {
         let started = Instant::now();
         let mut batch = vec![first];
         let mut stop = false;
-        while !matches!(batch.last(), Some(Msg::Flush(_) | Msg::Stop)) {
+        while !matches!(batch.last(), Some(Msg::Flush(_) | Msg::Now | Msg::Stop)) {
             let left = MAX_DELAY.saturating_sub(started.elapsed());
             if left.is_zero() {
                 break;
@@ -165,7 +178,7 @@ fn apply(index: &VaultIndex, batch: Vec<Msg>) -> Result<(), IndexError> {
                 closed.insert(rel);
             }
             Msg::Flush(ack) => acks.push(ack),
-            Msg::Stop => {}
+            Msg::Now | Msg::Stop => {}
         }
     }
     let mut resync = false;
