@@ -6,11 +6,11 @@
 //! SQLite on its own thread) and `check_research_status` over MCP stdio (the real `scholia mcp`
 //! and rmcp's client); the report template's render time for a 20 KB report with 40 sources.
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
+#[path = "../tests/support/mcp_client.rs"]
+mod mcp_client;
+
 use scholia::tasks::{Kind, Results, Status, Task, Tasks};
 use serde_json::json;
 
@@ -128,34 +128,13 @@ fn main() {
         let vault = home.path().join("vault");
         std::fs::create_dir_all(&vault).unwrap();
         std::fs::write(vault.join("Note.md"), "# Note\n").unwrap();
-        let mut child = tokio::process::Command::new(BIN)
-            .args(["mcp", "--vault"])
-            .arg(&vault)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("SCHOLIA_CONFIG_DIR", home.path().join("config"))
-            .env("SCHOLIA_DATA_DIR", &data)
-            .env("SCHOLIA_CACHE_DIR", home.path().join("cache"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let (out, input) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
-        let client = ().serve((out, input)).await.unwrap();
+        let (client, _child, _, _) = mcp_client::spawn(BIN, &vault, home.path()).await;
         let mut times = Vec::new();
         for k in 0..1_000 {
             let id = &ids[(k * 104_729) % TASKS];
-            let args = json!({"task_id": id}).as_object().cloned().unwrap();
             let started = Instant::now();
-            let r = client
-                .call_tool(CallToolRequestParams::new("check_research_status").with_arguments(args))
-                .await
-                .unwrap();
+            mcp_client::tool(&client, "check_research_status", json!({"task_id": id})).await;
             times.push(started.elapsed());
-            assert_ne!(r.is_error, Some(true), "{:?}", r.content);
         }
         let (p50, p99) = percentiles(&mut times);
         println!("check_research_status over MCP stdio (1,000 calls): p50 {p50:.3} ms, p99 {p99:.3} ms");

@@ -6,7 +6,6 @@
 //! the notes it is about to show, if they changed — and leaves the full check to a process in
 //! the background (see [`crate::VaultSession::open_current`]).
 
-use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -102,14 +101,6 @@ impl VaultIndex {
             size: ff.u64("size")?.first(addr.doc_id).unwrap_or(0),
         }))
     }
-}
-
-/// Whether the index at `dir` had a check recently enough to be trusted without another.
-pub fn recently_checked(dir: &Path) -> bool {
-    std::fs::read_to_string(dir.join(FILE))
-        .ok()
-        .and_then(|t| serde_json::from_str::<LastCheck>(&t).ok())
-        .is_some_and(|c| c.age() < TRUST_FOR)
 }
 
 #[cfg(test)]

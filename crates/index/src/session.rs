@@ -194,12 +194,13 @@ impl VaultSession {
         later: &dyn Fn(&Path),
     ) -> Result<(VaultSession, Option<SyncSummary>), Error> {
         let session = VaultSession::open(root, dirs)?;
-        let deferrable =
-            session.index.writer_is_complete() && session.index.last_check().is_some_and(|c| c.may_defer());
+        let check = session.index.last_check();
+        let deferrable = session.index.writer_is_complete() && check.is_some_and(|c| c.may_defer());
         if !deferrable {
             return session.synced_until(progress, &|| false);
         }
-        if !crate::fresh::recently_checked(session.index.dir()) {
+        // A check that finished moments ago is trusted: no other is started.
+        if check.is_some_and(|c| c.age() >= crate::fresh::TRUST_FOR) {
             later(session.vault().root());
         }
         session.index.trust_complete();
