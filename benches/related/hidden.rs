@@ -185,8 +185,13 @@ fn measure(dir: &Path) -> Row {
     let mut times = Vec::new();
     let mut measured: Vec<&String> = hidden.keys().collect();
     measured.sort();
+    let dumping = std::env::var("RELATED_DUMP").is_ok();
+    let mut dump = Vec::new();
     for rel in &measured {
         let gone = &hidden[*rel];
+        if dumping {
+            dump.push(evidence(&index, rel, &modified[*rel], gone, visible.get(*rel)));
+        }
         let seen = visible.get(*rel).cloned().unwrap_or_default();
         let started = Instant::now();
         let cited = scholia::research::offline::related_notes(&index, rel, modified[*rel].clone()).unwrap_or_default();
@@ -212,6 +217,12 @@ fn measure(dir: &Path) -> Row {
             .count();
         base += theirs as f64 / gone.len() as f64;
     }
+    if let Ok(out) = std::env::var("RELATED_DUMP") {
+        let lang = dir.file_name().unwrap().to_string_lossy();
+        std::fs::create_dir_all(&out).unwrap();
+        let all = serde_json::json!({"lang": lang, "measured": dump});
+        std::fs::write(format!("{out}/{lang}.json"), all.to_string()).unwrap();
+    }
     times.sort_by(f64::total_cmp);
     let n = measured.len().max(1) as f64;
     Row {
@@ -222,6 +233,43 @@ fn measure(dir: &Path) -> Row {
         cited: cited_n / n,
         p50_ms: times.get(times.len() / 2).copied().unwrap_or(0.0),
     }
+}
+
+/// Every candidate offline research weighs for `rel`, with its evidence (the fields of
+/// `Evidence` in order), and the note's hidden and visible links: what `fit.py` reads.
+fn evidence(
+    index: &VaultIndex,
+    rel: &str,
+    text: &str,
+    hidden: &HashSet<String>,
+    visible: Option<&HashSet<String>>,
+) -> serde_json::Value {
+    let found = scholia::research::offline::related_evidence(index, rel, text.to_string(), 300).unwrap_or_default();
+    let found: serde_json::Map<String, serde_json::Value> = found
+        .into_iter()
+        .map(|(path, e)| {
+            let figures = [
+                e.content,
+                e.linked,
+                e.names_it,
+                e.named_by,
+                e.shared_tag,
+                e.neighbour,
+                e.cocited,
+                e.folder,
+                e.similar,
+                e.popularity,
+                e.name_stems,
+            ];
+            (path, serde_json::json!(figures))
+        })
+        .collect();
+    let sorted = |set: Option<&HashSet<String>>| {
+        let mut v: Vec<&String> = set.map(|s| s.iter().collect()).unwrap_or_default();
+        v.sort();
+        serde_json::json!(v)
+    };
+    serde_json::json!({"rel": rel, "hidden": sorted(Some(hidden)), "visible": sorted(visible), "evidence": found})
 }
 
 fn read_notes(root: &Path, dir: &Path, notes: &mut Vec<(String, String)>) {

@@ -40,7 +40,7 @@ pub use refs::{
     Anchor, IndexTexts, NoteEdits, NoteLinks, RenameError, RenamePlan, Texts, heading_text_range, last_heading,
     raw_target, renamed_path, same_heading,
 };
-pub use related::{Likeness, Related, Signals, Terms};
+pub use related::{Evidence, Likeness, Related, Signals, Terms};
 pub use schema::Outline;
 pub use scope::Scope;
 pub use search::{Hit, NoteInfo, NoteRef, SearchResults, Symbol, SymbolKind};

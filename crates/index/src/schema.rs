@@ -12,7 +12,7 @@ use scholia_vault::scan::Stamp;
 
 /// Bumped whenever the schema or what goes into it changes: an index of another format is
 /// rebuilt, not read.
-pub const FORMAT: u32 = 5;
+pub const FORMAT: u32 = 6;
 
 #[derive(Clone, Copy)]
 pub struct Fields {
@@ -40,6 +40,12 @@ pub struct Fields {
     /// The same for links in the `## Research` section: references and renames count them,
     /// relatedness never does.
     pub research_links: Field,
+    /// Word stems of the owner's text and title ([`crate::tokenizer::stems`]), counted: what
+    /// notes are compared by.
+    pub stems: Field,
+    /// The length of the note's stem vector, √Σ(1 + ln tf)²: cosine similarity from postings
+    /// alone.
+    pub stem_norm: Field,
     pub mtime: Field,
     pub size: Field,
 }
@@ -76,6 +82,8 @@ pub fn build() -> (Schema, Fields) {
         outline: b.add_text_field("outline", STORED),
         links: b.add_text_field("links", STRING | STORED),
         research_links: b.add_text_field("research_links", STRING),
+        stems: b.add_text_field("stems", words("whitespace", false)),
+        stem_norm: b.add_f64_field("stem_norm", FAST),
         mtime: b.add_u64_field("mtime", FAST | INDEXED),
         size: b.add_u64_field("size", FAST),
     };
@@ -167,6 +175,9 @@ pub fn document(fields: &Fields, rel: &str, stamp: Stamp, indexed: &IndexedNote)
         fields.mtime => stamp.mtime_ns,
         fields.size => stamp.size,
     );
+    let (stems, norm) = stem_vector(&own.plain_text, &note.title);
+    d.add_text(fields.stems, stems);
+    d.add_f64(fields.stem_norm, norm);
     if stem != note.title {
         d.add_text(fields.sym_title, stem);
     }
@@ -192,6 +203,22 @@ pub fn document(fields: &Fields, rel: &str, stamp: Stamp, indexed: &IndexedNote)
         d.add_text(fields.research_links, key);
     }
     d
+}
+
+/// The note's stems, space-separated for the index, and the length of its stem vector.
+fn stem_vector(text: &str, title: &str) -> (String, f64) {
+    let mut stems = crate::tokenizer::stems(text);
+    stems.extend(crate::tokenizer::stems(title));
+    let mut counts: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    for s in &stems {
+        *counts.entry(s).or_default() += 1;
+    }
+    let norm = counts
+        .values()
+        .map(|&tf| (1.0 + (tf as f64).ln()).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    (stems.join(" "), norm)
 }
 
 /// The distinct link keys of `links`, in order of first appearance.

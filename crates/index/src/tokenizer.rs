@@ -107,6 +107,26 @@ pub fn terms(text: &str) -> Vec<String> {
     out
 }
 
+/// Characters a word is cut to for comparing notes: a cheap stemmer for every language
+/// (`einführung`, `einführungen` → `einfu`; Russian and Arabic inflections alike). Measured by
+/// hidden-link recall@10 (`cargo bench --bench related -- --all`): whole words 0.639 mean,
+/// four characters 0.653, five 0.658, six 0.647.
+pub const STEM_CHARS: usize = 5;
+
+/// The [`terms`] of `text` that can carry meaning ([`is_term`]) with each word cut to
+/// [`STEM_CHARS`] (pairs of unspaced characters stay as they are): what notes are compared by
+/// (`stems` in the index).
+pub fn stems(text: &str) -> Vec<String> {
+    let mut out = terms(text);
+    out.retain(|t| is_term(t));
+    for t in &mut out {
+        if let Some((at, _)) = t.char_indices().nth(STEM_CHARS) {
+            t.truncate(at);
+        }
+    }
+    out
+}
+
 /// The tokens of a paired term from [`terms`], to search as a phrase; `None` for a word.
 pub fn phrase(term: &str) -> Option<Vec<String>> {
     let mut chars = term.chars();
@@ -559,6 +579,13 @@ mod tests {
                 assert_eq!(super::is_word_char(c), c.is_alphanumeric(), "U+{i:04X}");
             }
         }
+    }
+
+    #[test]
+    fn stems_cut_words_and_keep_pairs() {
+        assert_eq!(stems("Einführungen in Bases 2026"), ["einfu", "bases"]);
+        assert_eq!(stems("Настройки настройка"), ["настр", "настр"]);
+        assert_eq!(stems("知识库 gardens"), ["知识", "识库", "garde"]);
     }
 
     #[test]

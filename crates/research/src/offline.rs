@@ -45,9 +45,9 @@ pub struct RelatedNote {
     pub mentioned_on: Option<usize>,
 }
 
-/// Related notes found beyond [`RELATED_NOTES`], so that notes linking back (moved last) do
-/// not leave the new ones short.
-const SLACK: usize = 5;
+/// Related notes found beyond [`RELATED_NOTES`], so that notes linking back (moved last) and
+/// notes without a passage (left out) do not leave the new ones short.
+const SLACK: usize = 15;
 
 /// The note's key terms and the notes related to it, with passages: what offline research
 /// cites (and what `benches/related.rs` measures). The notes it links are left out of the
@@ -64,11 +64,11 @@ pub(crate) fn select(
     let key = display_terms(&own_terms(&terms, &input.likeness), KEY_TERMS);
     let surface = Surface::of(&input.likeness.text);
     let weights: HashMap<String, f32> = terms.0.iter().take(PASSAGE_TERMS).cloned().collect();
+    // A note related by its links or stems may share none of the heaviest words: its
+    // sentences with any of the note's weighed words explain it next best.
+    let every: HashMap<String, f32> = terms.0.iter().cloned().collect();
     let (mut new, mut back) = (Vec::new(), Vec::new());
     for r in related {
-        // Its own words: a research section scholia wrote there is neither quoted nor a link.
-        let text = scholia_vault::section::owner_text(index.note_text(&r.path).unwrap_or_default());
-        let parsed = scholia_vault::parse::parse(&text, scholia_vault::stem(&r.path));
         let links_back = index.links_of(&r.path)?.contains(&input.rel);
         if links_back {
             back.push(RelatedNote {
@@ -86,6 +86,9 @@ pub(crate) fn select(
         if new.len() == limit {
             continue;
         }
+        // Its own words: a research section scholia wrote there is neither quoted nor a link.
+        let text = scholia_vault::section::owner_text(index.note_text(&r.path).unwrap_or_default());
+        let parsed = scholia_vault::parse::parse(&text, scholia_vault::stem(&r.path));
         let words: HashSet<String> = tokenizer::terms(&text).into_iter().collect();
         let shared: Vec<(String, f32)> = terms
             .0
@@ -96,19 +99,26 @@ pub(crate) fn select(
             .collect();
         let mut names = vec![r.title.clone(), scholia_vault::stem(&r.path).to_string()];
         names.extend(parsed.aliases.iter().cloned());
+        let mut passages = passage::best(&text, &weights, PASSAGES_PER_NOTE, tokenizer::terms);
+        if passages.is_empty() {
+            passages = passage::best(&text, &every, PASSAGES_PER_NOTE, tokenizer::terms);
+        }
+        let mentioned_on = mention_line(&input.own, &names);
+        // A note without a passage says nothing of why it is related: left out.
+        if passages.is_empty() && mentioned_on.is_none() {
+            continue;
+        }
         new.push(RelatedNote {
             target: index.link_target(&r.path)?,
             terms: surface.show(&display_terms(&Terms(shared), SHARED_TERMS), SHARED_TERMS),
-            passages: passage::best(&text, &weights, PASSAGES_PER_NOTE, tokenizer::terms),
-            mentioned_on: mention_line(&input.own, &names),
+            passages,
+            mentioned_on,
             path: r.path,
             title: r.title,
             score: r.score,
             links_back,
         });
     }
-    // A note without a passage says nothing of why it is related: left out.
-    new.retain(|n| !n.passages.is_empty() || n.mentioned_on.is_some());
     new.extend(back);
     Ok((key, new))
 }
@@ -145,6 +155,21 @@ fn names_in(line: &str, name: &str) -> bool {
 pub fn related_notes(index: &VaultIndex, rel: &str, text: String) -> Result<Vec<RelatedNote>, ResearchError> {
     let input = super::note::input::prepare_blocking(index, rel.to_string(), text, None)?;
     Ok(select(index, &input, RELATED_NOTES)?.1)
+}
+
+/// Every note offline research weighs for the note at `rel`, with its evidence, for tuning
+/// [`scholia_index::Signals`] (`benches/related.rs`). Blocking.
+#[doc(hidden)]
+pub fn related_evidence(
+    index: &VaultIndex,
+    rel: &str,
+    text: String,
+    candidates: usize,
+) -> Result<Vec<(String, scholia_index::Evidence)>, ResearchError> {
+    let input = super::note::input::prepare_blocking(index, rel.to_string(), text, None)?;
+    let mut likeness = input.likeness.clone();
+    likeness.exclude.extend(likeness.links.iter().cloned());
+    Ok(index.related_evidence(&likeness, candidates)?)
 }
 
 /// The terms of the note's own text (what it embeds weighs in finding related notes, but the

@@ -1,0 +1,374 @@
+//! What the vault says about each note that may be related to a note: one number per kind of
+//! evidence, gathered once and weighed by [`Signals`](super::Signals).
+
+use std::collections::{HashMap, HashSet};
+
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::{DocAddress, Searcher, Term};
+
+use super::{Likeness, Terms, mentioned, nameable};
+use crate::{IndexError, VaultIndex, tokenizer};
+
+/// Words of the query; more add little but cost time.
+const QUERY_TERMS: usize = 60;
+/// Notes whose links are read for the graph signals (linked notes, linking notes).
+const MAX_NEIGHBOURS: usize = 30;
+/// The note's stems compared (heaviest first); all of them measure the same.
+const SIMILAR_STEMS: usize = 150;
+/// Notes most similar by stems added as candidates.
+const SIMILAR_NOTES: usize = 100;
+
+/// The evidence relating one note to the researched one.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Evidence {
+    /// BM25 of the note's weightiest words, divided by the best candidate's.
+    pub content: f32,
+    /// The note links to it.
+    pub linked: f32,
+    /// Its names found in the note's text, each by how much the name says.
+    pub names_it: f32,
+    /// The note's names found in its text.
+    pub named_by: f32,
+    /// Share of the note's tags it has.
+    pub shared_tag: f32,
+    /// Linked by a note the note links (X → Y → Z), Adamic–Adar: each Y counts
+    /// 1 / ln(2 + what Y links), a hub's links saying little.
+    pub neighbour: f32,
+    /// Linked beside the note (X ← W → Z, co-citation), Adamic–Adar.
+    pub cocited: f32,
+    /// In the note's folder: 1 / ln(2 + the folder's size).
+    pub folder: f32,
+    /// Cosine of the two notes' stem vectors (log tf; the note's side weighted by idf).
+    pub similar: f32,
+    /// ln(1 + the notes linking to it): a note many link is one more is likely to.
+    pub popularity: f32,
+    /// Share of the stems of its file name found in the note's text: its name in any form
+    /// (`names_it` needs the name as written).
+    pub name_stems: f32,
+}
+
+impl VaultIndex {
+    /// Every note with any evidence relating it to `note`: the `candidates` best by content and
+    /// every note the vault's links, names, tags and folders tie to it.
+    pub(super) fn evidence(
+        &self,
+        searcher: &Searcher,
+        note: &Likeness,
+        terms: &Terms,
+        candidates: usize,
+    ) -> Result<HashMap<DocAddress, Evidence>, IndexError> {
+        let mut found: HashMap<DocAddress, Evidence> = HashMap::new();
+        self.content(searcher, note, terms, candidates, &mut found)?;
+        for path in note.links.iter().filter(|p| **p != note.rel) {
+            if let Some(addr) = self.doc_of(searcher, path)? {
+                found.entry(addr).or_default().linked = 1.0;
+            }
+        }
+        self.graph(searcher, note, &mut found)?;
+        self.similar(searcher, note, &mut found)?;
+        self.names_both_ways(searcher, note, candidates, &mut found)?;
+        for tag in &note.tags {
+            let q = TermQuery::new(
+                Term::from_field_text(self.fields.tags, &tag.to_lowercase()),
+                IndexRecordOption::Basic,
+            );
+            for addr in self.docs_where(searcher, Box::new(q), candidates)? {
+                found.entry(addr).or_default().shared_tag += 1.0 / note.tags.len() as f32;
+            }
+        }
+        Ok(found)
+    }
+
+    /// BM25 over body, title and headings, each word boosted by its weight.
+    fn content(
+        &self,
+        searcher: &Searcher,
+        note: &Likeness,
+        terms: &Terms,
+        candidates: usize,
+        found: &mut HashMap<DocAddress, Evidence>,
+    ) -> Result<(), IndexError> {
+        let Some(&(_, top)) = terms.0.first() else {
+            return Ok(());
+        };
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for (word, weight) in terms.0.iter().take(QUERY_TERMS) {
+            let boost = weight / top;
+            for (field, field_boost) in [
+                (self.fields.body, 1.0),
+                (self.fields.title, 2.0),
+                (self.fields.headings, 1.0),
+            ] {
+                let q: Box<dyn Query> = match tokenizer::phrase(word) {
+                    Some(parts) => Box::new(PhraseQuery::new(
+                        parts.iter().map(|p| Term::from_field_text(field, p)).collect(),
+                    )),
+                    None => Box::new(TermQuery::new(
+                        Term::from_field_text(field, word),
+                        IndexRecordOption::WithFreqs,
+                    )),
+                };
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(q, boost * field_boost))));
+            }
+        }
+        clauses.push((Occur::MustNot, self.path_query(&note.rel)));
+        let top_docs = searcher.search(
+            &*self.scoped(Box::new(BooleanQuery::new(clauses))),
+            &TopDocs::with_limit(candidates).order_by_score(),
+        )?;
+        let best = top_docs.first().map(|(s, _)| *s).unwrap_or(1.0).max(f32::EPSILON);
+        for (score, addr) in top_docs {
+            found.entry(addr).or_default().content = score / best;
+        }
+        Ok(())
+    }
+
+    /// Names in the text both ways: the notes whose names the note's text holds, and the notes
+    /// whose text holds one of the note's names.
+    fn names_both_ways(
+        &self,
+        searcher: &Searcher,
+        note: &Likeness,
+        candidates: usize,
+        found: &mut HashMap<DocAddress, Evidence>,
+    ) -> Result<(), IndexError> {
+        let names = self.names(searcher)?;
+        for (name, strength) in mentioned(&names, &note.text, searcher, self)? {
+            let key = TermQuery::new(Term::from_field_text(self.fields.key, &name), IndexRecordOption::Basic);
+            for addr in self.docs_where(searcher, Box::new(key), 3)? {
+                found.entry(addr).or_default().names_it += strength;
+            }
+        }
+        let own_names: Vec<&str> = std::iter::once(note.title.as_str())
+            .chain(std::iter::once(scholia_vault::stem(&note.rel)))
+            .chain(note.aliases.iter().map(String::as_str))
+            .collect();
+        let mut naming: HashSet<DocAddress> = HashSet::new();
+        for name in own_names {
+            let words = tokenizer::tokens(name);
+            if !nameable(&words) {
+                continue;
+            }
+            let strength = self.name_strength(searcher, &words)?;
+            let query: Box<dyn Query> = match words.as_slice() {
+                [one] => Box::new(TermQuery::new(
+                    Term::from_field_text(self.fields.body, one),
+                    IndexRecordOption::Basic,
+                )),
+                many => Box::new(PhraseQuery::new(
+                    many.iter()
+                        .map(|w| Term::from_field_text(self.fields.body, w))
+                        .collect(),
+                )),
+            };
+            for addr in self.docs_where(searcher, query, candidates)? {
+                if naming.insert(addr) {
+                    found.entry(addr).or_default().named_by += strength;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The link graph around the note: notes its links link (X → Y → Z), notes linked beside it
+    /// (X ← W → Z), and its folder. (Notes linking where it links, X → Y ← Z, added nothing to
+    /// hidden-link recall once stems and popularity counted.)
+    fn graph(
+        &self,
+        searcher: &Searcher,
+        note: &Likeness,
+        found: &mut HashMap<DocAddress, Evidence>,
+    ) -> Result<(), IndexError> {
+        let mut cache = HashMap::new();
+        type Field = fn(&mut Evidence) -> &mut f32;
+        let add =
+            |paths: &[String], field: Field, found: &mut HashMap<DocAddress, Evidence>| -> Result<(), IndexError> {
+                let weight = 1.0 / (2.0 + paths.len() as f32).ln();
+                for p in paths.iter().filter(|p| **p != note.rel) {
+                    if let Some(addr) = self.doc_of(searcher, p)? {
+                        *field(found.entry(addr).or_default()) += weight;
+                    }
+                }
+                Ok(())
+            };
+        let linked = note.links.iter().filter(|p| **p != note.rel).take(MAX_NEIGHBOURS);
+        for path in linked {
+            let theirs = self.links_of_with(searcher, path, &mut cache)?;
+            add(&theirs, |e| &mut e.neighbour, found)?;
+        }
+        let folder = note.rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+        let siblings = self.paths_in_folder(searcher, folder)?;
+        let weight = 1.0 / (2.0 + siblings.len() as f32).ln();
+        for (path, addr) in siblings {
+            if path != note.rel {
+                found.entry(addr).or_default().folder += weight;
+            }
+        }
+        let linking = self.linking_to_with(searcher, &note.rel, crate::LinkScope::Own)?;
+        for source in linking.iter().take(MAX_NEIGHBOURS) {
+            let theirs = self.links_of_with(searcher, source, &mut cache)?;
+            add(&theirs, |e| &mut e.cocited, found)?;
+        }
+        Ok(())
+    }
+}
+
+impl VaultIndex {
+    /// Cosine similarity by stems (lnc.ltc): the note's stems weighted (1 + ln tf)·ln(N/df),
+    /// every other note's (1 + ln tf) over its stored norm, summed from the postings. The
+    /// [`SIMILAR_NOTES`] best become candidates; notes already found get their figure too.
+    fn similar(
+        &self,
+        searcher: &Searcher,
+        note: &Likeness,
+        found: &mut HashMap<DocAddress, Evidence>,
+    ) -> Result<(), IndexError> {
+        use tantivy::postings::Postings;
+        use tantivy::{DocSet, TERMINATED};
+        let mut counts: HashMap<String, u32> = HashMap::new();
+        for s in tokenizer::stems(&note.text)
+            .into_iter()
+            .chain(tokenizer::stems(&note.title))
+        {
+            *counts.entry(s).or_default() += 1;
+        }
+        let n = searcher.num_docs().max(1) as f32;
+        let indexed = searcher.search(&*self.path_query(&note.rel), &tantivy::collector::Count)? as f32;
+        let mut query: Vec<(Term, f32)> = Vec::with_capacity(counts.len());
+        for (stem, tf) in counts {
+            let term = Term::from_field_text(self.fields.stems, &stem);
+            let df = super::live_doc_freq(searcher, &term)? as f32;
+            // A stem of this note alone relates it to nothing; one in most notes, to everything.
+            if df - indexed < 1.0 || df > n * 0.5 {
+                continue;
+            }
+            query.push((term, (1.0 + (tf as f32).ln()) * (n / df).ln()));
+        }
+        query.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        query.truncate(SIMILAR_STEMS);
+        let length = query.iter().map(|(_, w)| w * w).sum::<f32>().sqrt();
+        if length == 0.0 {
+            return Ok(());
+        }
+        let mut scored: Vec<(f32, DocAddress)> = Vec::new();
+        for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+            let inverted = segment.inverted_index(self.fields.stems)?;
+            let norms = segment.fast_fields().f64("stem_norm")?;
+            let alive = segment.alive_bitset();
+            let mut sums = vec![0f32; segment.max_doc() as usize];
+            for (term, weight) in &query {
+                let postings = inverted
+                    .read_postings(term, IndexRecordOption::WithFreqs)
+                    .map_err(tantivy::TantivyError::from)?;
+                let Some(mut postings) = postings else {
+                    continue;
+                };
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    sums[doc as usize] += weight * (1.0 + (postings.term_freq() as f32).ln());
+                    doc = postings.advance();
+                }
+            }
+            for (doc, sum) in sums.into_iter().enumerate() {
+                let doc = doc as u32;
+                if sum == 0.0 || alive.is_some_and(|a| !a.is_alive(doc)) {
+                    continue;
+                }
+                let norm = norms.first(doc).unwrap_or(1.0).max(1.0) as f32;
+                scored.push((sum / length / norm, DocAddress::new(ord as u32, doc)));
+            }
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (i, (score, addr)) in scored.into_iter().enumerate() {
+            if i < SIMILAR_NOTES {
+                found.entry(addr).or_default().similar = score;
+            } else if let Some(e) = found.get_mut(&addr) {
+                e.similar = score;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets what is counted only for the leading candidates, `which`: [`Evidence::popularity`]
+    /// (notes whose links name it by file name or path; aliases are not counted, two notes of
+    /// one name share the figure) and [`Evidence::name_stems`].
+    pub(super) fn late_evidence(
+        &self,
+        searcher: &Searcher,
+        note: &Likeness,
+        found: &mut HashMap<DocAddress, Evidence>,
+        which: &[DocAddress],
+    ) -> Result<(), IndexError> {
+        let own: HashSet<String> = tokenizer::stems(&note.text)
+            .into_iter()
+            .chain(tokenizer::stems(&note.title))
+            .collect();
+        for addr in which {
+            let (path, _) = self.stored(searcher, *addr)?;
+            let without_ext = path.rsplit_once('.').map(|(p, _)| p).unwrap_or(&path).to_lowercase();
+            let name = scholia_vault::stem(&path);
+            let stem = name.to_lowercase();
+            let mut linking = super::live_doc_freq(searcher, &Term::from_field_text(self.fields.links, &stem))?;
+            if without_ext != stem {
+                linking += super::live_doc_freq(searcher, &Term::from_field_text(self.fields.links, &without_ext))?;
+            }
+            let stems: HashSet<String> = tokenizer::stems(name).into_iter().collect();
+            let Some(e) = found.get_mut(addr) else {
+                continue;
+            };
+            e.popularity = (1.0 + linking as f32).ln();
+            if !stems.is_empty() {
+                e.name_stems = stems.iter().filter(|s| own.contains(*s)).count() as f32 / stems.len() as f32;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::WriterOptions;
+
+    #[test]
+    fn stems_relate_other_forms_of_words_and_links_make_popularity() {
+        let vault = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let sync = "Синхронизация заметок между устройствами шифруется. Хранилище синхронизируется автоматически.";
+        for (rel, text) in [
+            ("Синхронизация.md", sync),
+            (
+                "Устройства.md",
+                "На устройствах заметки хранятся локально, шифрованием защищены. Хранилища синхронизируются.",
+            ),
+            ("Сад.md", "Томаты в саду поливают утром. [[Узел]]"),
+            ("Горы.md", "Летом в горах ходят пешком. [[Узел]]"),
+            ("Море.md", "Парус и ветер на море. [[Узел]]"),
+            ("Узел.md", "Ночью на небе видны звёзды."),
+        ] {
+            std::fs::write(vault.path().join(rel), text).unwrap();
+        }
+        let vault = scholia_vault::Vault::open(vault.path()).unwrap();
+        let index = VaultIndex::open(vault, home.path(), WriterOptions::default()).unwrap();
+        index.sync(&mut |_| {}).unwrap();
+        let note = Likeness {
+            rel: "Синхронизация.md".into(),
+            title: "Синхронизация".into(),
+            text: sync.into(),
+            ..Default::default()
+        };
+        let found: HashMap<String, Evidence> = index.related_evidence(&note, 10).unwrap().into_iter().collect();
+        // No word in common as written, four stems in common.
+        let devices = &found["Устройства.md"];
+        assert!(devices.content == 0.0 && devices.similar > 0.3, "{devices:?}");
+        assert_eq!(found["Сад.md"].similar, 0.0);
+        assert!(
+            (found["Узел.md"].popularity - 4f32.ln()).abs() < 1e-6,
+            "{:?}",
+            found["Узел.md"]
+        );
+        assert_eq!(found["Горы.md"].popularity, 0.0);
+    }
+}
