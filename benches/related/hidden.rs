@@ -247,22 +247,7 @@ fn evidence(
     let found = scholia::research::offline::related_evidence(index, rel, text.to_string(), 300).unwrap_or_default();
     let found: serde_json::Map<String, serde_json::Value> = found
         .into_iter()
-        .map(|(path, e)| {
-            let figures = [
-                e.content,
-                e.linked,
-                e.names_it,
-                e.named_by,
-                e.shared_tag,
-                e.neighbour,
-                e.cocited,
-                e.folder,
-                e.similar,
-                e.popularity,
-                e.name_stems,
-            ];
-            (path, serde_json::json!(figures))
-        })
+        .map(|(path, e)| (path, serde_json::json!(e.figures())))
         .collect();
     let sorted = |set: Option<&HashSet<String>>| {
         let mut v: Vec<&String> = set.map(|s| s.iter().collect()).unwrap_or_default();

@@ -60,42 +60,19 @@ const HEADING_WEIGHT: f32 = 2.0;
 const EMBED_WEIGHT: f32 = 0.2;
 /// A focus word weighs this many times the note's heaviest word.
 const FOCUS_WEIGHT: f32 = 2.0;
-/// What each of the vault's signals adds to a content score normalised to at most 1.
-#[derive(Debug, Clone, Copy)]
-pub struct Signals {
-    /// BM25 of the note's weightiest words, normalised to at most 1.
-    pub content: f32,
-    /// A note it links to.
-    pub linked: f32,
-    /// A note whose name its text holds.
-    pub names_it: f32,
-    /// A note whose text holds its name.
-    pub named_by: f32,
-    /// Shared tags (divided among its tags).
-    pub shared_tag: f32,
-    /// A note linked by a note it links (X → Y → Z), Adamic–Adar: divided by the log of how
-    /// many notes Y links, a hub's links saying little.
-    pub neighbour: f32,
-    /// A note linked by a note that links to it (X ← W → Z, co-citation), Adamic–Adar.
-    pub cocited: f32,
-    /// A note in the same folder, divided by the log of the folder's size.
-    pub folder: f32,
-    /// Cosine similarity of stems.
-    pub similar: f32,
-    /// ln(1 + notes linking to it).
-    pub popularity: f32,
-    /// Share of its file name's stems in the note's text.
-    pub name_stems: f32,
-}
-
+/// How much each kind of [`Evidence`] counts: an `Evidence` of weights.
+///
 /// The weights were fitted to hidden-link recall@10 on obsidian-help, all 34 languages
-/// (`cargo bench --bench related -- --all`; the evidence of every candidate dumped and the
-/// weights searched coordinate by coordinate for the best mean plus half the lowest). Before
-/// stems and popularity: mean 0.556, lowest 0.449. Without popularity the same search gave
-/// mean 0.576; without the folder 0.594; without the stem cosine 0.625.
+/// (`RELATED_DUMP=DIR cargo bench --bench related -- --all`, then `benches/related/fit.py DIR`:
+/// coordinate search for the best mean plus half the lowest language). Before stems and
+/// popularity: mean 0.556, lowest 0.449. Without popularity the same search gave mean 0.576;
+/// without the folder 0.594; without the stem cosine 0.625.
+#[derive(Debug, Clone, Copy)]
+pub struct Signals(pub Evidence);
+
 impl Default for Signals {
     fn default() -> Self {
-        Signals {
+        Signals(Evidence {
             content: 0.25,
             linked: 1.5,
             names_it: 0.2,
@@ -107,24 +84,14 @@ impl Default for Signals {
             similar: 2.0,
             popularity: 0.2,
             name_stems: 0.2,
-        }
+        })
     }
 }
 
 impl Signals {
     /// What the evidence adds up to.
     pub fn score(&self, e: &Evidence) -> f32 {
-        self.content * e.content
-            + self.linked * e.linked
-            + self.names_it * e.names_it
-            + self.named_by * e.named_by
-            + self.shared_tag * e.shared_tag
-            + self.neighbour * e.neighbour
-            + self.cocited * e.cocited
-            + self.folder * e.folder
-            + self.similar * e.similar
-            + self.popularity * e.popularity
-            + self.name_stems * e.name_stems
+        self.0.figures().iter().zip(e.figures()).map(|(w, x)| w * x).sum()
     }
 }
 

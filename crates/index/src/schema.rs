@@ -207,18 +207,16 @@ pub fn document(fields: &Fields, rel: &str, stamp: Stamp, indexed: &IndexedNote)
 
 /// The note's stems, space-separated for the index, and the length of its stem vector.
 fn stem_vector(text: &str, title: &str) -> (String, f64) {
-    let mut stems = crate::tokenizer::stems(text);
-    stems.extend(crate::tokenizer::stems(title));
-    let mut counts: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
-    for s in &stems {
-        *counts.entry(s).or_default() += 1;
+    let mut joined = String::with_capacity(text.len() / 2);
+    crate::tokenizer::push_stems(text, &mut joined);
+    crate::tokenizer::push_stems(title, &mut joined);
+    let mut stems: Vec<&str> = joined.split(' ').filter(|s| !s.is_empty()).collect();
+    stems.sort_unstable();
+    let mut sum = 0.0;
+    for run in stems.chunk_by(|a, b| a == b) {
+        sum += (1.0 + (run.len() as f64).ln()).powi(2);
     }
-    let norm = counts
-        .values()
-        .map(|&tf| (1.0 + (tf as f64).ln()).powi(2))
-        .sum::<f64>()
-        .sqrt();
-    (stems.join(" "), norm)
+    (joined, sum.sqrt())
 }
 
 /// The distinct link keys of `links`, in order of first appearance.

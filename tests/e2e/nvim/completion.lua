@@ -61,8 +61,10 @@ co = coroutine.create(function()
   local status
   t.wait(20000, function()
     status = t.request('workspace/executeCommand', { command = 'scholia.status', arguments = {} })
-    return status.vault.state == 'ready'
-  end, 'the vault to open')
+    -- Open and indexed: a completion asked while the first notes are indexed has no items,
+    -- and the menu never shows (seen under load).
+    return status.vault.state == 'ready' and status.vault.notes >= 7
+  end, 'the vault to open and its 7 notes to be indexed')
   if status.vault.root ~= vim.fn.resolve(t.vault) then t.fail('vault root: ' .. vim.inspect(status.vault)) end
   t.log('marker-less vault served from ' .. status.vault.root .. ' (' .. status.vault.notes .. ' notes)')
 

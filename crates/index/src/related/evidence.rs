@@ -49,6 +49,25 @@ pub struct Evidence {
     pub name_stems: f32,
 }
 
+impl Evidence {
+    /// Every figure, in the order of the fields (what `benches/related/fit.py` reads).
+    pub fn figures(&self) -> [f32; 11] {
+        [
+            self.content,
+            self.linked,
+            self.names_it,
+            self.named_by,
+            self.shared_tag,
+            self.neighbour,
+            self.cocited,
+            self.folder,
+            self.similar,
+            self.popularity,
+            self.name_stems,
+        ]
+    }
+}
+
 impl VaultIndex {
     /// Every note with any evidence relating it to `note`: the `candidates` best by content and
     /// every note the vault's links, names, tags and folders tie to it.
