@@ -130,13 +130,14 @@ impl VaultIndex {
     ) -> Result<(Vec<Related>, Terms), IndexError> {
         let searcher = self.searcher();
         let terms = self.weigh_with(&searcher, note)?;
-        let mut evidence = self.evidence(&searcher, note, &terms, CANDIDATES)?;
+        let stems = evidence::Stems::of(note);
+        let mut evidence = self.evidence(&searcher, note, &stems, &terms, CANDIDATES)?;
         // Popularity and name stems only reorder the notes other evidence found (the same recall as
         // counting it for all, at a fraction of the lookups).
         let mut before: Vec<(f32, DocAddress)> = evidence.iter().map(|(a, e)| (signals.score(e), *a)).collect();
         before.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let leading: Vec<DocAddress> = before.iter().take(POPULARITY_FOR).map(|(_, a)| *a).collect();
-        self.late_evidence(&searcher, note, &mut evidence, &leading)?;
+        self.late_evidence(&searcher, &stems, &mut evidence, &leading)?;
         let scores: HashMap<DocAddress, f32> = evidence.into_iter().map(|(a, e)| (a, signals.score(&e))).collect();
 
         let mut ranked: Vec<(f32, DocAddress)> = scores.into_iter().map(|(a, s)| (s, a)).collect();
@@ -169,9 +170,10 @@ impl VaultIndex {
     pub fn related_evidence(&self, note: &Likeness, candidates: usize) -> Result<Vec<(String, Evidence)>, IndexError> {
         let searcher = self.searcher();
         let terms = self.weigh_with(&searcher, note)?;
-        let mut found = self.evidence(&searcher, note, &terms, candidates)?;
+        let stems = evidence::Stems::of(note);
+        let mut found = self.evidence(&searcher, note, &stems, &terms, candidates)?;
         let all: Vec<DocAddress> = found.keys().copied().collect();
-        self.late_evidence(&searcher, note, &mut found, &all)?;
+        self.late_evidence(&searcher, &stems, &mut found, &all)?;
         let mut out = Vec::new();
         for (addr, e) in found {
             let (path, _) = self.stored(&searcher, addr)?;

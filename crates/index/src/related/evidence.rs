@@ -49,6 +49,22 @@ pub struct Evidence {
     pub name_stems: f32,
 }
 
+/// The stems of the note's text and title, counted: stemmed once per query.
+pub(super) struct Stems(HashMap<String, u32>);
+
+impl Stems {
+    pub(super) fn of(note: &Likeness) -> Stems {
+        let mut counts: HashMap<String, u32> = HashMap::new();
+        for s in tokenizer::stems(&note.text)
+            .into_iter()
+            .chain(tokenizer::stems(&note.title))
+        {
+            *counts.entry(s).or_default() += 1;
+        }
+        Stems(counts)
+    }
+}
+
 impl Evidence {
     /// Every figure, in the order of the fields (what `benches/related/fit.py` reads).
     pub fn figures(&self) -> [f32; 11] {
@@ -75,6 +91,7 @@ impl VaultIndex {
         &self,
         searcher: &Searcher,
         note: &Likeness,
+        stems: &Stems,
         terms: &Terms,
         candidates: usize,
     ) -> Result<HashMap<DocAddress, Evidence>, IndexError> {
@@ -86,7 +103,7 @@ impl VaultIndex {
             }
         }
         self.graph(searcher, note, &mut found)?;
-        self.similar(searcher, note, &mut found)?;
+        self.similar(searcher, note, stems, &mut found)?;
         self.names_both_ways(searcher, note, candidates, &mut found)?;
         for tag in &note.tags {
             let q = TermQuery::new(
@@ -242,22 +259,16 @@ impl VaultIndex {
         &self,
         searcher: &Searcher,
         note: &Likeness,
+        stems: &Stems,
         found: &mut HashMap<DocAddress, Evidence>,
     ) -> Result<(), IndexError> {
         use tantivy::postings::Postings;
         use tantivy::{DocSet, TERMINATED};
-        let mut counts: HashMap<String, u32> = HashMap::new();
-        for s in tokenizer::stems(&note.text)
-            .into_iter()
-            .chain(tokenizer::stems(&note.title))
-        {
-            *counts.entry(s).or_default() += 1;
-        }
         let n = searcher.num_docs().max(1) as f32;
         let indexed = searcher.search(&*self.path_query(&note.rel), &tantivy::collector::Count)? as f32;
-        let mut query: Vec<(Term, f32)> = Vec::with_capacity(counts.len());
-        for (stem, tf) in counts {
-            let term = Term::from_field_text(self.fields.stems, &stem);
+        let mut query: Vec<(Term, f32)> = Vec::with_capacity(stems.0.len());
+        for (stem, &tf) in &stems.0 {
+            let term = Term::from_field_text(self.fields.stems, stem);
             let df = super::live_doc_freq(searcher, &term)? as f32;
             // A stem of this note alone relates it to nothing; one in most notes, to everything.
             if df - indexed < 1.0 || df > n * 0.5 {
@@ -316,14 +327,10 @@ impl VaultIndex {
     pub(super) fn late_evidence(
         &self,
         searcher: &Searcher,
-        note: &Likeness,
+        stems: &Stems,
         found: &mut HashMap<DocAddress, Evidence>,
         which: &[DocAddress],
     ) -> Result<(), IndexError> {
-        let own: HashSet<String> = tokenizer::stems(&note.text)
-            .into_iter()
-            .chain(tokenizer::stems(&note.title))
-            .collect();
         for addr in which {
             let (path, _) = self.stored(searcher, *addr)?;
             let without_ext = path.rsplit_once('.').map(|(p, _)| p).unwrap_or(&path).to_lowercase();
@@ -333,13 +340,13 @@ impl VaultIndex {
             if without_ext != stem {
                 linking += super::live_doc_freq(searcher, &Term::from_field_text(self.fields.links, &without_ext))?;
             }
-            let stems: HashSet<String> = tokenizer::stems(name).into_iter().collect();
+            let names: HashSet<String> = tokenizer::stems(name).into_iter().collect();
             let Some(e) = found.get_mut(addr) else {
                 continue;
             };
             e.popularity = (1.0 + linking as f32).ln();
-            if !stems.is_empty() {
-                e.name_stems = stems.iter().filter(|s| own.contains(*s)).count() as f32 / stems.len() as f32;
+            if !names.is_empty() {
+                e.name_stems = names.iter().filter(|s| stems.0.contains_key(*s)).count() as f32 / names.len() as f32;
             }
         }
         Ok(())
