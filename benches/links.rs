@@ -107,17 +107,9 @@ async fn measure(
     missing: &str,
     scholia: bool,
 ) {
-    let mut child = cmd
-        .current_dir(vault)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
     let started = Instant::now();
+    let (mut c, mut child) = LspClient::spawn(cmd.current_dir(vault).stderr(Stdio::null()));
     let pid = child.id().unwrap();
-    let mut c = LspClient::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
     let caps = json!({
         "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create", "rename", "delete"]}},
         "textDocument": {"publishDiagnostics": {"relatedInformation": true}}

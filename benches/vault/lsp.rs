@@ -11,21 +11,17 @@ use super::{BIN, Bench, mb, ms, peak_rss, percentiles};
 
 /// One language server from spawn to shutdown; returns when its indexing ended (from spawn).
 pub async fn round(b: &Bench, label: &str, edits: bool) -> Duration {
-    let mut child = tokio::process::Command::new(BIN)
-        .arg("lsp")
-        .env("SCHOLIA_CACHE_DIR", b.home.path())
-        .env("SCHOLIA_CONFIG_DIR", b.home.path().join("config"))
-        .env("SCHOLIA_DATA_DIR", b.home.path().join("data"))
-        .env("SCHOLIA_LOG", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
     let started = Instant::now();
+    let (mut c, mut child) = LspClient::spawn(
+        tokio::process::Command::new(BIN)
+            .arg("lsp")
+            .env("SCHOLIA_CACHE_DIR", b.home.path())
+            .env("SCHOLIA_CONFIG_DIR", b.home.path().join("config"))
+            .env("SCHOLIA_DATA_DIR", b.home.path().join("data"))
+            .env("SCHOLIA_LOG", "warn")
+            .stderr(Stdio::inherit()),
+    );
     let pid = child.id().unwrap();
-    let mut c = LspClient::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
     c.initialize(&b.vault.canonicalize().unwrap(), json!({})).await;
     let init = started.elapsed();
     let probe = b.symbol_queries.first().cloned().unwrap_or_else(|| "a".into());

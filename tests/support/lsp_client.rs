@@ -62,6 +62,19 @@ async fn read_message<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option
 }
 
 impl LspClient {
+    /// Spawns `cmd` (its arguments, environment and stderr as the caller set them) with piped
+    /// stdin and stdout, killed when dropped; the client talks over its stdio.
+    pub fn spawn(cmd: &mut tokio::process::Command) -> (LspClient, tokio::process::Child) {
+        let mut child = cmd
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let client = LspClient::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        (client, child)
+    }
+
     pub fn new<R, W>(reader: R, writer: W) -> LspClient
     where
         R: AsyncRead + Unpin + Send + 'static,
