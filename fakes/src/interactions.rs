@@ -6,8 +6,9 @@
 //! of `outputs[]`) · `fail` (ends `failed`) · `incomplete` (ends `incomplete` with a partial
 //! report) · `gone` (GET answers 404, as an expired session does) · `flaky=N` (the first N GETs
 //! answer 503) · `create-ms=MS` (a slow create) · `silent` (nothing written before it ends
-//! unfinished: a cancel reaches Gemini before its first words). Cancel is recorded (`/_requests`) and makes
-//! the interaction `cancelled`.
+//! unfinished: a cancel reaches Gemini before its first words) · `cancel-ms=MS` (the cancel
+//! answers MS after it took effect, while polls already see `cancelled`). Cancel is recorded
+//! (`/_requests`) and makes the interaction `cancelled`.
 
 use std::sync::Arc;
 
@@ -123,6 +124,9 @@ pub async fn cancel(State(state): State<Arc<FakeState>>, headers: HeaderMap, Pat
     let Some(snapshot) = touch(&state, &id, |i| i.cancelled = true) else {
         return not_found(&id);
     };
+    if let Some(ms) = Behaviour::parse(&snapshot.agent).num("cancel-ms") {
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    }
     Json(render(
         &id,
         &snapshot,

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
 use std::time::Duration;
 
 use scholia_fakes::{FakeServer, Latency};
@@ -98,6 +98,17 @@ pub fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// A temp copy of a vault plus private config/data/cache directories.
+/// A child process killed when the test ends, a failing assertion included (a leaked runner
+/// keeps the test harness's output pipe open).
+pub struct Reaped(pub Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 pub struct TestVault {
     _tmp: tempfile::TempDir,
     pub root: PathBuf,

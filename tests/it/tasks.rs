@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use scholia_fakes::FakeServer;
 use serde_json::Value;
 
-use crate::support::{EnvVars, TestVault, env, fakes, stderr};
+use crate::support::{EnvVars, Reaped, TestVault, env, fakes, stderr};
 
 fn gemini_env(server: &FakeServer) -> EnvVars {
     env(&[
@@ -283,13 +283,13 @@ async fn a_killed_runner_s_tasks_are_resumed_and_two_runners_never_share_one() {
     // A runner that dies mid-way: kill -9 leaves its leases behind.
     let mut runner = v.cmd();
     runner.envs(e.iter().map(|(k, v)| (k, v))).args(["tasks", "run"]);
-    let mut child = runner.spawn().unwrap();
+    let mut child = Reaped(runner.spawn().unwrap());
     let started = Instant::now();
     while server.count_prefixed("/v1beta/interactions/") < 12 && started.elapsed() < Duration::from_secs(20) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    child.0.kill().unwrap(); // SIGKILL
+    child.0.wait().unwrap();
     let s = json(&v, &e, &["tasks", "status", &ids[0], "--json"]).await;
     assert_eq!(s["status"], "running_async", "{s}");
 
@@ -598,8 +598,9 @@ async fn one_task_api_on_every_surface() {
 }
 
 /// A cancel that reaches Gemini before it wrote anything, while a runner polls the same tasks
-/// (the runner often records Gemini's `cancelled` first): every one answers "cancelled,
-/// without results", never an empty report.
+/// (the runner often records Gemini's `cancelled` first), and a cancel that declines what
+/// Gemini wrote: every one answers "cancelled, without results", never an empty report or
+/// the declined one.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cancel_before_any_words_has_no_results_under_load() {
     let server = fakes().await;
@@ -613,7 +614,16 @@ async fn a_cancel_before_any_words_has_no_results_under_load() {
             .start_task(
                 scholia::engine::TaskStart {
                     query: format!("question {i}"),
-                    model: Some("fake:polls=100000,silent".into()),
+                    // Odd tasks have written something by the time they are cancelled, and Gemini
+                    // answers their cancel late: the runner's polls see `cancelled` first.
+                    model: Some(
+                        if i % 2 == 0 {
+                            "fake:polls=100000,silent"
+                        } else {
+                            "fake:polls=100000,cancel-ms=100"
+                        }
+                        .into(),
+                    ),
                     notify: Some(false),
                     ..Default::default()
                 },
@@ -626,20 +636,19 @@ async fn a_cancel_before_any_words_has_no_results_under_load() {
     }
     let mut runner = v.cmd();
     runner.envs(e.iter().map(|(k, v)| (k, v))).args(["tasks", "run"]);
-    let mut child = runner.spawn().unwrap();
+    let child = Reaped(runner.spawn().unwrap());
     let started = Instant::now();
     while server.count_prefixed("/v1beta/interactions/") < 48 && started.elapsed() < Duration::from_secs(20) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    // One after another, while the runner polls them.
-    for id in &ids {
-        let c = engine.cancel_task(id, None).await.unwrap();
+    // One after another, while the runner polls them; what the odd ones wrote is declined.
+    for (i, id) in ids.iter().enumerate() {
+        let c = engine.cancel_task(id, Some(i % 2 == 0)).await.unwrap();
         assert_eq!(c.status, "cancelled");
-        assert!(!c.partial_saved, "nothing was written to keep: {c:?}");
+        assert!(!c.partial_saved, "nothing was written or kept: {c:?}");
     }
     tokio::time::sleep(Duration::from_millis(300)).await; // the runner sees the ends too
-    child.kill().unwrap();
-    child.wait().unwrap();
+    drop(child);
     for id in &ids {
         let e = engine.task_results(id, None).await.unwrap_err();
         assert!(e.message.contains("cancelled, without results"), "{id}: {}", e.message);

@@ -255,45 +255,58 @@ impl Tasks {
         if let Some(token) = scholia_base::lock(&self.driving).get(id) {
             token.cancel();
         }
+        // The end is recorded here before Gemini hears of it: a runner polling meanwhile then
+        // sees a finished task and records nothing, so it cannot keep a partial report the
+        // caller declined (it would see Gemini's `cancelled` with what was written so far).
+        let Some(finished) = self
+            .store
+            .finish(id, None, Status::Cancelled, None, |t| {
+                t.current_action = Some("cancelled".into());
+            })
+            .await?
+        else {
+            // Another caller or process ended it between the read above and now.
+            return match self.task(id).await? {
+                t if t.status == Status::Cancelled => {
+                    let kept = self
+                        .store
+                        .results(id)
+                        .await?
+                        .is_some_and(|r| !r.report.trim().is_empty());
+                    Ok((t, kept))
+                }
+                t => Err(TaskError::AlreadyFinished {
+                    id: t.id,
+                    status: t.status.as_str(),
+                }),
+            };
+        };
+        let (Some(remote), Some(client)) = (&finished.remote_id, &self.interactions) else {
+            return Ok((finished, false));
+        };
+        let remote_error = client.cancel(remote).await.err().map(|e| e.to_string());
         let mut partial = None;
-        let mut remote_error = None;
-        if let (Some(remote), Some(client)) = (&t.remote_id, &self.interactions) {
-            if let Err(e) = client.cancel(remote).await {
-                remote_error = Some(e.to_string());
-            }
-            if save_partial
-                && let Ok(i) = client.get(remote).await
-                && !i.report.is_empty()
-            {
-                partial = Some(results_of(&t, &i, self.price));
-            }
+        if save_partial
+            && let Ok(i) = client.get(remote).await
+            && !i.report.is_empty()
+        {
+            partial = Some(results_of(&finished, &i, self.price));
         }
         let kept = partial.is_some();
-        let finished = self
-            .store
-            .finish(id, None, Status::Cancelled, partial, move |t| {
-                t.current_action = Some("cancelled".into());
-                t.error = remote_error.map(|e| format!("cancelling at Gemini failed: {e}"));
-            })
-            .await?;
-        if let Some(t) = finished {
-            return Ok((t, kept));
+        if let Some(r) = partial {
+            self.store.keep_results(id, r).await?;
         }
-        // The runner saw the remote cancellation first and recorded it: the same outcome.
-        match self.task(id).await? {
-            t if t.status == Status::Cancelled => {
-                let kept = self
-                    .store
-                    .results(id)
-                    .await?
-                    .is_some_and(|r| !r.report.trim().is_empty());
-                Ok((t, kept))
-            }
-            t => Err(TaskError::AlreadyFinished {
-                id: t.id,
-                status: t.status.as_str(),
-            }),
-        }
+        let task = match remote_error {
+            Some(e) => self
+                .store
+                .update(id, None, move |t| {
+                    t.error = Some(format!("cancelling at Gemini failed: {e}"));
+                })
+                .await?
+                .unwrap_or(finished),
+            None => finished,
+        };
+        Ok((task, kept))
     }
 
     pub async fn list(&self, limit: usize) -> Result<Vec<Task>, TaskError> {

@@ -250,20 +250,18 @@ impl Store {
             task.lease_owner = None;
             task.lease_until = None;
             if let Some(r) = results {
-                tx.execute(
-                    "INSERT OR REPLACE INTO results (task_id, report, sources, metadata, raw) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![
-                        task.id,
-                        r.report,
-                        serde_json::to_string(&r.sources).unwrap_or_default(),
-                        serde_json::to_string(&r.metadata).unwrap_or_default(),
-                        r.raw
-                    ],
-                )?;
+                put_results(tx, &task.id, &r)?;
             }
             Ok(())
         })
         .await
+    }
+
+    /// Stores results for a task that has already ended (a cancel that kept the partial
+    /// report it fetched after recording the end).
+    pub async fn keep_results(&self, id: &str, results: Results) -> Result<(), TaskError> {
+        let id = id.to_string();
+        self.call(move |c| put_results(c, &id, &results).map(|_| ())).await
     }
 
     /// Reads a task, checks `owner` holds it (and, with `unfinished`, that it has not
@@ -476,4 +474,17 @@ fn writable(p: &Path) -> bool {
     };
     // SAFETY: a valid NUL-terminated path; access(2) only reads it.
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+fn put_results(c: &Connection, id: &str, r: &Results) -> rusqlite::Result<usize> {
+    c.execute(
+        "INSERT OR REPLACE INTO results (task_id, report, sources, metadata, raw) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            id,
+            r.report,
+            serde_json::to_string(&r.sources).unwrap_or_default(),
+            serde_json::to_string(&r.metadata).unwrap_or_default(),
+            r.raw
+        ],
+    )
 }

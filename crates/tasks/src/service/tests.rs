@@ -123,3 +123,29 @@ async fn a_cancelled_task_with_an_empty_report_has_no_results() {
     let e = tasks.results(&t.id).await.unwrap_err().to_string();
     assert!(e.contains("cancelled, without results"), "{e}");
 }
+
+/// A runner that polled Gemini while the task was being cancelled sees Gemini's `cancelled`
+/// with what was written so far; recording it after the cancel must not bring back a partial
+/// report the caller declined.
+#[tokio::test]
+async fn a_runner_recording_the_end_after_a_cancel_keeps_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = open(dir.path());
+    let t = tasks.start(request(Kind::DeepSearch, "q")).await.unwrap();
+    let (cancelled, kept) = tasks.cancel(&t.id, false).await.unwrap();
+    assert_eq!((cancelled.status, kept), (Status::Cancelled, false));
+    let late = Results {
+        report: "# Notes so far\n\nThe research was not finished.".into(),
+        sources: vec![],
+        metadata: Default::default(),
+        raw: None,
+    };
+    let recorded = tasks
+        .store
+        .finish(&t.id, None, Status::Cancelled, Some(late), |_| {})
+        .await
+        .unwrap();
+    assert!(recorded.is_none(), "a finished task was finished again");
+    let e = tasks.results(&t.id).await.unwrap_err().to_string();
+    assert!(e.contains("cancelled, without results"), "{e}");
+}
