@@ -17,8 +17,8 @@ import sys
 import numpy as np
 
 NAMES = ["content", "linked", "names_it", "named_by", "shared_tag", "neighbour", "cocited",
-         "folder", "similar", "popularity", "name_stems"]
-START = [0.25, 1.5, 0.2, 0.28, 0.3, 0.19, 0.07, 0.7, 2.0, 0.2, 0.2]
+         "folder", "folder_linked", "similar", "popularity", "name_stems"]
+START = [0.25, 1.5, 0.2, 0.28, 0.3, 0.19, 0.07, 0.7, 0.0, 2.0, 0.2, 0.2]
 
 
 def load(folder):

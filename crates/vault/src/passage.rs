@@ -61,7 +61,8 @@ pub fn sentences(plain: &str, headings: &std::collections::HashSet<&str>) -> Vec
         for (k, &(i, c)) in chars.iter().enumerate() {
             let next = chars.get(k + 1).map(|&(_, c)| c);
             let ends = match c {
-                '。' | '！' | '？' | '।' | '۔' => true,
+                // Chinese and Japanese, Devanagari and Bengali, Urdu, Khmer, Myanmar.
+                '。' | '！' | '？' | '।' | '۔' | '។' | '៕' | '။' => true,
                 '.' | '!' | '?' => next.is_none_or(char::is_whitespace) && !abbreviation(&line[start..i]),
                 _ => false,
             };
@@ -83,10 +84,24 @@ fn push_sentence(out: &mut Vec<String>, s: &str) {
         return;
     }
     let words = s.split_whitespace().count();
-    let unspaced = s.chars().filter(|c| !c.is_ascii() && c.is_alphabetic()).count();
-    if words >= MIN_WORDS || (unspaced >= MIN_UNSPACED_CHARS && !s.contains(' ')) {
+    // In a script without spaces between words a space parts phrases (Thai, Khmer) or sets
+    // off a foreign name: its letters count, not its spaces.
+    let unspaced = s.chars().filter(|&c| unspaced_script(c) && c.is_alphabetic()).count();
+    if words >= MIN_WORDS || unspaced >= MIN_UNSPACED_CHARS {
         out.push(s.to_string());
     }
+}
+
+/// Letters of scripts written without spaces between words.
+fn unspaced_script(c: char) -> bool {
+    matches!(c as u32,
+        0x0E00..=0x0EFF       // Thai, Lao
+        | 0x1000..=0x109F     // Myanmar
+        | 0x1780..=0x17FF     // Khmer
+        | 0x3040..=0x30FF     // Japanese kana
+        | 0x3400..=0x4DBF     // CJK extension A
+        | 0x4E00..=0x9FFF     // CJK
+        | 0xF900..=0xFAFF)
 }
 
 /// A sentence as a reader sees it in the note: no image or icon file names (what an embedded
@@ -228,6 +243,30 @@ mod tests {
             &["属"],
             &["属性是笔记的元数据字段。"],
         );
+        // A Chinese sentence naming something in Latin letters is still a sentence.
+        check(
+            "使用 Obsidian 同步笔记到所有设备。",
+            &["同"],
+            &["使用 Obsidian 同步笔记到所有设备。"],
+        );
+        // Khmer: sentences end at ។, and the spaces between its phrases do not make it a
+        // fragment (obsidian-help's km notes had no passage for most related notes).
+        check(
+            "រាល់កម្មវិធីជំនួយ និងរូបរាងទាំងអស់មានទំព័របញ្ជីសាធារណៈ។ ទំព័រនេះនឹងជួយអ្នកយល់ពីអ្វីដែលផ្នែកនីមួយៗធ្វើ។",
+            &["ទ"],
+            &[
+                "រាល់កម្មវិធីជំនួយ និងរូបរាងទាំងអស់មានទំព័របញ្ជីសាធារណៈ។",
+                "ទំព័រនេះនឹងជួយអ្នកយល់ពីអ្វីដែលផ្នែកនីមួយៗធ្វើ។",
+            ],
+        );
+        // Thai: phrases parted by a space; a short label still is not a sentence.
+        check(
+            "การซิงค์ข้อมูล ทำให้โน้ตของคุณตรงกันในทุกอุปกรณ์\n\nซิงค์\n",
+            &["ซ"],
+            &["การซิงค์ข้อมูล ทำให้โน้ตของคุณตรงกันในทุกอุปกรณ์"],
+        );
+        // Two Cyrillic words are a label, not a sentence.
+        check("Настройки синхронизации\n", &["н"], &[] as &[&str]);
     }
 
     /// What the obsidian-help vault left in passages (the defect as the input, the passage as

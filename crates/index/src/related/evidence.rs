@@ -19,6 +19,9 @@ const MAX_NEIGHBOURS: usize = 30;
 const SIMILAR_STEMS: usize = 150;
 /// Notes most similar by stems added as candidates.
 const SIMILAR_NOTES: usize = 100;
+/// Folder-mates whose links are read for [`Evidence::folder_linked`] (a folder of thousands
+/// of daily notes says little more than its first hundred).
+const FOLDER_MATES: usize = 100;
 
 /// The evidence relating one note to the researched one.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -40,6 +43,9 @@ pub struct Evidence {
     pub cocited: f32,
     /// In the note's folder: 1 / ln(2 + the folder's size).
     pub folder: f32,
+    /// The share of the note's folder-mates that link to it: what the notes beside it link
+    /// (a section's hub notes, which need share no words with the note).
+    pub folder_linked: f32,
     /// Cosine of the two notes' stem vectors (log tf; the note's side weighted by idf).
     pub similar: f32,
     /// ln(1 + the notes linking to it): a note many link is one more is likely to.
@@ -67,7 +73,7 @@ impl Stems {
 
 impl Evidence {
     /// Every figure, in the order of the fields (what `benches/related/fit.py` reads).
-    pub fn figures(&self) -> [f32; 11] {
+    pub fn figures(&self) -> [f32; 12] {
         [
             self.content,
             self.linked,
@@ -77,6 +83,7 @@ impl Evidence {
             self.neighbour,
             self.cocited,
             self.folder,
+            self.folder_linked,
             self.similar,
             self.popularity,
             self.name_stems,
@@ -237,9 +244,28 @@ impl VaultIndex {
         let folder = note.rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
         let siblings = self.paths_in_folder(searcher, folder)?;
         let weight = 1.0 / (2.0 + siblings.len() as f32).ln();
-        for (path, addr) in siblings {
-            if path != note.rel {
-                found.entry(addr).or_default().folder += weight;
+        for (path, addr) in &siblings {
+            if *path != note.rel {
+                found.entry(*addr).or_default().folder += weight;
+            }
+        }
+        let mates: Vec<&String> = siblings
+            .iter()
+            .map(|(p, _)| p)
+            .filter(|p| **p != note.rel)
+            .take(FOLDER_MATES)
+            .collect();
+        let mut linked_by_mates: HashMap<String, f32> = HashMap::new();
+        for mate in &mates {
+            for target in self.links_of_with(searcher, mate, &mut cache)? {
+                if target != note.rel {
+                    *linked_by_mates.entry(target).or_default() += 1.0 / mates.len() as f32;
+                }
+            }
+        }
+        for (target, share) in linked_by_mates {
+            if let Some(addr) = self.doc_of(searcher, &target)? {
+                found.entry(addr).or_default().folder_linked = share;
             }
         }
         let linking = self.linking_to_with(searcher, &note.rel, crate::LinkScope::Own)?;
@@ -396,5 +422,48 @@ mod tests {
             found["Узел.md"]
         );
         assert_eq!(found["Горы.md"].popularity, 0.0);
+    }
+
+    /// A section's hub: linked by the note's folder-mates, sharing no word or folder with it.
+    #[test]
+    fn what_folder_mates_link_counts() {
+        let vault = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(vault.path().join("Sync")).unwrap();
+        std::fs::create_dir_all(vault.path().join("Basics")).unwrap();
+        for (rel, text) in [
+            (
+                "Sync/Conflicts.md",
+                "When two devices edit one file, the newer edit wins.",
+            ),
+            ("Sync/Regions.md", "Data centres in Europe and Asia. See [[Settings]]."),
+            (
+                "Sync/History.md",
+                "Older versions are kept for a year. See [[Settings]] and [[Plans]].",
+            ),
+            ("Basics/Settings.md", "Preferences live here."),
+            ("Basics/Plans.md", "Prices per month."),
+            ("Basics/Unrelated.md", "Nothing in common."),
+        ] {
+            std::fs::write(vault.path().join(rel), text).unwrap();
+        }
+        let vault = scholia_vault::Vault::open(vault.path()).unwrap();
+        let index = VaultIndex::open(vault, home.path(), WriterOptions::default()).unwrap();
+        index.sync(&mut |_| {}).unwrap();
+        let note = Likeness {
+            rel: "Sync/Conflicts.md".into(),
+            title: "Conflicts".into(),
+            text: "When two devices edit one file, the newer edit wins.".into(),
+            ..Default::default()
+        };
+        let found: HashMap<String, Evidence> = index.related_evidence(&note, 10).unwrap().into_iter().collect();
+        let share = |rel: &str| found.get(rel).map_or(0.0, |e| e.folder_linked);
+        assert_eq!((share("Basics/Settings.md"), share("Basics/Plans.md")), (1.0, 0.5));
+        assert_eq!(share("Basics/Unrelated.md"), 0.0);
+        assert_eq!(
+            share("Sync/Regions.md"),
+            0.0,
+            "folder-mates themselves are the folder's evidence"
+        );
     }
 }
