@@ -246,4 +246,22 @@ fn run(rt: &tokio::runtime::Runtime, b: Bench) {
         times.len(),
         hits as f64 / times.len() as f64
     );
+    // The library's part of workspace/symbol (the LSP's figure less this is the protocol's).
+    let _ = idx.symbols("warm", 128);
+    let (mut times, mut hits) = (Vec::new(), 0);
+    for _ in 0..3 {
+        for q in &b.symbol_queries {
+            let t = Instant::now();
+            hits += idx.symbols(q, 128).unwrap().len();
+            times.push(t.elapsed());
+        }
+    }
+    let (p50, p99) = percentiles(times.clone());
+    println!(
+        "symbols (library, 128 at most): p50 {} p99 {}  ({} queries, {:.1} results avg)",
+        ms(p50),
+        ms(p99),
+        times.len(),
+        hits as f64 / times.len() as f64
+    );
 }

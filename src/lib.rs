@@ -7,6 +7,7 @@
 
 pub mod lsp;
 pub mod mcp;
+mod stdio;
 
 pub use scholia_base::error;
 pub use scholia_engine as engine;

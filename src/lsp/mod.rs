@@ -72,7 +72,7 @@ pub fn serve_stdio() -> anyhow::Result<()> {
     let config = LspConfig::from_process();
     Dirs::from_env(&config.env)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout(), config));
+    runtime.block_on(async { serve(crate::stdio::input(), crate::stdio::output(), config).await });
     // Background indexing threads must not keep the process alive after `exit`.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(())
@@ -114,7 +114,13 @@ pub(crate) struct State {
     diagnostic_refresh: OnceLock<bool>,
     code_lens_refresh: OnceLock<bool>,
     docs: Mutex<HashMap<Uri, Document>>,
+    /// URIs of notes answers named lately: building one (a path joined, percent-encoded and
+    /// parsed) was a tenth of a `workspace/symbol` answer.
+    uris: Mutex<HashMap<String, Uri>>,
 }
+
+/// URIs kept at most; the cache starts over when full.
+const URIS_KEPT: usize = 4096;
 
 impl State {
     fn new(env: HashMap<String, String>) -> State {
@@ -133,6 +139,7 @@ impl State {
             diagnostic_refresh: OnceLock::new(),
             code_lens_refresh: OnceLock::new(),
             docs: Mutex::new(HashMap::new()),
+            uris: Mutex::new(HashMap::new()),
         }
     }
 
@@ -249,9 +256,19 @@ impl State {
         }
     }
 
+    /// The URI of a vault-relative path (the root is decided once, so the cache never goes
+    /// stale).
     fn uri_of(&self, rel: &str) -> Option<Uri> {
-        let root = self.root.get()?;
-        Uri::from_file_path(root.join(rel))
+        if let Some(uri) = scholia_base::lock(&self.uris).get(rel) {
+            return Some(uri.clone());
+        }
+        let uri = Uri::from_file_path(self.root.get()?.join(rel))?;
+        let mut uris = scholia_base::lock(&self.uris);
+        if uris.len() >= URIS_KEPT {
+            uris.clear();
+        }
+        uris.insert(rel.to_string(), uri.clone());
+        Some(uri)
     }
 
     /// Tells the index about the unsaved text of an open buffer.

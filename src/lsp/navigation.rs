@@ -8,7 +8,8 @@ use super::documents::Document;
 use scholia_index::{SymbolKind as Kind, VaultIndex};
 use scholia_vault::parse;
 
-const SYMBOL_LIMIT: usize = 128;
+/// Symbols answered at most, as gopls and clangd do: a picker shows the best; more typing narrows.
+const SYMBOL_LIMIT: usize = 100;
 const COMPLETION_LIMIT: usize = 50;
 
 fn internal(e: impl std::fmt::Display) -> Error {

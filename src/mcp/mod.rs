@@ -239,7 +239,7 @@ pub fn serve(options: McpOptions) -> anyhow::Result<()> {
 }
 
 async fn serve_stdio(server: Scholia) -> anyhow::Result<()> {
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    let running = server.serve((crate::stdio::input(), crate::stdio::output())).await?;
     running.waiting().await?;
     Ok(())
 }

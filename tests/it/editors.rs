@@ -195,3 +195,76 @@ fn the_language_server_is_quiet_on_stderr_by_default() {
     );
     assert!(stderr.trim().is_empty(), "the server wrote to stderr:\n{stderr}");
 }
+
+/// Neovim and VS Code (libuv) give a server Unix sockets for stdin and stdout, Helix pipes: the
+/// server reads and writes both on its event loop, and puts a socket's blocking mode back when
+/// it exits (the open file is shared with the editor's copy of it).
+#[test]
+fn the_language_server_over_unix_sockets_as_libuv_starts_it() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+    let v = TestVault::example();
+    let (mut to_server, server_in) = UnixStream::pair().unwrap();
+    let (from_server, server_out) = UnixStream::pair().unwrap();
+    // What the editor would still hold of the server's end: it shares the open file.
+    let shared = server_in.try_clone().unwrap();
+    let mut cmd = v.cmd();
+    cmd.arg("lsp")
+        .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(server_in)))
+        .stdout(std::process::Stdio::from(std::os::fd::OwnedFd::from(server_out)))
+        .stderr(std::process::Stdio::null());
+    let mut child = crate::support::Reaped(cmd.spawn().unwrap());
+    from_server.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut reader = BufReader::new(from_server);
+    let mut send = |v: Value| {
+        let body = v.to_string();
+        write!(to_server, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    };
+    let answer = |reader: &mut BufReader<UnixStream>, id: i64| -> Value {
+        loop {
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                match line.trim_end() {
+                    "" => break,
+                    l => {
+                        if let Some(n) = l.strip_prefix("Content-Length:") {
+                            length = n.trim().parse().unwrap();
+                        }
+                    }
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let msg: Value = serde_json::from_slice(&body).unwrap();
+            if msg["id"] == id && msg.get("method").is_none() {
+                return msg;
+            }
+        }
+    };
+    let uri = format!("file://{}", v.root.display());
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": null, "rootUri": uri, "capabilities": {}}}),
+    );
+    assert!(answer(&mut reader, 1)["result"]["capabilities"].is_object());
+    send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    let started = std::time::Instant::now();
+    let found = loop {
+        send(json!({"jsonrpc": "2.0", "id": 2, "method": "workspace/symbol", "params": {"query": "sourd"}}));
+        let r = answer(&mut reader, 2);
+        if r["result"].as_array().is_some_and(|a| !a.is_empty()) || started.elapsed() > Duration::from_secs(20) {
+            break r;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(found["result"].to_string().contains("Sourdough starter"), "{found}");
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}));
+    answer(&mut reader, 3);
+    send(json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert!(child.0.wait().unwrap().success());
+    // SAFETY: F_GETFL on a descriptor this test owns.
+    let flags = unsafe { libc::fcntl(shared.as_raw_fd(), libc::F_GETFL) };
+    assert_eq!(flags & libc::O_NONBLOCK, 0, "the socket was left non-blocking");
+}

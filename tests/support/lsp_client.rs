@@ -27,8 +27,11 @@ pub type BeforeApply = Box<dyn FnMut(&mut Docs) -> Vec<Value> + Send>;
 
 pub struct LspClient {
     writer: Box<dyn AsyncWrite + Unpin + Send>,
-    incoming: mpsc::UnboundedReceiver<Value>,
+    incoming: mpsc::UnboundedReceiver<(Instant, Value)>,
     next_id: i64,
+    /// When the last response waited for had been read whole (before it was parsed): a
+    /// benchmark's round trip without this client's own JSON work.
+    pub arrived: Option<Instant>,
     /// Every notification received, in order.
     pub notifications: Vec<Value>,
     /// Every request the server sent, in order.
@@ -41,7 +44,7 @@ pub struct LspClient {
     pub message_action: Option<String>,
 }
 
-async fn read_message<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option<Value> {
+async fn read_message<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option<(Instant, Value)> {
     let mut length = None;
     loop {
         let mut line = String::new();
@@ -58,7 +61,8 @@ async fn read_message<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option
     }
     let mut body = vec![0; length?];
     reader.read_exact(&mut body).await.ok()?;
-    serde_json::from_slice(&body).ok()
+    let at = Instant::now();
+    Some((at, serde_json::from_slice(&body).ok()?))
 }
 
 impl LspClient {
@@ -93,6 +97,7 @@ impl LspClient {
             writer: Box::new(writer),
             incoming,
             next_id: 1,
+            arrived: None,
             notifications: Vec::new(),
             server_requests: Vec::new(),
             docs: HashMap::new(),
@@ -104,9 +109,9 @@ impl LspClient {
 
     pub async fn send(&mut self, msg: Value) {
         let body = serde_json::to_vec(&msg).unwrap();
-        let header = format!("Content-Length: {}\r\n\r\n", body.len());
-        self.writer.write_all(header.as_bytes()).await.unwrap();
-        self.writer.write_all(&body).await.unwrap();
+        let mut framed = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        framed.extend_from_slice(&body);
+        self.writer.write_all(&framed).await.unwrap();
         self.writer.flush().await.unwrap();
     }
 
@@ -132,21 +137,22 @@ impl LspClient {
 
     /// Sends a request and returns its `result`, panicking on an error response.
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
-        let resp = self.request_raw(method, params).await;
+        let mut resp = self.request_raw(method, params).await;
         if let Some(err) = resp.get("error") {
             panic!("{method} failed: {err}");
         }
-        resp["result"].clone()
+        resp["result"].take()
     }
 
     pub async fn wait_response(&mut self, id: i64, timeout: Duration) -> Value {
         let deadline = Instant::now() + timeout;
         loop {
-            let msg = self
-                .next_message(deadline)
+            let (at, msg) = self
+                .next_timed(deadline)
                 .await
                 .unwrap_or_else(|| panic!("no response to request {id}"));
             if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
+                self.arrived = Some(at);
                 return msg;
             }
         }
@@ -154,8 +160,13 @@ impl LspClient {
 
     /// Reads one message, answering server requests and recording notifications.
     async fn next_message(&mut self, deadline: Instant) -> Option<Value> {
+        self.next_timed(deadline).await.map(|(_, msg)| msg)
+    }
+
+    /// [`LspClient::next_message`] with when it had been read.
+    async fn next_timed(&mut self, deadline: Instant) -> Option<(Instant, Value)> {
         let left = deadline.saturating_duration_since(Instant::now());
-        let msg = tokio::time::timeout(left, self.incoming.recv()).await.ok()??;
+        let (at, msg) = tokio::time::timeout(left, self.incoming.recv()).await.ok()??;
         if msg.get("method").is_some() && msg.get("id").is_some() {
             self.server_requests.push(msg.clone());
             let result = self.answer(&msg).await;
@@ -164,7 +175,7 @@ impl LspClient {
         } else if msg.get("method").is_some() {
             self.notifications.push(msg.clone());
         }
-        Some(msg)
+        Some((at, msg))
     }
 
     async fn answer(&mut self, req: &Value) -> Value {

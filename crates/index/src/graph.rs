@@ -129,11 +129,30 @@ impl VaultIndex {
         Ok(keys)
     }
 
+    /// The live document of the note at `rel` (its path term alone: no path table is read).
     pub(crate) fn doc_of(&self, searcher: &Searcher, rel: &str) -> Result<Option<DocAddress>, IndexError> {
-        Ok(self
-            .paths_with(searcher, &self.path_term(rel))?
-            .first()
-            .map(|(_, a)| *a))
+        let term = self.path_term(rel);
+        for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
+            let inverted = segment.inverted_index(term.field())?;
+            let postings = inverted
+                .read_postings(&term, IndexRecordOption::Basic)
+                .map_err(|e| IndexError::Io {
+                    path: self.dir.display().to_string(),
+                    source: e,
+                })?;
+            let Some(mut postings) = postings else {
+                continue;
+            };
+            let alive = segment.alive_bitset();
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    return Ok(Some(DocAddress::new(ordinal as u32, doc)));
+                }
+                doc = postings.advance();
+            }
+        }
+        Ok(None)
     }
 
     /// The notes directly in `folder` (vault-relative, `""` for the root), by the path terms
@@ -207,9 +226,9 @@ impl VaultIndex {
             let mut doc = postings.doc();
             while doc != TERMINATED {
                 if alive.is_none_or(|a| a.is_alive(doc))
-                    && let Some(p) = paths.get(doc as usize).filter(|p| !p.is_empty())
+                    && let Some(p) = paths.get(doc)
                 {
-                    out.push((p.clone(), DocAddress::new(ordinal as u32, doc)));
+                    out.push((p.to_string(), DocAddress::new(ordinal as u32, doc)));
                 }
                 doc = postings.advance();
             }
@@ -220,7 +239,7 @@ impl VaultIndex {
     /// The paths of a segment's documents, by document id. Segments never change, so each is
     /// read once (one pass over its path column's dictionary: looking paths up one at a time
     /// decompresses a dictionary block per look-up).
-    pub(crate) fn segment_paths(&self, segment: &tantivy::SegmentReader) -> Result<Arc<Vec<String>>, IndexError> {
+    pub(crate) fn segment_paths(&self, segment: &tantivy::SegmentReader) -> Result<Arc<PathTable>, IndexError> {
         let id = segment.segment_id();
         if let Some(p) = scholia_base::lock(&self.paths).get(&id) {
             return Ok(p.clone());
@@ -229,29 +248,53 @@ impl VaultIndex {
             path: self.dir.display().to_string(),
             source: e,
         };
-        let mut by_doc = vec![String::new(); segment.max_doc() as usize];
+        let mut table = PathTable {
+            text: String::new(),
+            starts: vec![0],
+            by_doc: vec![NO_PATH; segment.max_doc() as usize],
+        };
         if let Some(column) = segment.fast_fields().str("path")? {
-            let mut terms: Vec<String> = Vec::new();
             let mut stream = column.dictionary().stream().map_err(io)?;
             while stream.advance() {
-                terms.push(String::from_utf8_lossy(stream.key()).into_owned());
+                table.text.push_str(&String::from_utf8_lossy(stream.key()));
+                table.starts.push(table.text.len() as u32);
             }
-            for (doc, slot) in by_doc.iter_mut().enumerate() {
+            for (doc, slot) in table.by_doc.iter_mut().enumerate() {
                 if let Some(ord) = column.term_ords(doc as u32).next()
-                    && let Some(t) = terms.get(ord as usize)
+                    && (ord as usize) + 1 < table.starts.len()
                 {
-                    *slot = t.clone();
+                    *slot = ord as u32;
                 }
             }
         }
-        let by_doc = Arc::new(by_doc);
+        let table = Arc::new(table);
         let mut cache = scholia_base::lock(&self.paths);
         // Forget segments merged away (their ids never come back).
         if cache.len() > 256 {
             cache.clear();
         }
-        cache.insert(id, by_doc.clone());
-        Ok(by_doc)
+        cache.insert(id, table.clone());
+        Ok(table)
+    }
+}
+
+const NO_PATH: u32 = u32::MAX;
+
+/// A segment's paths by document: the sorted paths back to back and, per document, which
+/// one (two allocations for a segment, not one per note).
+pub(crate) struct PathTable {
+    text: String,
+    /// Where each path starts in `text`, in dictionary order, and where the last ends.
+    starts: Vec<u32>,
+    by_doc: Vec<u32>,
+}
+
+impl PathTable {
+    /// The path of `doc`; `None` for a document without one.
+    pub(crate) fn get(&self, doc: tantivy::DocId) -> Option<&str> {
+        let ord = *self.by_doc.get(doc as usize)? as usize;
+        let (from, to) = (*self.starts.get(ord)?, *self.starts.get(ord + 1)?);
+        Some(&self.text[from as usize..to as usize]).filter(|p| !p.is_empty())
     }
 }
 

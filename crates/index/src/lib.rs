@@ -140,7 +140,7 @@ pub struct VaultIndex {
     /// Every note name, for finding names in a text (see `related`).
     names: Mutex<Option<Arc<related::Names>>>,
     /// Each segment's paths by document, read once per segment (see `graph::PathTable`).
-    paths: Mutex<HashMap<tantivy::index::SegmentId, Arc<Vec<String>>>>,
+    paths: Mutex<HashMap<tantivy::index::SegmentId, Arc<graph::PathTable>>>,
     /// Each segment's note names, for symbol search (see `symbols`).
     name_tables: Mutex<symbols::NameTables>,
     /// This process has brought the whole vault into the index: its commits say so.
@@ -435,14 +435,14 @@ impl VaultIndex {
                 if alive.is_some_and(|a| !a.is_alive(doc)) {
                     continue;
                 }
-                let Some(path) = paths.get(doc as usize).filter(|p| !p.is_empty()) else {
+                let Some(path) = paths.get(doc) else {
                     continue;
                 };
                 let stamp = Stamp {
                     mtime_ns: mtime.first(doc).unwrap_or(0),
                     size: size.first(doc).unwrap_or(0),
                 };
-                out.insert(path.clone(), stamp);
+                out.insert(path.to_string(), stamp);
             }
         }
         Ok(out)

@@ -69,7 +69,7 @@ impl VaultIndex {
         let tables = self.segment_names(&searcher)?;
         let path_of = |addr: DocAddress| -> Result<String, IndexError> {
             let paths = self.segment_paths(searcher.segment_reader(addr.segment_ord))?;
-            Ok(paths.get(addr.doc_id as usize).cloned().unwrap_or_default())
+            Ok(paths.get(addr.doc_id).unwrap_or_default().to_string())
         };
         if words.is_empty() {
             return self
@@ -87,46 +87,74 @@ impl VaultIndex {
         )?;
         let mut analyzer = tokenizer::words();
         let mut scratch = Vec::new();
-        let mut out = Vec::new();
         let bits = query_bits(&words);
+        // Ranked borrowed from the tables; only the `limit` kept become owned symbols.
+        struct Found<'t> {
+            score: f32,
+            name: &'t str,
+            addr: DocAddress,
+            /// `None` for the note itself.
+            heading: Option<(u8, u32)>,
+        }
+        let mut found: Vec<Found> = Vec::new();
         for (_, addr) in top {
             let names = &tables[addr.segment_ord as usize];
-            let mut path: Option<String> = None;
             let mut note_score: Option<f32> = None;
             for (kind, line, text) in names.of_starting(addr.doc_id, bits) {
                 let Some(score) = match_score(&mut analyzer, &words, text, &mut scratch) else {
                     continue;
                 };
-                let path = match &path {
-                    Some(p) => p.clone(),
-                    None => path.insert(path_of(addr)?).clone(),
-                };
                 match kind {
                     NameKind::Title | NameKind::Other => {
                         note_score = Some(note_score.map_or(score, |s| s.max(score)));
                     }
-                    NameKind::Heading(level) => out.push(Symbol {
-                        name: text.to_string(),
-                        kind: SymbolKind::Heading(level),
-                        path,
-                        line,
-                        container: Some(names.title(addr.doc_id).to_string()),
+                    NameKind::Heading(level) => found.push(Found {
                         score,
+                        name: text,
+                        addr,
+                        heading: Some((level, line)),
                     }),
                 }
             }
-            if let (Some(score), Some(path)) = (note_score, path) {
-                out.push(note_symbol(path, names.title(addr.doc_id).to_string(), score + 0.5));
+            if let Some(score) = note_score {
+                found.push(Found {
+                    score: score + 0.5,
+                    name: names.title(addr.doc_id),
+                    addr,
+                    heading: None,
+                });
             }
         }
-        out.sort_by(|a, b| {
+        let paths = searcher
+            .segment_readers()
+            .iter()
+            .map(|segment| self.segment_paths(segment))
+            .collect::<Result<Vec<_>, _>>()?;
+        let path = |a: DocAddress| paths[a.segment_ord as usize].get(a.doc_id).unwrap_or_default();
+        found.sort_by(|a, b| {
             b.score
                 .total_cmp(&a.score)
-                .then_with(|| a.name.cmp(&b.name))
-                .then_with(|| a.path.cmp(&b.path))
+                .then_with(|| a.name.cmp(b.name))
+                .then_with(|| path(a.addr).cmp(path(b.addr)))
         });
-        out.truncate(limit);
-        Ok(out)
+        found.truncate(limit);
+        Ok(found
+            .into_iter()
+            .map(|f| {
+                let path = path(f.addr).to_string();
+                match f.heading {
+                    None => note_symbol(path, f.name.to_string(), f.score),
+                    Some((level, line)) => Symbol {
+                        name: f.name.to_string(),
+                        kind: SymbolKind::Heading(level),
+                        path,
+                        line,
+                        container: Some(tables[f.addr.segment_ord as usize].title(f.addr.doc_id).to_string()),
+                        score: f.score,
+                    },
+                }
+            })
+            .collect())
     }
 
     /// Notes whose title, alias or file name starts with the words of `prefix` (completion
@@ -287,9 +315,11 @@ impl<'a> Named<'a> {
             .filter(|(p, _)| scope.allows(p))
             .map(|entry| {
                 let path = entry.0.as_str();
-                let without_ext = path.rsplit_once('.').map(|(p, _)| p).unwrap_or(path).to_lowercase();
+                let without_ext = path.rsplit_once('.').map(|(p, _)| p).unwrap_or(path);
                 let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-                (without_ext != key, dir, entry)
+                // `key` is lower-cased already; compared without lower-casing into a new string.
+                let exact = without_ext.chars().flat_map(char::to_lowercase).eq(key.chars());
+                (!exact, dir, entry)
             })
             .collect();
         ranked.sort_by(|a, b| (a.0, a.2.0.len(), &a.2.0).cmp(&(b.0, b.2.0.len(), &b.2.0)));

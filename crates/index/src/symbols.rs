@@ -90,7 +90,7 @@ impl SegmentNames {
     fn read(
         segment: &SegmentReader,
         outline_field: tantivy::schema::Field,
-        paths: &[String],
+        paths: &crate::graph::PathTable,
     ) -> Result<SegmentNames, IndexError> {
         // Documents are read in order: a few cached blocks decompress each block once.
         let mut analyzer = crate::tokenizer::words();
@@ -114,7 +114,7 @@ impl SegmentNames {
                 .and_then(|v| v.as_str())
                 .and_then(|s| serde_json::from_str(s).ok())
                 .unwrap_or_default();
-            let stem = paths.get(doc as usize).map_or("", |p| scholia_vault::stem(p));
+            let stem = paths.get(doc).map_or("", scholia_vault::stem);
             out.push(&mut analyzer, NameKind::Title, 0, &outline.title);
             for alias in &outline.aliases {
                 out.push(&mut analyzer, NameKind::Other, 0, alias);
