@@ -229,39 +229,32 @@ fn run(rt: &tokio::runtime::Runtime, b: Bench) {
     }
     .index_dir(vault.root());
     let idx = scholia::index::VaultIndex::open(vault, &dir, Default::default()).unwrap();
-    let mut times = Vec::new();
-    let mut hits = 0;
-    for _ in 0..3 {
-        for q in &b.search_queries {
-            let t = Instant::now();
-            hits += idx.search(q, 10, None).unwrap().len();
-            times.push(t.elapsed());
-        }
-    }
-    let (p50, p99) = percentiles(times.clone());
-    println!(
-        "search (library, 10 hits + snippets): p50 {} p99 {}  ({} queries, {:.1} hits avg)",
-        ms(p50),
-        ms(p99),
-        times.len(),
-        hits as f64 / times.len() as f64
-    );
+    library("search (library, 10 hits + snippets)", "hits", &b.search_queries, |q| {
+        idx.search(q, 10, None).unwrap().len()
+    });
     // The library's part of workspace/symbol (the LSP's figure less this is the protocol's).
-    let _ = idx.symbols("warm", 128);
-    let (mut times, mut hits) = (Vec::new(), 0);
+    let _ = idx.symbols("warm", 100);
+    library("symbols (library, 100 at most)", "results", &b.symbol_queries, |q| {
+        idx.symbols(q, 100).unwrap().len()
+    });
+}
+
+/// Each query three times through `run` (which returns how many it found): p50, p99, average.
+fn library(label: &str, what: &str, queries: &[String], run: impl Fn(&str) -> usize) {
+    let (mut times, mut found) = (Vec::new(), 0);
     for _ in 0..3 {
-        for q in &b.symbol_queries {
+        for q in queries {
             let t = Instant::now();
-            hits += idx.symbols(q, 128).unwrap().len();
+            found += run(q);
             times.push(t.elapsed());
         }
     }
-    let (p50, p99) = percentiles(times.clone());
+    let n = times.len();
+    let (p50, p99) = percentiles(times);
     println!(
-        "symbols (library, 128 at most): p50 {} p99 {}  ({} queries, {:.1} results avg)",
+        "{label}: p50 {} p99 {}  ({n} queries, {:.1} {what} avg)",
         ms(p50),
         ms(p99),
-        times.len(),
-        hits as f64 / times.len() as f64
+        found as f64 / n as f64
     );
 }

@@ -110,50 +110,51 @@ fn unix_stream(fd: OwnedFd) -> io::Result<UnixStream> {
     UnixStream::from_std(std)
 }
 
-/// Standard input; must be called inside the runtime.
-pub fn input() -> Input {
-    let fast = || -> io::Result<Option<Input>> {
-        Ok(match kind(0) {
-            Kind::Pipe => Some(Input::Pipe(pipe::Receiver::from_owned_fd(reopen_nonblocking(
-                0, false,
-            )?)?)),
+/// `fd` on the event loop: `pipe` gets it reopened non-blocking, `socket` a non-blocking
+/// stream and what puts its flags back; `None` for anything else (a terminal, a file) or when
+/// switching failed, which keeps tokio's blocking handle.
+fn on_event_loop<T>(
+    fd: RawFd,
+    write: bool,
+    pipe: impl FnOnce(OwnedFd) -> io::Result<T>,
+    socket: impl FnOnce(UnixStream, Restore) -> T,
+) -> Option<T> {
+    let switched = || -> io::Result<Option<T>> {
+        Ok(match kind(fd) {
+            Kind::Pipe => Some(pipe(reopen_nonblocking(fd, write)?)?),
             Kind::Socket => {
-                let (fd, restore) = nonblocking_dup(0)?;
-                Some(Input::Socket(unix_stream(fd)?, restore))
+                let (owned, restore) = nonblocking_dup(fd)?;
+                Some(socket(unix_stream(owned)?, restore))
             }
             Kind::Other => None,
         })
     };
-    match fast() {
-        Ok(Some(i)) => i,
-        Ok(None) => Input::Blocking(tokio::io::stdin()),
-        Err(e) => {
-            tracing::debug!("stdin stays blocking: {e}");
-            Input::Blocking(tokio::io::stdin())
-        }
-    }
+    switched().unwrap_or_else(|e| {
+        tracing::debug!("fd {fd} stays blocking: {e}");
+        None
+    })
+}
+
+/// Standard input; must be called inside the runtime.
+pub fn input() -> Input {
+    on_event_loop(
+        0,
+        false,
+        |fd| Ok(Input::Pipe(pipe::Receiver::from_owned_fd(fd)?)),
+        Input::Socket,
+    )
+    .unwrap_or_else(|| Input::Blocking(tokio::io::stdin()))
 }
 
 /// Standard output; must be called inside the runtime.
 pub fn output() -> Output {
-    let fast = || -> io::Result<Option<Output>> {
-        Ok(match kind(1) {
-            Kind::Pipe => Some(Output::Pipe(pipe::Sender::from_owned_fd(reopen_nonblocking(1, true)?)?)),
-            Kind::Socket => {
-                let (fd, restore) = nonblocking_dup(1)?;
-                Some(Output::Socket(unix_stream(fd)?, restore))
-            }
-            Kind::Other => None,
-        })
-    };
-    match fast() {
-        Ok(Some(o)) => o,
-        Ok(None) => Output::Blocking(tokio::io::stdout()),
-        Err(e) => {
-            tracing::debug!("stdout stays blocking: {e}");
-            Output::Blocking(tokio::io::stdout())
-        }
-    }
+    on_event_loop(
+        1,
+        true,
+        |fd| Ok(Output::Pipe(pipe::Sender::from_owned_fd(fd)?)),
+        Output::Socket,
+    )
+    .unwrap_or_else(|| Output::Blocking(tokio::io::stdout()))
 }
 
 impl AsyncRead for Input {

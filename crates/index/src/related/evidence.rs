@@ -384,34 +384,44 @@ mod tests {
     use super::*;
     use crate::WriterOptions;
 
-    #[test]
-    fn stems_relate_other_forms_of_words_and_links_make_popularity() {
+    /// The evidence for `note` (its text as the first file's) in a vault of `files`.
+    fn evidence_in(files: &[(&str, &str)], title: &str) -> HashMap<String, Evidence> {
         let vault = tempfile::tempdir().unwrap();
         let home = tempfile::tempdir().unwrap();
-        let sync = "Синхронизация заметок между устройствами шифруется. Хранилище синхронизируется автоматически.";
-        for (rel, text) in [
-            ("Синхронизация.md", sync),
-            (
-                "Устройства.md",
-                "На устройствах заметки хранятся локально, шифрованием защищены. Хранилища синхронизируются.",
-            ),
-            ("Сад.md", "Томаты в саду поливают утром. [[Узел]]"),
-            ("Горы.md", "Летом в горах ходят пешком. [[Узел]]"),
-            ("Море.md", "Парус и ветер на море. [[Узел]]"),
-            ("Узел.md", "Ночью на небе видны звёзды."),
-        ] {
-            std::fs::write(vault.path().join(rel), text).unwrap();
+        for (rel, text) in files {
+            let path = vault.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
         }
         let vault = scholia_vault::Vault::open(vault.path()).unwrap();
         let index = VaultIndex::open(vault, home.path(), WriterOptions::default()).unwrap();
         index.sync(&mut |_| {}).unwrap();
         let note = Likeness {
-            rel: "Синхронизация.md".into(),
-            title: "Синхронизация".into(),
-            text: sync.into(),
+            rel: files[0].0.into(),
+            title: title.into(),
+            text: files[0].1.into(),
             ..Default::default()
         };
-        let found: HashMap<String, Evidence> = index.related_evidence(&note, 10).unwrap().into_iter().collect();
+        index.related_evidence(&note, 10).unwrap().into_iter().collect()
+    }
+
+    #[test]
+    fn stems_relate_other_forms_of_words_and_links_make_popularity() {
+        let sync = "Синхронизация заметок между устройствами шифруется. Хранилище синхронизируется автоматически.";
+        let found = evidence_in(
+            &[
+                ("Синхронизация.md", sync),
+                (
+                    "Устройства.md",
+                    "На устройствах заметки хранятся локально, шифрованием защищены. Хранилища синхронизируются.",
+                ),
+                ("Сад.md", "Томаты в саду поливают утром. [[Узел]]"),
+                ("Горы.md", "Летом в горах ходят пешком. [[Узел]]"),
+                ("Море.md", "Парус и ветер на море. [[Узел]]"),
+                ("Узел.md", "Ночью на небе видны звёзды."),
+            ],
+            "Синхронизация",
+        );
         // No word in common as written, four stems in common.
         let devices = &found["Устройства.md"];
         assert!(devices.content == 0.0 && devices.similar > 0.3, "{devices:?}");
@@ -427,36 +437,23 @@ mod tests {
     /// A section's hub: linked by the note's folder-mates, sharing no word or folder with it.
     #[test]
     fn what_folder_mates_link_counts() {
-        let vault = tempfile::tempdir().unwrap();
-        let home = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(vault.path().join("Sync")).unwrap();
-        std::fs::create_dir_all(vault.path().join("Basics")).unwrap();
-        for (rel, text) in [
-            (
-                "Sync/Conflicts.md",
-                "When two devices edit one file, the newer edit wins.",
-            ),
-            ("Sync/Regions.md", "Data centres in Europe and Asia. See [[Settings]]."),
-            (
-                "Sync/History.md",
-                "Older versions are kept for a year. See [[Settings]] and [[Plans]].",
-            ),
-            ("Basics/Settings.md", "Preferences live here."),
-            ("Basics/Plans.md", "Prices per month."),
-            ("Basics/Unrelated.md", "Nothing in common."),
-        ] {
-            std::fs::write(vault.path().join(rel), text).unwrap();
-        }
-        let vault = scholia_vault::Vault::open(vault.path()).unwrap();
-        let index = VaultIndex::open(vault, home.path(), WriterOptions::default()).unwrap();
-        index.sync(&mut |_| {}).unwrap();
-        let note = Likeness {
-            rel: "Sync/Conflicts.md".into(),
-            title: "Conflicts".into(),
-            text: "When two devices edit one file, the newer edit wins.".into(),
-            ..Default::default()
-        };
-        let found: HashMap<String, Evidence> = index.related_evidence(&note, 10).unwrap().into_iter().collect();
+        let found = evidence_in(
+            &[
+                (
+                    "Sync/Conflicts.md",
+                    "When two devices edit one file, the newer edit wins.",
+                ),
+                ("Sync/Regions.md", "Data centres in Europe and Asia. See [[Settings]]."),
+                (
+                    "Sync/History.md",
+                    "Older versions are kept for a year. See [[Settings]] and [[Plans]].",
+                ),
+                ("Basics/Settings.md", "Preferences live here."),
+                ("Basics/Plans.md", "Prices per month."),
+                ("Basics/Unrelated.md", "Nothing in common."),
+            ],
+            "Conflicts",
+        );
         let share = |rel: &str| found.get(rel).map_or(0.0, |e| e.folder_linked);
         assert_eq!((share("Basics/Settings.md"), share("Basics/Plans.md")), (1.0, 0.5));
         assert_eq!(share("Basics/Unrelated.md"), 0.0);
