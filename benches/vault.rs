@@ -172,10 +172,20 @@ fn timed(mut c: Command) -> (Duration, u64) {
 }
 
 pub fn peak_rss(pid: u32) -> u64 {
+    status_bytes(pid, "VmHWM:")
+}
+
+/// Resident memory the process itself allocated, now: its peak RSS also counts the index
+/// files' pages it has mapped (the page cache, which a merge reads through).
+pub fn anon_rss(pid: u32) -> u64 {
+    status_bytes(pid, "RssAnon:")
+}
+
+fn status_bytes(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map(|kb| kb * 1024)
         .unwrap_or(0)
@@ -206,10 +216,11 @@ fn run(rt: &tokio::runtime::Runtime, b: Bench) {
     index.args(["index", "--vault"]).arg(&b.vault);
     let (cold, cold_rss) = timed(index);
     println!(
-        "cold index (CLI):              {:>10.3} s   {:.1} MB/s   peak RSS {}",
+        "cold index (CLI):              {:>10.3} s   {:.1} MB/s   peak RSS {}   {} segments",
         cold.as_secs_f64(),
         b.bytes as f64 / 1e6 / cold.as_secs_f64(),
-        mb(cold_rss)
+        mb(cold_rss),
+        lsp::index_segments(&b)
     );
     let mut index = cmd(&b);
     index.args(["index", "--vault"]).arg(&b.vault);

@@ -1,6 +1,6 @@
-//! What agents and scripts see on a warm index: MCP `find_notes` over stdio, `scholia search`
-//! and offline `scholia research` from the shell (each a process: start-up and the index's
-//! freshness check included).
+//! What agents and scripts see on a warm index: MCP `find_notes` and offline `research_note`
+//! over stdio, `scholia search` and offline `scholia research` from the shell (each a process:
+//! start-up and the index's freshness check included).
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -38,6 +38,22 @@ pub async fn find_notes(b: &Bench) {
         ms(p99),
         times.len(),
         hits as f64 / times.len() as f64
+    );
+    // Offline research through the same warm server: each run writes the note and commits.
+    let mut times = Vec::new();
+    for rel in &b.research_notes {
+        let t = Instant::now();
+        let r = mcp_client::tool(&client, "research_note", json!({"path": rel})).await;
+        times.push(t.elapsed());
+        assert_ne!(r.is_error, Some(true), "{rel}: {r:?}");
+    }
+    let (p50, p99) = percentiles(times.clone());
+    println!(
+        "MCP research_note offline (warm server, {} segments): p50 {} p99 {} ({} notes)",
+        super::lsp::index_segments(b),
+        ms(p50),
+        ms(p99),
+        times.len()
     );
     let _ = client.cancel().await;
     let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
@@ -88,7 +104,8 @@ pub fn cli_research(b: &Bench) {
     }
     let (p50, p99) = percentiles(times.clone());
     println!(
-        "CLI offline research of one note (process, warm index): p50 {} p99 {} ({} notes, {:.1} sources avg)",
+        "CLI offline research of one note (process, warm index of {} segments): p50 {} p99 {} ({} notes, {:.1} sources avg)",
+        super::lsp::index_segments(b),
         ms(p50),
         ms(p99),
         times.len(),

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::lsp_client::LspClient;
-use super::{BIN, Bench, mb, ms, peak_rss, percentiles};
+use super::{BIN, Bench, anon_rss, mb, ms, peak_rss, percentiles};
 
 /// One language server from spawn to shutdown; returns when its indexing ended (from spawn).
 pub async fn round(b: &Bench, label: &str, edits: bool) -> Duration {
@@ -43,6 +43,20 @@ pub async fn round(b: &Bench, label: &str, edits: bool) -> Duration {
             .and_then(|e| e["params"]["value"]["message"].as_str())
             .unwrap_or("?")
     );
+    // A bulk build's segments are merged in groups once indexing ends (see
+    // `scholia_index::merges`): measured once the server has finished.
+    let merging = Instant::now();
+    let mut segments = index_segments(b);
+    while segments > 16 && merging.elapsed() < Duration::from_secs(300) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        segments = index_segments(b);
+    }
+    println!(
+        "LSP {label}: background merges over after {:.1} s ({segments} segments), peak RSS {} (allocated now {})",
+        merging.elapsed().as_secs_f64(),
+        mb(peak_rss(pid)),
+        mb(anon_rss(pid))
+    );
     // Measured on the full index only: from the request sent to the answer read whole (the
     // server's time), and to the answer parsed by this client.
     let (mut times, mut parsed) = (Vec::new(), Vec::new());
@@ -59,14 +73,15 @@ pub async fn round(b: &Bench, label: &str, edits: bool) -> Duration {
     let (p50, p99) = percentiles(times.clone());
     let (parsed_p50, parsed_p99) = percentiles(parsed);
     println!(
-        "LSP {label}: workspace/symbol on the full index p50 {} p99 {} ({} queries, {:.1} results avg; with this client's JSON parse p50 {} p99 {}), peak RSS {}",
+        "LSP {label}: workspace/symbol on the full index p50 {} p99 {} ({} queries, {:.1} results avg; with this client's JSON parse p50 {} p99 {}), peak RSS {} (allocated now {})",
         ms(p50),
         ms(p99),
         times.len(),
         results as f64 / times.len() as f64,
         ms(parsed_p50),
         ms(parsed_p99),
-        mb(peak_rss(pid))
+        mb(peak_rss(pid)),
+        mb(anon_rss(pid))
     );
     if edits {
         saved_note_found(b, &mut c).await;
@@ -118,4 +133,16 @@ async fn saved_note_found(b: &Bench, c: &mut LspClient) {
         ms(*times.iter().max().unwrap()),
         times.len()
     );
+}
+
+/// How many segments the index's last commit or merge lists.
+pub fn index_segments(b: &Bench) -> usize {
+    let Ok(dirs) = std::fs::read_dir(b.home.path().join("index")) else {
+        return 0;
+    };
+    dirs.flatten()
+        .filter_map(|d| std::fs::read(d.path().join("meta.json")).ok())
+        .filter_map(|m| serde_json::from_slice::<serde_json::Value>(&m).ok())
+        .map(|m| m["segments"].as_array().map_or(0, Vec::len))
+        .sum()
 }

@@ -335,7 +335,7 @@ fn sync_in_background(root: &Path) {
 }
 
 /// `scholia index --background`: waits (briefly) for the process that started it to release
-/// the index writer, brings the index up to date, and says nothing.
+/// the index writer, brings the index up to date, merges segments, and says nothing.
 fn background_index(root: &Path, dirs: &Dirs) -> Result<()> {
     let session = VaultSession::open(root, dirs)?;
     let started = std::time::Instant::now();
@@ -347,6 +347,8 @@ fn background_index(root: &Path, dirs: &Dirs) -> Result<()> {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     session.index().sync(&mut |_| {})?;
+    // A bulk build's segments, merged as a server would (each term look-up asks every one).
+    session.index().merge_now()?;
     Ok(())
 }
 

@@ -9,6 +9,7 @@
 mod edits;
 pub mod fresh;
 mod graph;
+mod merges;
 mod names;
 mod notes;
 mod problems;
@@ -137,8 +138,6 @@ pub struct VaultIndex {
     overlays: Mutex<HashMap<String, String>>,
     /// Bytes of note bodies the indexing threads have tokenized (see `tokenizer::BODY`).
     body_consumed: Arc<AtomicU64>,
-    /// Every note name, for finding names in a text (see `related`).
-    names: Mutex<Option<Arc<related::Names>>>,
     /// Each segment's paths by document, read once per segment (see `graph::PathTable`).
     paths: Mutex<HashMap<tantivy::index::SegmentId, Arc<graph::PathTable>>>,
     /// Each segment's note names, for symbol search (see `symbols`).
@@ -154,34 +153,6 @@ pub struct VaultIndex {
     changes: tokio::sync::watch::Sender<u64>,
     /// The folders this process may use (all by default).
     scope: scope::ScopeCell,
-}
-
-/// Segments under this many notes are what edits leave (a commit per save): merged once
-/// there are [`SMALL_SEGMENTS`] of them.
-const SMALL_SEGMENT_DOCS: u32 = 1_000;
-const SMALL_SEGMENTS: usize = 8;
-
-/// Merges only the small segments edits leave, never a bulk build's: merging a 100,000-note
-/// build into one segment held ~400 MB for a gain a query does not notice (tens of segments
-/// answer in milliseconds).
-#[derive(Debug)]
-struct SmallSegments;
-
-impl tantivy::merge_policy::MergePolicy for SmallSegments {
-    fn compute_merge_candidates(
-        &self,
-        segments: &[tantivy::SegmentMeta],
-    ) -> Vec<tantivy::merge_policy::MergeCandidate> {
-        let small: Vec<_> = segments
-            .iter()
-            .filter(|s| s.num_docs() < SMALL_SEGMENT_DOCS)
-            .map(|s| s.id())
-            .collect();
-        if small.len() < SMALL_SEGMENTS {
-            return Vec::new();
-        }
-        vec![tantivy::merge_policy::MergeCandidate(small)]
-    }
 }
 
 /// The payload of commits made once the writer's start-up sync is over: what a second process
@@ -231,7 +202,6 @@ impl VaultIndex {
             writer: Mutex::new(writer),
             overlays: Mutex::new(HashMap::new()),
             body_consumed,
-            names: Mutex::new(None),
             paths: Mutex::new(HashMap::new()),
             name_tables: Mutex::new(Default::default()),
             complete: std::sync::atomic::AtomicBool::new(false),
@@ -322,7 +292,7 @@ impl VaultIndex {
     fn mark_complete(&self, writer: &mut IndexWriter) -> Result<(), IndexError> {
         self.complete.store(true, Ordering::Relaxed);
         if self.keep_merged.load(Ordering::Relaxed) {
-            writer.set_merge_policy(Box::new(SmallSegments));
+            writer.set_merge_policy(Box::new(merges::ServerMerges));
         }
         self.commit(writer)
     }

@@ -5,8 +5,7 @@
 //! the link graph around it, its folder, and how many notes link each candidate. Each kind
 //! of evidence is one number ([`Evidence`]); [`Signals`] weighs them.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use tantivy::collector::TopDocs;
 use tantivy::query::{PhraseQuery, Query, TermQuery};
@@ -109,14 +108,6 @@ const POPULARITY_FOR: usize = 200;
 const PAIRS_COUNTED: usize = 150;
 /// Longest note name matched in text, in tokens (a character each in Thai or Chinese).
 const MAX_NAME_TOKENS: usize = 64;
-
-/// Every name a note goes by (file name, path, aliases), as word sequences, for one searcher
-/// generation.
-pub(super) struct Names {
-    generation: u64,
-    /// First word → (the name's words, the name as indexed).
-    by_first: HashMap<String, Vec<(Vec<String>, String)>>,
-}
 
 impl VaultIndex {
     /// The notes most related to `note`, best first, and the words that found them.
@@ -290,44 +281,6 @@ impl VaultIndex {
         let idf = ((n + 1.0) / (df + 1.0)).ln();
         Ok((idf / (n + 1.0).ln() * 2.0).clamp(0.0, 1.0))
     }
-
-    /// Every note name in the index, cached until the next commit.
-    fn names(&self, searcher: &Searcher) -> Result<Arc<Names>, IndexError> {
-        let generation = searcher.generation().generation_id();
-        let mut cache = scholia_base::lock(&self.names);
-        if let Some(names) = cache.as_ref().filter(|n| n.generation == generation) {
-            return Ok(names.clone());
-        }
-        let mut by_first: HashMap<String, Vec<(Vec<String>, String)>> = HashMap::new();
-        let mut seen: HashSet<Vec<u8>> = HashSet::new();
-        for segment in searcher.segment_readers() {
-            let inverted = segment.inverted_index(self.fields.key)?;
-            let mut stream = inverted.terms().stream().map_err(|e| IndexError::Io {
-                path: "the index's note names".into(),
-                source: e,
-            })?;
-            while stream.advance() {
-                // A vault path is a name of its note too, but prose names notes by file name
-                // or alias (as Obsidian's unlinked mentions do); each name once.
-                if stream.key().contains(&b'/') || !seen.insert(stream.key().to_vec()) {
-                    continue;
-                }
-                let Ok(name) = std::str::from_utf8(stream.key()) else {
-                    continue;
-                };
-                let words = tokenizer::tokens(name);
-                if nameable(&words) {
-                    by_first
-                        .entry(words[0].clone())
-                        .or_default()
-                        .push((words, name.to_string()));
-                }
-            }
-        }
-        let names = Arc::new(Names { generation, by_first });
-        *cache = Some(names.clone());
-        Ok(names)
-    }
 }
 
 /// How many live notes hold `term`. Tantivy's `doc_freq` also counts the old versions of
@@ -353,6 +306,13 @@ fn live_doc_freq(searcher: &Searcher, term: &Term) -> tantivy::Result<u64> {
     Ok(df)
 }
 
+/// A name as the index holds it for mentions ([`crate::schema::Fields::names`]): its words
+/// joined by spaces, when specific enough that finding it in a text means the note.
+pub(crate) fn name_words(name: &str) -> Option<String> {
+    let words = tokenizer::tokens(name);
+    nameable(&words).then(|| words.join(" "))
+}
+
 /// Whether a name is specific enough that finding it in a text means the note: more than one
 /// character of an unspaced script, more than three letters otherwise.
 fn nameable(words: &[String]) -> bool {
@@ -368,31 +328,94 @@ fn nameable(words: &[String]) -> bool {
     }
 }
 
-/// The names of notes that occur in `text` (as whole words), each with how much it says.
-fn mentioned(
-    names: &Names,
-    text: &str,
-    searcher: &Searcher,
-    index: &VaultIndex,
-) -> Result<Vec<(String, f32)>, IndexError> {
+/// The names of notes that occur in `text` (as whole words), as indexed, each with how much
+/// it says. Each segment's names are walked along the text's own word sequences: a name
+/// prefix is followed only while some name continues it, so the look-ups grow with the text,
+/// not with the vault (a word that begins 100,000 names costs one look-up per distinct word
+/// after it in the text).
+fn mentioned(text: &str, searcher: &Searcher, index: &VaultIndex) -> Result<Vec<(String, f32)>, IndexError> {
     let words = tokenizer::tokens(text);
-    let mut found: HashSet<&str> = HashSet::new();
-    for start in 0..words.len() {
-        let Some(candidates) = names.by_first.get(&words[start]) else {
-            continue;
+    let mut firsts: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, w) in words.iter().enumerate() {
+        firsts.entry(w.as_str()).or_default().push(i);
+    }
+    let mut found: BTreeSet<String> = BTreeSet::new();
+    let mut prefix = String::new();
+    for segment in searcher.segment_readers() {
+        let inverted = segment.inverted_index(index.fields.names)?;
+        let walk = NameWalk {
+            dict: inverted.terms(),
+            words: &words,
         };
-        for (name_words, name) in candidates {
-            if words[start..].starts_with(name_words) {
-                found.insert(name.as_str());
-            }
+        for (first, positions) in &firsts {
+            prefix.clear();
+            prefix.push_str(first);
+            walk.extend(&mut prefix, positions, 1, &mut found)
+                .map_err(|e| IndexError::Io {
+                    path: "the index's note names".into(),
+                    source: e,
+                })?;
         }
     }
     let mut out = Vec::with_capacity(found.len());
     for name in found {
-        let strength = index.name_strength(searcher, &tokenizer::tokens(name))?;
-        out.push((name.to_string(), strength));
+        let name_words: Vec<String> = name.split(' ').map(str::to_string).collect();
+        let strength = index.name_strength(searcher, &name_words)?;
+        out.push((name, strength));
     }
     Ok(out)
+}
+
+/// One segment's names, walked along a text's words.
+struct NameWalk<'a> {
+    dict: &'a tantivy::termdict::TermDictionary,
+    words: &'a [String],
+}
+
+impl NameWalk<'_> {
+    /// `prefix` is the words `depth` long at each of `positions`: records it if it is a name,
+    /// and follows the next words of the text while some name goes on ("prefix " < name <
+    /// "prefix!"). At most [`MAX_NAME_TOKENS`] deep.
+    fn extend(
+        &self,
+        prefix: &mut String,
+        positions: &[usize],
+        depth: usize,
+        found: &mut BTreeSet<String>,
+    ) -> std::io::Result<()> {
+        if !found.contains(prefix.as_str()) && self.dict.term_ord(prefix.as_bytes())?.is_some() {
+            found.insert(prefix.clone());
+        }
+        if depth >= MAX_NAME_TOKENS {
+            return Ok(());
+        }
+        let len = prefix.len();
+        let mut upper = prefix.as_bytes().to_vec();
+        upper.push(b'!');
+        prefix.push(' ');
+        let continued = self
+            .dict
+            .range()
+            .ge(prefix.as_bytes())
+            .lt(&upper)
+            .into_stream()?
+            .advance();
+        if continued {
+            let mut next: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+            for &p in positions {
+                if let Some(w) = self.words.get(p + depth) {
+                    next.entry(w.as_str()).or_default().push(p);
+                }
+            }
+            for (word, at) in next {
+                prefix.truncate(len + 1);
+                prefix.push_str(word);
+                self.extend(prefix, &at, depth + 1, found)?;
+            }
+        }
+        prefix.truncate(len);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use scholia_vault::scan::Stamp;
 
 /// Bumped whenever the schema or what goes into it changes: an index of another format is
 /// rebuilt, not read.
-pub const FORMAT: u32 = 6;
+pub const FORMAT: u32 = 7;
 
 #[derive(Clone, Copy)]
 pub struct Fields {
@@ -20,6 +20,10 @@ pub struct Fields {
     pub path: Field,
     /// Lower-cased names a wikilink may use: stem, path without extension, aliases.
     pub key: Field,
+    /// The names prose may mention the note by (file name, aliases) as their words joined by
+    /// spaces ([`crate::related::name_words`]), when specific enough: unlinked mentions walk
+    /// it along the text's words, with no table of every name in the vault.
+    pub names: Field,
     pub title: Field,
     pub headings: Field,
     pub tags: Field,
@@ -72,6 +76,7 @@ pub fn build() -> (Schema, Fields) {
     let fields = Fields {
         path: b.add_text_field("path", STRING | STORED | FAST),
         key: b.add_text_field("key", STRING),
+        names: b.add_text_field("names", STRING),
         title: b.add_text_field("title", words(WORDS, true) | STORED),
         headings: b.add_text_field("headings", words(WORDS, true)),
         tags: b.add_text_field("tags", words(WORDS, false)),
@@ -180,6 +185,15 @@ pub fn document(fields: &Fields, rel: &str, stamp: Stamp, indexed: &IndexedNote)
     d.add_f64(fields.stem_norm, norm);
     if stem != note.title {
         d.add_text(fields.sym_title, stem);
+    }
+    let mut names: Vec<String> = Vec::new();
+    for name in std::iter::once(stem).chain(note.aliases.iter().map(String::as_str)) {
+        if let Some(words) = crate::related::name_words(name)
+            && !names.contains(&words)
+        {
+            d.add_text(fields.names, &words);
+            names.push(words);
+        }
     }
     for alias in &note.aliases {
         d.add_text(fields.key, alias.to_lowercase());

@@ -177,9 +177,11 @@ impl VaultIndex {
         candidates: usize,
         found: &mut HashMap<DocAddress, Evidence>,
     ) -> Result<(), IndexError> {
-        let names = self.names(searcher)?;
-        for (name, strength) in mentioned(&names, &note.text, searcher, self)? {
-            let key = TermQuery::new(Term::from_field_text(self.fields.key, &name), IndexRecordOption::Basic);
+        for (name, strength) in mentioned(&note.text, searcher, self)? {
+            let key = TermQuery::new(
+                Term::from_field_text(self.fields.names, &name),
+                IndexRecordOption::Basic,
+            );
             for addr in self.docs_where(searcher, Box::new(key), 3)? {
                 found.entry(addr).or_default().names_it += strength;
             }
@@ -462,5 +464,49 @@ mod tests {
             0.0,
             "folder-mates themselves are the folder's evidence"
         );
+    }
+
+    /// Unlinked mentions: names (file names, aliases) found in the text as whole words,
+    /// through the index's names field, a look-up per word of the text.
+    #[test]
+    fn names_in_the_text_are_mentions() {
+        let found = evidence_in(
+            &[
+                (
+                    "Daily.md",
+                    "Open the graph view, then the Whiteboard. Graphs and viewing differ; see the pdf. \
+                     Obsidian URI and obsidian-uri links. 属性は便利。 Then note 12 alpha, and note 13.",
+                ),
+                ("Graph view.md", "Shows notes as nodes."),
+                ("Graph.md", "A word alone in the text only as part of graph view."),
+                ("Views.md", "Plural, not in the text."),
+                ("Canvas.md", "---\naliases: [Whiteboard]\n---\nInfinite space."),
+                ("pdf.md", "Too short a name to mean the note."),
+                ("Obsidian URI.md", "Links that open the app."),
+                ("属性.md", "ノートの属性。"),
+                ("Elsewhere/Unrelated.md", "Nothing named."),
+                ("Graph settings.md", "Begins like a name in the text."),
+                ("Note 12 alpha.md", "Named in full."),
+                ("Note 13 alpha.md", "Named in part."),
+                ("Note 12 alpha beta.md", "Longer than what the text names."),
+            ],
+            "Daily",
+        );
+        let check = |rel: &str, mentioned: bool| {
+            let names_it = found.get(rel).map_or(0.0, |e| e.names_it);
+            assert_eq!(names_it > 0.0, mentioned, "{rel}: {:?}", found.get(rel));
+        };
+        check("Graph view.md", true);
+        check("Graph.md", true);
+        check("Views.md", false);
+        check("Canvas.md", true);
+        check("pdf.md", false);
+        check("Obsidian URI.md", true);
+        check("属性.md", true);
+        check("Elsewhere/Unrelated.md", false);
+        check("Graph settings.md", false);
+        check("Note 12 alpha.md", true);
+        check("Note 13 alpha.md", false);
+        check("Note 12 alpha beta.md", false);
     }
 }
