@@ -108,6 +108,10 @@ const POPULARITY_FOR: usize = 200;
 const PAIRS_COUNTED: usize = 150;
 /// Longest note name matched in text, in tokens (a character each in Thai or Chinese).
 const MAX_NAME_TOKENS: usize = 64;
+/// Occurrences of a word (or a name's beginning) in a text followed to see whether a name
+/// goes on: a text of one word repeated, and a name of that word 64 times, would otherwise walk
+/// every position 64 deep.
+const MAX_OCCURRENCES: usize = 1_000;
 
 impl VaultIndex {
     /// The notes most related to `note`, best first, and the words that found them.
@@ -337,7 +341,10 @@ fn mentioned(text: &str, searcher: &Searcher, index: &VaultIndex) -> Result<Vec<
     let words = tokenizer::tokens(text);
     let mut firsts: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, w) in words.iter().enumerate() {
-        firsts.entry(w.as_str()).or_default().push(i);
+        let at = firsts.entry(w.as_str()).or_default();
+        if at.len() < MAX_OCCURRENCES {
+            at.push(i);
+        }
     }
     let mut found: BTreeSet<String> = BTreeSet::new();
     let mut prefix = String::new();

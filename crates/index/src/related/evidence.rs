@@ -509,4 +509,23 @@ mod tests {
         check("Note 13 alpha.md", false);
         check("Note 12 alpha beta.md", false);
     }
+
+    /// Hostile: one word a million times, and a note named by that word 64 times (the longest
+    /// name matched). Each occurrence would be followed 64 deep; a thousand are.
+    #[test]
+    fn a_repeated_word_does_not_walk_every_position() {
+        let text = "ab ".repeat(1_000_000);
+        let name = vec!["ab"; 64].join(" ");
+        let started = std::time::Instant::now();
+        let found = evidence_in(
+            &[("Long.md", &text), (&format!("{name}.md"), "Named at length.")],
+            "Long",
+        );
+        assert!(found[&format!("{name}.md")].names_it > 0.0);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{:?}",
+            started.elapsed()
+        );
+    }
 }
