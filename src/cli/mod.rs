@@ -52,7 +52,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             ..
         } => {
             let dirs = Dirs::from_env(&ProcessEnv).map_err(Error::from)?;
-            background_index(&dir_or_cwd(vault)?, &dirs)?;
+            VaultSession::open(&dir_or_cwd(vault)?, &dirs)?.check_in_background()?;
         }
         Command::Index {
             vault, reasons, json, ..
@@ -332,24 +332,6 @@ fn sync_in_background(root: &Path) {
         Ok(child) => tracing::debug!(pid = child.id(), "checking the vault in the background"),
         Err(e) => tracing::warn!("could not start the background check of the vault: {e}"),
     }
-}
-
-/// `scholia index --background`: waits (briefly) for the process that started it to release
-/// the index writer, brings the index up to date, merges segments, and says nothing.
-fn background_index(root: &Path, dirs: &Dirs) -> Result<()> {
-    let session = VaultSession::open(root, dirs)?;
-    let started = std::time::Instant::now();
-    while !session.index().try_acquire_writer()? {
-        if started.elapsed() > std::time::Duration::from_secs(30) {
-            // Someone else holds it for long: an editor's or agent's server keeps it current.
-            return Ok(());
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    session.index().sync(&mut |_| {})?;
-    // A bulk build's segments, merged as a server would (each term look-up asks every one).
-    session.index().merge_now()?;
-    Ok(())
 }
 
 fn tasks(action: args::TaskAction) -> Result<ExitCode> {

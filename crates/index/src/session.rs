@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Progress, SyncSummary, Updates, VaultIndex, WriterOptions};
+use super::{IndexError, Progress, SyncSummary, Updates, VaultIndex, WriterOptions};
 use scholia_base::Dirs;
 use scholia_base::{Job, lock};
 use scholia_vault::NotePath;
@@ -225,6 +225,23 @@ impl VaultSession {
 
     pub fn index(&self) -> &Arc<VaultIndex> {
         &self.index
+    }
+
+    /// The quiet check a command from the shell leaves behind (`scholia index --background`):
+    /// waits (at most 30 s) for the process that started it to release the index writer,
+    /// brings the index up to date and merges a bulk build's segments as a server would.
+    /// Someone holding the writer longer is a server, which keeps the index current itself.
+    pub fn check_in_background(&self) -> Result<(), IndexError> {
+        let started = Instant::now();
+        while !self.index.try_acquire_writer()? {
+            if started.elapsed() > Duration::from_secs(30) {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.index.sync(&mut |_| {})?;
+        self.index.merge_now()?;
+        Ok(())
     }
 
     /// Waits until the start-up sync is over, at most `timeout`: a query right after start
