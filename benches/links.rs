@@ -222,7 +222,7 @@ fn sample(vault: &Path) -> (Vec<At>, (At, usize), usize) {
     let mut all: Vec<At> = Vec::new();
     let mut backlinks: HashMap<String, usize> = HashMap::new();
     for note in &scan.notes {
-        let text = std::fs::read_to_string(&note.abs).unwrap_or_default();
+        let text = std::fs::read_to_string(vault.join(&note.rel)).unwrap_or_default();
         let parsed = scholia::vault::parse::parse(&text, "");
         for l in parsed.links.iter().filter(|l| !l.embed && l.heading.is_none()) {
             let stem = l.target.rsplit('/').next().unwrap_or(&l.target).trim().to_lowercase();

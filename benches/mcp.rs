@@ -102,12 +102,13 @@ async fn tool(c: &Client, name: &str, args: serde_json::Value) {
 /// Queries from a deterministic sample of the vault (a title or a heading's first words), and
 /// notes with a heading to read a section of (unambiguous headings only).
 fn queries(vault: &Path) -> (Vec<String>, Vec<(String, String)>) {
-    let scan = scholia::vault::scan::scan(&vault.canonicalize().unwrap());
+    let root = vault.canonicalize().unwrap();
+    let scan = scholia::vault::scan::scan(&root);
     let step = (scan.notes.len() / 200).max(1);
     let mut out = Vec::new();
     let mut sections = Vec::new();
     for note in scan.notes.iter().step_by(step) {
-        let text = std::fs::read_to_string(&note.abs).unwrap_or_default();
+        let text = std::fs::read_to_string(root.join(&note.rel)).unwrap_or_default();
         let parsed = scholia::vault::parse::parse(&text, scholia::vault::stem(&note.rel));
         out.push(parsed.title.clone());
         if let Some(h) = parsed.headings.iter().find(|h| !h.text.trim().is_empty()) {

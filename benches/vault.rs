@@ -93,11 +93,9 @@ fn main() {
 }
 
 fn bench(name: &str, vault: PathBuf) -> Bench {
-    let scan = scholia::vault::scan::scan(&vault.canonicalize().unwrap());
-    let mut bytes = 0;
-    for note in &scan.notes {
-        bytes += std::fs::read(&note.abs).map_or(0, |b| b.len() as u64);
-    }
+    let root = vault.canonicalize().unwrap();
+    let scan = scholia::vault::scan::scan(&root);
+    let bytes = scan.notes.iter().map(|n| n.stamp.size).sum();
     let mut b = Bench {
         name: name.into(),
         notes: scan.notes.len(),
@@ -113,7 +111,7 @@ fn bench(name: &str, vault: PathBuf) -> Bench {
     // A deterministic sample of notes: their words make the queries.
     let step = (scan.notes.len() / 200).max(1);
     for (i, note) in scan.notes.iter().enumerate().filter(|(i, _)| i % step == 0) {
-        let text = std::fs::read_to_string(&note.abs).unwrap_or_default();
+        let text = std::fs::read_to_string(root.join(&note.rel)).unwrap_or_default();
         let parsed = scholia::vault::parse::parse(&text, scholia::vault::stem(&note.rel));
         let words = scholia::index::tokenizer::tokens(&parsed.title);
         if let Some(w) = words.first() {

@@ -1,7 +1,6 @@
 //! Bringing the index up to date with the vault: only files whose mtime or size changed are
 //! read; the first batch is committed early so searches answer while the rest is indexed.
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -93,11 +92,12 @@ impl VaultIndex {
         remove_stale_temp_files(&found.temp_files);
         let mut summary = SyncSummary::default();
         let mut todo: Vec<NoteFile> = Vec::new();
-        let mut seen = HashSet::with_capacity(found.notes.len());
+        // What is left of `known` once every note found is taken out was removed.
+        let mut gone = known;
+        let known_before = !gone.is_empty();
         for note in found.notes {
-            seen.insert(note.rel.clone());
-            match known.get(&note.rel) {
-                Some(stamp) if *stamp == note.stamp => summary.unchanged += 1,
+            match gone.remove(&note.rel) {
+                Some(stamp) if stamp == note.stamp => summary.unchanged += 1,
                 _ => todo.push(note),
             }
         }
@@ -117,12 +117,12 @@ impl VaultIndex {
 
         let mut guard = self.writer()?;
         let writer = guard.as_mut().expect("checked");
-        for rel in known.keys().filter(|k| !seen.contains(*k)) {
+        for rel in gone.keys() {
             writer.delete_term(self.path_term(rel));
             summary.removed += 1;
         }
         // A cold build has nothing to replace: skipping deletes saves work per document.
-        let replace = !known.is_empty();
+        let replace = known_before;
         let overlays = scholia_base::lock(&self.overlays).clone();
         let sent = AtomicU64::new(self.body_consumed.load(Ordering::Relaxed));
         let mut done = 0;
@@ -211,7 +211,7 @@ impl VaultIndex {
     fn prepare(&self, f: &NoteFile, overlay: Option<&String>) -> Prepared {
         let (text, truncated) = match overlay {
             Some(text) => (text.clone(), false),
-            None => match read_text(&f.abs, MAX_INDEX_BYTES, true) {
+            None => match read_text(&self.vault.abs(&f.rel), MAX_INDEX_BYTES, true) {
                 Ok(t) => (t.text, t.truncated),
                 Err(e) => return classify(&f.rel, e),
             },
@@ -223,7 +223,7 @@ impl VaultIndex {
         Prepared::Doc {
             doc: super::schema::document(&self.fields, &f.rel, f.stamp, &note),
             truncated,
-            body_len: note.note.plain_text.len() as u64,
+            body_len: note.body_bytes(),
         }
     }
 }
@@ -275,5 +275,54 @@ fn classify(rel: &str, e: ReadError) -> Prepared {
     match e {
         ReadError::Binary(_) | ReadError::NotUtf8 { .. } | ReadError::TooLarge { .. } => Prepared::Skipped(s),
         ReadError::Io { .. } => Prepared::Failed(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the producer counts as sent is what the body tokenizer counts as consumed, research
+    /// sections included: a difference would grow note by note until every note waited for a
+    /// backlog that never drains.
+    #[test]
+    fn the_backlog_counts_what_the_tokenizer_consumes() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let notes = [
+            ("Plain.md", "# Plain\n\nplankton drifts".to_string()),
+            (
+                "Researched.md",
+                "# Researched\n\nkrill swarm\n\n## Research\n\n- [[Plain]] krill eat plankton\n\n## After\n\nmore"
+                    .into(),
+            ),
+            (
+                "Front.md",
+                "---\naliases: [F]\n---\n# Front\n\n## Research\n\nonly this".into(),
+            ),
+            ("A.md", "# A\n\n> quote\n## Research\n\n> more".into()),
+            (
+                "B.md",
+                "# B\n\n- item\n## Research\n- [x] done\n\n[ref]: http://x".into(),
+            ),
+            (
+                "C.md",
+                "# C\n\n```\ncode\n```\n## Research\n\n| a | b |\n|---|---|\n| 1 | 2 |\n".into(),
+            ),
+            (
+                "D.md",
+                "# D\n\npara\n\n## Research\n\n<div>html</div>\n\n### Sub\n\ntext".into(),
+            ),
+        ];
+        let mut expected = 0;
+        for (name, text) in &notes {
+            std::fs::write(dir.path().join(name), text).unwrap();
+            expected += crate::schema::IndexedNote::parse(text, name).body_bytes();
+        }
+        let vault = scholia_vault::Vault::open(dir.path()).unwrap();
+        let index = VaultIndex::open(vault, home.path(), crate::WriterOptions::default()).unwrap();
+        let before = index.body_consumed.load(Ordering::Relaxed);
+        index.sync(&mut |_| {}).unwrap();
+        assert_eq!(index.body_consumed.load(Ordering::Relaxed) - before, expected);
     }
 }

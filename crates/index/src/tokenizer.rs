@@ -309,23 +309,48 @@ impl Tokenizer for WordTokenizer {
 
 impl TokenStream for WordStream<'_> {
     fn advance(&mut self) -> bool {
+        let bytes = self.text.as_bytes();
         loop {
-            let rest = &self.text[self.offset..];
-            let Some((skip, first)) = rest.char_indices().find(|&(_, c)| is_word_char(c)) else {
-                self.offset = self.text.len();
-                return false;
+            // ASCII is decided by the byte; only other characters are decoded.
+            let mut at = self.offset;
+            let first = loop {
+                let Some(&b) = bytes.get(at) else {
+                    self.offset = self.text.len();
+                    return false;
+                };
+                if b.is_ascii() {
+                    if b.is_ascii_alphanumeric() {
+                        break b as char;
+                    }
+                    at += 1;
+                    continue;
+                }
+                let c = self.text[at..].chars().next().expect("in bounds");
+                if is_word_char(c) {
+                    break c;
+                }
+                at += c.len_utf8();
             };
-            let start = self.offset + skip;
+            let start = at;
             let end = if is_unspaced_script(first) {
                 start + first.len_utf8()
             } else {
-                let word = &self.text[start..];
-                start
-                    + word
-                        .char_indices()
-                        .find(|&(_, c)| !is_word_char(c) || is_unspaced_script(c))
-                        .map(|(i, _)| i)
-                        .unwrap_or(word.len())
+                let mut end = start + first.len_utf8();
+                while let Some(&b) = bytes.get(end) {
+                    if b.is_ascii() {
+                        if !b.is_ascii_alphanumeric() {
+                            break;
+                        }
+                        end += 1;
+                        continue;
+                    }
+                    let c = self.text[end..].chars().next().expect("in bounds");
+                    if !is_word_char(c) || is_unspaced_script(c) {
+                        break;
+                    }
+                    end += c.len_utf8();
+                }
+                end
             };
             self.offset = end;
             self.token.position = self.token.position.wrapping_add(1);
@@ -462,6 +487,55 @@ mod tests {
                     break;
                 }
             }
+        }
+    }
+
+    /// The words as the char-by-char scan found them, before ASCII was decided by the byte:
+    /// `(lower-cased text, position, start, end)`.
+    fn reference_words(text: &str) -> Vec<(String, usize, usize, usize)> {
+        let mut out = Vec::new();
+        let mut offset = 0;
+        let mut position = usize::MAX;
+        loop {
+            let rest = &text[offset..];
+            let Some((skip, first)) = rest.char_indices().find(|&(_, c)| super::is_word_char(c)) else {
+                return out;
+            };
+            let start = offset + skip;
+            let end = if super::is_unspaced_script(first) {
+                start + first.len_utf8()
+            } else {
+                let word = &text[start..];
+                start
+                    + word
+                        .char_indices()
+                        .find(|&(_, c)| !super::is_word_char(c) || super::is_unspaced_script(c))
+                        .map_or(word.len(), |(i, _)| i)
+            };
+            offset = end;
+            position = position.wrapping_add(1);
+            if end - start < super::MAX_WORD_BYTES {
+                let mut lower = String::new();
+                super::push_lowercase(&mut lower, &text[start..end]);
+                out.push((lower, position, start, end));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_byte_scan_finds_the_reference_words(
+            text in "[a-zA-Z0-9 .,\\-_\u{e9}\u{c4}\u{3a3}\u{416}\u{4e00}\u{306e}\u{e01}\u{e31}\u{301}\u{ff21}\u{1f600}\u{10400}\u{a0}\u{3002}]{0,40}"
+        ) {
+            use tantivy::tokenizer::{TokenStream, Tokenizer};
+            let mut tokenizer = super::WordTokenizer::default();
+            let mut stream = tokenizer.token_stream(&text);
+            let mut ours = Vec::new();
+            while stream.advance() {
+                let t = stream.token();
+                ours.push((t.text.clone(), t.position, t.offset_from, t.offset_to));
+            }
+            proptest::prop_assert_eq!(ours, reference_words(&text));
         }
     }
 

@@ -20,7 +20,6 @@ pub const SKIP_DIRS: &[&str] = &[".git", ".obsidian", ".trash", "node_modules"];
 pub struct NoteFile {
     /// Vault-relative path with `/` separators.
     pub rel: String,
-    pub abs: PathBuf,
     pub stamp: Stamp,
 }
 
@@ -135,9 +134,10 @@ pub fn scan(root: &Path) -> Scan {
                 return WalkState::Continue;
             };
             match entry.metadata() {
+                // No absolute path kept: `Vault::abs(rel)` is the same path, and a 100k vault's
+                // copies of it were 10 MB of a cold build's peak.
                 Ok(meta) => scholia_base::lock(out).notes.push(NoteFile {
                     rel,
-                    abs: entry.into_path(),
                     stamp: Stamp::of(&meta),
                 }),
                 Err(err) => scholia_base::lock(out).skipped.push(Skipped {
