@@ -125,6 +125,9 @@ impl Default for WriterOptions {
     }
 }
 
+/// A segment's deleted documents, ascending.
+type DeletedDocs = Arc<Vec<tantivy::DocId>>;
+
 pub struct VaultIndex {
     vault: Vault,
     dir: PathBuf,
@@ -140,6 +143,8 @@ pub struct VaultIndex {
     body_consumed: Arc<AtomicU64>,
     /// Each segment's paths by document, read once per segment (see `graph::PathTable`).
     paths: Mutex<HashMap<tantivy::index::SegmentId, Arc<graph::PathTable>>>,
+    /// Deleted documents of each segment, at its number of deletes (see `live_doc_freq`).
+    deleted: Mutex<HashMap<(tantivy::index::SegmentId, u32), DeletedDocs>>,
     /// Each segment's note names, for symbol search (see `symbols`).
     name_tables: Mutex<symbols::NameTables>,
     /// This process has brought the whole vault into the index: its commits say so.
@@ -203,6 +208,7 @@ impl VaultIndex {
             overlays: Mutex::new(HashMap::new()),
             body_consumed,
             paths: Mutex::new(HashMap::new()),
+            deleted: Mutex::new(HashMap::new()),
             name_tables: Mutex::new(Default::default()),
             complete: std::sync::atomic::AtomicBool::new(false),
             keep_merged: std::sync::atomic::AtomicBool::new(false),

@@ -207,7 +207,7 @@ impl VaultIndex {
             add(h, HEADING_WEIGHT - 1.0);
         }
         add(&note.embedded, EMBED_WEIGHT);
-        let word_df = |w: &str| live_doc_freq(searcher, &Term::from_field_text(self.fields.body, w));
+        let word_df = |w: &str| self.live_doc_freq(searcher, &Term::from_field_text(self.fields.body, w));
         // A pair is in at most as many notes as its rarer character: rank by that bound, then
         // count the pairs that can matter (a phrase count costs more than a lookup).
         let mut bounded = Vec::with_capacity(tf.len());
@@ -281,33 +281,69 @@ impl VaultIndex {
             return Ok(1.0);
         };
         let n = searcher.num_docs().max(2) as f32;
-        let df = live_doc_freq(searcher, &Term::from_field_text(self.fields.body, one))? as f32;
+        let df = self.live_doc_freq(searcher, &Term::from_field_text(self.fields.body, one))? as f32;
         let idf = ((n + 1.0) / (df + 1.0)).ln();
         Ok((idf / (n + 1.0).ln() * 2.0).clamp(0.0, 1.0))
     }
 }
 
-/// How many live notes hold `term`. Tantivy's `doc_freq` also counts the old versions of
-/// notes rewritten since the last merge (every research run rewrites one): weights from it
-/// would drift with each run, and the same vault would not give the same research twice.
-fn live_doc_freq(searcher: &Searcher, term: &Term) -> tantivy::Result<u64> {
-    use tantivy::{DocSet, TERMINATED};
-    let mut df = 0u64;
-    for segment in searcher.segment_readers() {
-        let inverted = segment.inverted_index(term.field())?;
-        let Some(alive) = segment.alive_bitset() else {
-            df += inverted.doc_freq(term)? as u64;
-            continue;
-        };
-        if let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic)? {
-            let mut doc = postings.doc();
-            while doc != TERMINATED {
-                df += alive.is_alive(doc) as u64;
-                doc = postings.advance();
+impl VaultIndex {
+    /// How many live notes hold `term`. Tantivy's `doc_freq` also counts the old versions of
+    /// notes rewritten since the last merge (every research run rewrites one): weights from it
+    /// would drift with each run, and the same vault would not give the same research twice.
+    /// The few deleted documents of a segment are looked for in the term's postings by seeking
+    /// (reading every posting of common words was a tenth of offline research).
+    pub(crate) fn live_doc_freq(&self, searcher: &Searcher, term: &Term) -> tantivy::Result<u64> {
+        use tantivy::{DocSet, TERMINATED};
+        let mut df = 0u64;
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(term.field())?;
+            let stored = inverted.doc_freq(term)? as u64;
+            let Some(alive) = segment.alive_bitset() else {
+                df += stored;
+                continue;
+            };
+            if stored == 0 {
+                continue;
             }
+            let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic)? else {
+                continue;
+            };
+            let deleted = self.deleted_docs(segment, alive);
+            let mut dead = 0;
+            for &doc in deleted.iter() {
+                match postings.doc() {
+                    TERMINATED => break,
+                    at if at > doc => continue,
+                    _ => dead += u64::from(postings.seek(doc) == doc),
+                }
+            }
+            df += stored - dead;
         }
+        Ok(df)
     }
-    Ok(df)
+
+    /// The deleted documents of a segment, ascending: read once per segment and count of
+    /// deletes (deletes only grow, and a segment id is never reused).
+    fn deleted_docs(
+        &self,
+        segment: &tantivy::SegmentReader,
+        alive: &tantivy::fastfield::AliveBitSet,
+    ) -> crate::DeletedDocs {
+        let key = (segment.segment_id(), segment.num_deleted_docs());
+        if let Some(d) = scholia_base::lock(&self.deleted).get(&key) {
+            return d.clone();
+        }
+        let docs: std::sync::Arc<Vec<_>> =
+            std::sync::Arc::new((0..segment.max_doc()).filter(|&d| alive.is_deleted(d)).collect());
+        let mut cache = scholia_base::lock(&self.deleted);
+        cache.retain(|(id, _), _| *id != key.0);
+        if cache.len() > 256 {
+            cache.clear();
+        }
+        cache.insert(key, docs.clone());
+        docs
+    }
 }
 
 /// A name as the index holds it for mentions ([`crate::schema::Fields::names`]): its words
@@ -428,6 +464,49 @@ impl NameWalk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rewritten and removed notes leave deleted documents in their segment: the live count
+    /// is what a search counts, for words in every note and in a few.
+    #[test]
+    fn live_doc_freq_skips_deleted_documents() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        for i in 0..40 {
+            let rare = if i % 10 == 3 { " krill" } else { "" };
+            std::fs::write(
+                dir.path().join(format!("N{i:02}.md")),
+                format!("# N{i}\n\nplankton{rare}"),
+            )
+            .unwrap();
+        }
+        let vault = scholia_vault::Vault::open(dir.path()).unwrap();
+        let index = VaultIndex::open(vault, home.path(), crate::WriterOptions::default()).unwrap();
+        index.sync(&mut |_| {}).unwrap();
+        let check = |word: &str| {
+            let searcher = index.searcher();
+            let term = Term::from_field_text(index.fields.body, word);
+            let query = tantivy::query::TermQuery::new(term.clone(), IndexRecordOption::Basic);
+            let live = searcher.search(&query, &tantivy::collector::Count).unwrap() as u64;
+            assert_eq!(index.live_doc_freq(&searcher, &term).unwrap(), live, "{word}");
+            live
+        };
+        assert_eq!((check("plankton"), check("krill")), (40, 4));
+        // Rewritten: N03 and N13 keep krill, N05 and N39 do not change; N23 loses it.
+        for (i, text) in [
+            (3, "plankton krill"),
+            (13, "krill"),
+            (5, "plankton"),
+            (39, "plankton"),
+            (23, "plankton"),
+        ] {
+            let path = dir.path().join(format!("N{i:02}.md"));
+            std::fs::write(&path, format!("# N{i}\n\n{text}")).unwrap();
+            index.touched(&[&path]);
+        }
+        std::fs::remove_file(dir.path().join("N33.md")).unwrap();
+        index.sync(&mut |_| {}).unwrap();
+        assert_eq!((check("plankton"), check("krill")), (38, 2));
+    }
 
     #[test]
     fn names_specific_enough_to_mean_a_note() {

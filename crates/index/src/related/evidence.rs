@@ -297,7 +297,7 @@ impl VaultIndex {
         let mut query: Vec<(Term, f32)> = Vec::with_capacity(stems.0.len());
         for (stem, &tf) in &stems.0 {
             let term = Term::from_field_text(self.fields.stems, stem);
-            let df = super::live_doc_freq(searcher, &term)? as f32;
+            let df = self.live_doc_freq(searcher, &term)? as f32;
             // A stem of this note alone relates it to nothing; one in most notes, to everything.
             if df - indexed < 1.0 || df > n * 0.5 {
                 continue;
@@ -364,9 +364,9 @@ impl VaultIndex {
             let without_ext = path.rsplit_once('.').map(|(p, _)| p).unwrap_or(&path).to_lowercase();
             let name = scholia_vault::stem(&path);
             let stem = name.to_lowercase();
-            let mut linking = super::live_doc_freq(searcher, &Term::from_field_text(self.fields.links, &stem))?;
+            let mut linking = self.live_doc_freq(searcher, &Term::from_field_text(self.fields.links, &stem))?;
             if without_ext != stem {
-                linking += super::live_doc_freq(searcher, &Term::from_field_text(self.fields.links, &without_ext))?;
+                linking += self.live_doc_freq(searcher, &Term::from_field_text(self.fields.links, &without_ext))?;
             }
             let names: HashSet<String> = tokenizer::stems(name).into_iter().collect();
             let Some(e) = found.get_mut(addr) else {
