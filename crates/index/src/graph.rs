@@ -26,6 +26,14 @@ pub fn link_key(target: &str) -> Option<String> {
     Some(key.to_string())
 }
 
+/// The notes each link key names, ranked as links resolve ([`crate::names::Named`]), read
+/// once per key for many linking notes: a key of a vault copied sixteen times names sixteen
+/// notes, one per folder, and was looked up again from each.
+#[derive(Default)]
+pub(crate) struct LinkTargets {
+    by_key: HashMap<String, Vec<(bool, String)>>,
+}
+
 /// Which links count: the owner's, or also those of scholia's `## Research` section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkScope {
@@ -76,34 +84,30 @@ impl VaultIndex {
     /// The notes `rel`'s own text links to (embeds too), resolved, each once, in the order
     /// it first links them; links to missing notes are left out.
     pub fn links_of(&self, rel: &str) -> Result<Vec<String>, IndexError> {
-        self.links_of_with(&self.searcher(), rel, &mut HashMap::new())
+        self.links_of_with(&self.searcher(), rel, &mut LinkTargets::default())
     }
 
-    /// [`VaultIndex::links_of`], resolving through `cache` (key and folder → note).
+    /// [`VaultIndex::links_of`], resolving through `targets` (the notes of each key, read once).
     pub(crate) fn links_of_with(
         &self,
         searcher: &Searcher,
         rel: &str,
-        cache: &mut HashMap<(String, String), Option<String>>,
+        targets: &mut LinkTargets,
     ) -> Result<Vec<String>, IndexError> {
         let Some(addr) = self.doc_of(searcher, rel)? else {
             return Ok(Vec::new());
         };
         let doc: TantivyDocument = searcher.doc(addr)?;
-        let folder = rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("").to_string();
         let mut out: Vec<String> = Vec::new();
         for key in doc.get_all(self.fields.links).filter_map(|v| v.as_str()) {
-            let cached = (key.to_string(), folder.clone());
-            let target = match cache.get(&cached) {
-                Some(t) => t.clone(),
-                None => {
-                    let t = self.resolve_key_path(searcher, key, Some(rel))?.map(|(p, _)| p);
-                    cache.insert(cached, t.clone());
-                    t
-                }
-            };
-            if let Some(t) = target.filter(|t| t != rel && !out.contains(t)) {
-                out.push(t);
+            if !targets.by_key.contains_key(key) {
+                let found = self.paths_with(searcher, &Term::from_field_text(self.fields.key, key))?;
+                let ranked = crate::names::Named::new(self, &found, key).into_ranked();
+                targets.by_key.insert(key.to_string(), ranked);
+            }
+            let target = crate::names::pick_ranked(&targets.by_key[key], Some(rel));
+            if let Some(t) = target.filter(|t| *t != rel && !out.iter().any(|o| o == t)) {
+                out.push(t.to_string());
             }
         }
         Ok(out)

@@ -326,6 +326,15 @@ impl<'a> Named<'a> {
         Named { ranked }
     }
 
+    /// The ranking as `(not named exactly by its path, path)`, owned: [`pick_ranked`] picks
+    /// from it as [`Named::pick`] does.
+    pub fn into_ranked(self) -> Vec<(bool, String)> {
+        self.ranked
+            .into_iter()
+            .map(|(miss, _, e)| (miss, e.0.clone()))
+            .collect()
+    }
+
     /// The note a link from `from` means: named by its path, else in `from`'s folder, else
     /// the shortest path.
     pub fn pick(&self, from: Option<&str>) -> Option<&'a (String, DocAddress)> {
@@ -337,5 +346,65 @@ impl<'a> Named<'a> {
             .take_while(|(exact_miss, _, _)| *exact_miss == best)
             .find(|(_, dir, _)| *dir == from_dir);
         Some(same_folder.map_or(first, |(_, _, e)| e))
+    }
+}
+
+/// [`Named::pick`] over [`Named::into_ranked`].
+pub(crate) fn pick_ranked<'r>(ranked: &'r [(bool, String)], from: Option<&str>) -> Option<&'r str> {
+    let from_dir = from.and_then(|f| f.rsplit_once('/').map(|(d, _)| d)).unwrap_or("");
+    let (best, first) = ranked.first()?;
+    let same_folder = ranked
+        .iter()
+        .take_while(|(miss, _)| miss == best)
+        .find(|(_, p)| p.rsplit_once('/').map_or("", |(d, _)| d) == from_dir);
+    Some(same_folder.map_or(first, |(_, p)| p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Picking from the owned ranking is picking from [`Named`], from every folder.
+    #[test]
+    fn ranked_picks_are_nameds() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        for path in [
+            "a/Note.md",
+            "b/Note.md",
+            "b/c/Note.md",
+            "Note.md",
+            "note/x.md",
+            "z/Note.markdown",
+        ] {
+            let abs = dir.path().join(path);
+            std::fs::create_dir_all(abs.parent().unwrap()).unwrap();
+            std::fs::write(abs, "# t").unwrap();
+        }
+        let vault = scholia_vault::Vault::open(dir.path()).unwrap();
+        let index = VaultIndex::open(vault, home.path(), crate::WriterOptions::default()).unwrap();
+        index.sync(&mut |_| {}).unwrap();
+        let searcher = index.searcher();
+        for key in ["note", "b/note", "b/c/note", "missing"] {
+            let found = index
+                .paths_with(&searcher, &Term::from_field_text(index.fields.key, key))
+                .unwrap();
+            let named = Named::new(&index, &found, key);
+            let ranked = Named::new(&index, &found, key).into_ranked();
+            for from in [
+                None,
+                Some("a/x.md"),
+                Some("b/y.md"),
+                Some("b/c/y.md"),
+                Some("q.md"),
+                Some("z/w.md"),
+            ] {
+                assert_eq!(
+                    pick_ranked(&ranked, from),
+                    named.pick(from).map(|(p, _)| p.as_str()),
+                    "{key} from {from:?}"
+                );
+            }
+        }
     }
 }

@@ -226,7 +226,7 @@ impl VaultIndex {
         note: &Likeness,
         found: &mut HashMap<DocAddress, Evidence>,
     ) -> Result<(), IndexError> {
-        let mut cache = HashMap::new();
+        let mut cache = crate::graph::LinkTargets::default();
         type Field = fn(&mut Evidence) -> &mut f32;
         let add =
             |paths: &[String], field: Field, found: &mut HashMap<DocAddress, Evidence>| -> Result<(), IndexError> {
