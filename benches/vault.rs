@@ -223,18 +223,27 @@ fn run(rt: &tokio::runtime::Runtime, b: Bench) {
     );
     // A shared 2-core machine's neighbours can double a run: `--cold-runs N` repeats the
     // cold build (the index removed between) and reports the fastest and the median.
+    let index_cmd = || {
+        let mut index = cmd(&b);
+        index.args(["index", "--vault"]).arg(&b.vault);
+        index
+    };
+    let rate = |d: Duration| {
+        format!(
+            "{:.3} s ({:.1} MB/s)",
+            d.as_secs_f64(),
+            b.bytes as f64 / 1e6 / d.as_secs_f64()
+        )
+    };
     let mut colds = Vec::new();
     for run in 0..cold_runs() {
         if run > 0 {
             std::fs::remove_dir_all(b.home.path().join("index")).unwrap();
         }
-        let mut index = cmd(&b);
-        index.args(["index", "--vault"]).arg(&b.vault);
-        let (cold, cold_rss) = timed(index);
+        let (cold, cold_rss) = timed(index_cmd());
         println!(
-            "cold index (CLI):              {:>10.3} s   {:.1} MB/s   peak RSS {}   {} segments",
-            cold.as_secs_f64(),
-            b.bytes as f64 / 1e6 / cold.as_secs_f64(),
+            "cold index (CLI):              {}   peak RSS {}   {} segments",
+            rate(cold),
             mb(cold_rss),
             lsp::index_segments(&b)
         );
@@ -243,18 +252,14 @@ fn run(rt: &tokio::runtime::Runtime, b: Bench) {
     colds.sort();
     let cold = colds[colds.len() / 2];
     if colds.len() > 1 {
+        let runs = colds.len();
         println!(
-            "cold index (CLI), {} runs:      fastest {:.3} s ({:.1} MB/s), median {:.3} s ({:.1} MB/s)",
-            colds.len(),
-            colds[0].as_secs_f64(),
-            b.bytes as f64 / 1e6 / colds[0].as_secs_f64(),
-            cold.as_secs_f64(),
-            b.bytes as f64 / 1e6 / cold.as_secs_f64()
+            "cold index (CLI), {runs} runs: fastest {}, median {}",
+            rate(colds[0]),
+            rate(cold)
         );
     }
-    let mut index = cmd(&b);
-    index.args(["index", "--vault"]).arg(&b.vault);
-    let (warm, warm_rss) = timed(index);
+    let (warm, warm_rss) = timed(index_cmd());
     println!(
         "warm index (CLI, no change):   {:>10.3} s   peak RSS {}",
         warm.as_secs_f64(),

@@ -7,6 +7,8 @@
 //! Depends on `base` and `vault` only: it knows notes, never models, pipelines or protocols.
 
 mod edits;
+#[cfg(test)]
+mod fixture;
 pub mod fresh;
 mod graph;
 mod merges;

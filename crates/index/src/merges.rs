@@ -118,14 +118,10 @@ mod tests {
     /// Ten saves leave ten small segments; merged now, the notes are all still found.
     #[test]
     fn merged_now() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("First.md"), "# First\n\nplankton").unwrap();
-        let vault = scholia_vault::Vault::open(dir.path()).unwrap();
-        let index = VaultIndex::open(vault, home.path(), crate::WriterOptions::default()).unwrap();
-        index.sync(&mut |_| {}).unwrap();
+        let f = crate::fixture::vault(&[("First.md", "# First\n\nplankton")]);
+        let index = &f.index;
         for i in 0..10 {
-            let path = dir.path().join(format!("Saved {i}.md"));
+            let path = f.root().join(format!("Saved {i}.md"));
             std::fs::write(&path, format!("# Saved {i}\n\nplankton {i}")).unwrap();
             index.touched(&[&path]);
         }

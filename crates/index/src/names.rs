@@ -367,30 +367,26 @@ mod tests {
     /// Picking from the owned ranking is picking from [`Named`], from every folder.
     #[test]
     fn ranked_picks_are_nameds() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = tempfile::tempdir().unwrap();
-        for path in [
+        let files: Vec<(&str, &str)> = [
             "a/Note.md",
             "b/Note.md",
             "b/c/Note.md",
             "Note.md",
             "note/x.md",
             "z/Note.markdown",
-        ] {
-            let abs = dir.path().join(path);
-            std::fs::create_dir_all(abs.parent().unwrap()).unwrap();
-            std::fs::write(abs, "# t").unwrap();
-        }
-        let vault = scholia_vault::Vault::open(dir.path()).unwrap();
-        let index = VaultIndex::open(vault, home.path(), crate::WriterOptions::default()).unwrap();
-        index.sync(&mut |_| {}).unwrap();
+        ]
+        .into_iter()
+        .map(|p| (p, "# t"))
+        .collect();
+        let f = crate::fixture::vault(&files);
+        let index = &f.index;
         let searcher = index.searcher();
         for key in ["note", "b/note", "b/c/note", "missing"] {
             let found = index
                 .paths_with(&searcher, &Term::from_field_text(index.fields.key, key))
                 .unwrap();
-            let named = Named::new(&index, &found, key);
-            let ranked = Named::new(&index, &found, key).into_ranked();
+            let named = Named::new(index, &found, key);
+            let ranked = Named::new(index, &found, key).into_ranked();
             for from in [
                 None,
                 Some("a/x.md"),

@@ -469,19 +469,15 @@ mod tests {
     /// is what a search counts, for words in every note and in a few.
     #[test]
     fn live_doc_freq_skips_deleted_documents() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = tempfile::tempdir().unwrap();
-        for i in 0..40 {
-            let rare = if i % 10 == 3 { " krill" } else { "" };
-            std::fs::write(
-                dir.path().join(format!("N{i:02}.md")),
-                format!("# N{i}\n\nplankton{rare}"),
-            )
-            .unwrap();
-        }
-        let vault = scholia_vault::Vault::open(dir.path()).unwrap();
-        let index = VaultIndex::open(vault, home.path(), crate::WriterOptions::default()).unwrap();
-        index.sync(&mut |_| {}).unwrap();
+        let names: Vec<(String, String)> = (0..40)
+            .map(|i| {
+                let rare = if i % 10 == 3 { " krill" } else { "" };
+                (format!("N{i:02}.md"), format!("# N{i}\n\nplankton{rare}"))
+            })
+            .collect();
+        let files: Vec<(&str, &str)> = names.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        let f = crate::fixture::vault(&files);
+        let (index, dir) = (&f.index, f.root());
         let check = |word: &str| {
             let searcher = index.searcher();
             let term = Term::from_field_text(index.fields.body, word);
@@ -499,11 +495,11 @@ mod tests {
             (39, "plankton"),
             (23, "plankton"),
         ] {
-            let path = dir.path().join(format!("N{i:02}.md"));
+            let path = dir.join(format!("N{i:02}.md"));
             std::fs::write(&path, format!("# N{i}\n\n{text}")).unwrap();
             index.touched(&[&path]);
         }
-        std::fs::remove_file(dir.path().join("N33.md")).unwrap();
+        std::fs::remove_file(dir.join("N33.md")).unwrap();
         index.sync(&mut |_| {}).unwrap();
         assert_eq!((check("plankton"), check("krill")), (38, 2));
     }

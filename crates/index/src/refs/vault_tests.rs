@@ -3,28 +3,10 @@
 use std::collections::HashMap;
 
 use super::*;
+use crate::VaultIndex;
 use crate::problems::Problem;
-use crate::{VaultIndex, WriterOptions};
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    index: VaultIndex,
-}
-
-fn vault(files: &[(&str, &str)]) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("vault");
-    for (rel, text) in files {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    std::fs::create_dir_all(&root).unwrap();
-    let vault = scholia_vault::Vault::open(&root).unwrap();
-    let index = VaultIndex::open(vault, &dir.path().join("index"), WriterOptions::default()).unwrap();
-    index.sync(&mut |_| {}).unwrap();
-    Fixture { _dir: dir, index }
-}
+use crate::fixture::{Fixture, vault};
 
 /// Texts from a map (an editor's buffers), else the index's.
 struct Buffers<'a>(&'a VaultIndex, HashMap<String, String>);

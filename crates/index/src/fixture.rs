@@ -1,0 +1,34 @@
+//! A small vault on disk, indexed: what the crate's tests build on.
+
+use std::path::PathBuf;
+
+use crate::{VaultIndex, WriterOptions};
+
+pub(crate) struct Fixture {
+    /// The vault (`vault/`) and the index (`index/`) beside it; removed when dropped.
+    dir: tempfile::TempDir,
+    pub index: VaultIndex,
+}
+
+impl Fixture {
+    /// The vault's root, to write notes into.
+    pub fn root(&self) -> PathBuf {
+        self.dir.path().join("vault")
+    }
+}
+
+/// A vault of `files` (vault-relative path, text), indexed once.
+pub(crate) fn vault(files: &[(&str, &str)]) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("vault");
+    std::fs::create_dir_all(&root).unwrap();
+    for (rel, text) in files {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let vault = scholia_vault::Vault::open(&root).unwrap();
+    let index = VaultIndex::open(vault, &dir.path().join("index"), WriterOptions::default()).unwrap();
+    index.sync(&mut |_| {}).unwrap();
+    Fixture { dir, index }
+}
