@@ -338,26 +338,31 @@ impl<'a> Named<'a> {
     /// The note a link from `from` means: named by its path, else in `from`'s folder, else
     /// the shortest path.
     pub fn pick(&self, from: Option<&str>) -> Option<&'a (String, DocAddress)> {
-        let from_dir = from.and_then(|f| f.rsplit_once('/').map(|(d, _)| d)).unwrap_or("");
-        let (best, _, first) = *self.ranked.first()?;
-        let same_folder = self
-            .ranked
-            .iter()
-            .take_while(|(exact_miss, _, _)| *exact_miss == best)
-            .find(|(_, dir, _)| *dir == from_dir);
-        Some(same_folder.map_or(first, |(_, _, e)| e))
+        pick_in(&self.ranked, |r| (r.0, r.1), from).map(|r| r.2)
     }
 }
 
 /// [`Named::pick`] over [`Named::into_ranked`].
 pub(crate) fn pick_ranked<'r>(ranked: &'r [(bool, String)], from: Option<&str>) -> Option<&'r str> {
+    pick_in(
+        ranked,
+        |(miss, p)| (*miss, p.rsplit_once('/').map_or("", |(d, _)| d)),
+        from,
+    )
+    .map(|(_, p)| p.as_str())
+}
+
+/// The note a link from `from` means among `ranked` (each seen as its "not named exactly by
+/// its path" flag and folder): named by its path, else in `from`'s folder, else the first.
+fn pick_in<'r, T>(ranked: &'r [T], seen: impl Fn(&'r T) -> (bool, &'r str), from: Option<&str>) -> Option<&'r T> {
     let from_dir = from.and_then(|f| f.rsplit_once('/').map(|(d, _)| d)).unwrap_or("");
-    let (best, first) = ranked.first()?;
+    let first = ranked.first()?;
+    let best = seen(first).0;
     let same_folder = ranked
         .iter()
-        .take_while(|(miss, _)| miss == best)
-        .find(|(_, p)| p.rsplit_once('/').map_or("", |(d, _)| d) == from_dir);
-    Some(same_folder.map_or(first, |(_, p)| p))
+        .take_while(|r| seen(r).0 == best)
+        .find(|r| seen(r).1 == from_dir);
+    Some(same_folder.unwrap_or(first))
 }
 
 #[cfg(test)]

@@ -310,6 +310,15 @@ impl VaultIndex {
                 continue;
             };
             let deleted = self.deleted_docs(segment, alive);
+            // Many deletes (a segment mostly rewritten): reading the postings is cheaper.
+            if deleted.len() as u64 > stored {
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    df += u64::from(alive.is_alive(doc));
+                    doc = postings.advance();
+                }
+                continue;
+            }
             let mut dead = 0;
             for &doc in deleted.iter() {
                 match postings.doc() {
