@@ -253,15 +253,18 @@ impl VaultIndex {
             source: e,
         };
         let mut table = PathTable {
-            text: Vec::new(),
+            text: String::new(),
             starts: vec![0],
             by_doc: vec![NO_PATH; segment.max_doc() as usize],
         };
         if let Some(column) = segment.fast_fields().str("path")? {
             let mut stream = column.dictionary().stream().map_err(io)?;
-            // Bytes as they are: a path is checked as UTF-8 when it is read, not all of them here.
+            // Checked as UTF-8 once here (a sort compares paths thousands of times); a key that
+            // is not (tantivy writes `str` keys) stays empty, which reads as no path.
             while stream.advance() {
-                table.text.extend_from_slice(stream.key());
+                table
+                    .text
+                    .push_str(std::str::from_utf8(stream.key()).unwrap_or_default());
                 table.starts.push(table.text.len() as u32);
             }
             for (doc, slot) in table.by_doc.iter_mut().enumerate() {
@@ -288,7 +291,7 @@ const NO_PATH: u32 = u32::MAX;
 /// A segment's paths by document: the sorted paths back to back and, per document, which
 /// one (two allocations for a segment, not one per note).
 pub(crate) struct PathTable {
-    text: Vec<u8>,
+    text: String,
     /// Where each path starts in `text`, in dictionary order, and where the last ends.
     starts: Vec<u32>,
     by_doc: Vec<u32>,
@@ -299,9 +302,7 @@ impl PathTable {
     pub(crate) fn get(&self, doc: tantivy::DocId) -> Option<&str> {
         let ord = *self.by_doc.get(doc as usize)? as usize;
         let (from, to) = (*self.starts.get(ord)?, *self.starts.get(ord + 1)?);
-        std::str::from_utf8(self.text.get(from as usize..to as usize)?)
-            .ok()
-            .filter(|p| !p.is_empty())
+        self.text.get(from as usize..to as usize).filter(|p| !p.is_empty())
     }
 }
 

@@ -52,6 +52,34 @@ impl VaultIndex {
         Box::new(BooleanQuery::new(clauses))
     }
 
+    /// Notes whose names hold every word as a word's start, best first, `k` at most: by title
+    /// (and, with `headings`, by heading too). One word takes the notes with the shortest
+    /// names holding it ([`VaultIndex::shortest_with`]); several are ranked by BM25.
+    fn name_candidates(
+        &self,
+        searcher: &Searcher,
+        words: &[String],
+        headings: bool,
+        k: usize,
+    ) -> Result<Vec<DocAddress>, IndexError> {
+        if let [word] = words {
+            let mut top = self.shortest_with(searcher, self.fields.sym_title, word, k)?;
+            if headings {
+                for addr in self.shortest_with(searcher, self.fields.sym_head, word, k)? {
+                    if !top.contains(&addr) {
+                        top.push(addr);
+                    }
+                }
+            }
+            return Ok(top);
+        }
+        let top = searcher.search(
+            &*self.prefix_query(words, headings),
+            &TopDocs::with_limit(k.max(1)).order_by_score(),
+        )?;
+        Ok(top.into_iter().map(|(_, a)| a).collect())
+    }
+
     /// The most recently modified notes first.
     fn recent(&self, searcher: &Searcher, limit: usize) -> Result<Vec<DocAddress>, IndexError> {
         let top = searcher.search(
@@ -81,10 +109,7 @@ impl VaultIndex {
                 })
                 .collect();
         }
-        let top = searcher.search(
-            &*self.prefix_query(&words, true),
-            &TopDocs::with_limit(SYMBOL_CANDIDATES).order_by_score(),
-        )?;
+        let top = self.name_candidates(&searcher, &words, true, SYMBOL_CANDIDATES)?;
         let mut analyzer = tokenizer::words();
         let mut scratch = Vec::new();
         let bits = query_bits(&words);
@@ -97,7 +122,7 @@ impl VaultIndex {
             heading: Option<(u8, u32)>,
         }
         let mut found: Vec<Found> = Vec::new();
-        for (_, addr) in top {
+        for addr in top {
             let names = &tables[addr.segment_ord as usize];
             let mut note_score: Option<f32> = None;
             for (kind, line, text) in names.of_starting(addr.doc_id, bits) {
@@ -131,13 +156,19 @@ impl VaultIndex {
             .map(|segment| self.segment_paths(segment))
             .collect::<Result<Vec<_>, _>>()?;
         let path = |a: DocAddress| paths[a.segment_ord as usize].get(a.doc_id).unwrap_or_default();
-        found.sort_by(|a, b| {
+        let order = |a: &Found, b: &Found| {
             b.score
                 .total_cmp(&a.score)
                 .then_with(|| a.name.cmp(b.name))
                 .then_with(|| path(a.addr).cmp(path(b.addr)))
-        });
+                .then_with(|| a.heading.cmp(&b.heading))
+        };
+        // Only the `limit` best are ordered: headings can make thousands of matches.
+        if found.len() > limit && limit > 0 {
+            found.select_nth_unstable_by(limit - 1, order);
+        }
         found.truncate(limit);
+        found.sort_unstable_by(order);
         Ok(found
             .into_iter()
             .map(|f| {
@@ -165,14 +196,7 @@ impl VaultIndex {
         let addrs: Vec<DocAddress> = if words.is_empty() {
             self.recent(&searcher, limit)?
         } else {
-            searcher
-                .search(
-                    &*self.prefix_query(&words, false),
-                    &TopDocs::with_limit(limit.max(1)).order_by_score(),
-                )?
-                .into_iter()
-                .map(|(_, a)| a)
-                .collect()
+            self.name_candidates(&searcher, &words, false, limit)?
         };
         addrs
             .into_iter()

@@ -204,6 +204,70 @@ impl VaultIndex {
     }
 }
 
+impl VaultIndex {
+    /// The `k` live notes with the fewest words in `field` among those holding the term `word`,
+    /// shortest first. For one word this is BM25's order (a name holds a word once), without
+    /// scoring: a word that starts every title ("not") costs a read of its postings and one
+    /// byte per note.
+    pub(crate) fn shortest_with(
+        &self,
+        searcher: &tantivy::Searcher,
+        field: tantivy::schema::Field,
+        word: &str,
+        k: usize,
+    ) -> Result<Vec<tantivy::DocAddress>, IndexError> {
+        use std::collections::BinaryHeap;
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let term = tantivy::Term::from_field_text(field, word);
+        // Max-heap of (length, segment, doc): the worst kept on top; ties keep the first seen.
+        let mut heap: BinaryHeap<(u8, u32, DocId)> = BinaryHeap::with_capacity(k + 1);
+        // Lengths below this get in (all of them until `k` are kept).
+        let mut bar = u16::MAX;
+        for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
+            let postings = segment
+                .inverted_index(field)?
+                .read_block_postings(&term, tantivy::schema::IndexRecordOption::Basic)
+                .map_err(|e| IndexError::Io {
+                    path: self.dir.display().to_string(),
+                    source: e,
+                })?;
+            let Some(mut postings) = postings else {
+                continue;
+            };
+            let norms = segment.get_fieldnorms_reader(field)?;
+            let alive = segment.alive_bitset();
+            // A block of doc ids at a time: a word in every title is most of the work here.
+            loop {
+                let docs = postings.docs();
+                if docs.is_empty() {
+                    break;
+                }
+                for &doc in docs {
+                    let len = norms.fieldnorm_id(doc);
+                    if u16::from(len) >= bar || alive.is_some_and(|a| !a.is_alive(doc)) {
+                        continue;
+                    }
+                    heap.push((len, ordinal as u32, doc));
+                    if heap.len() > k {
+                        heap.pop();
+                    }
+                    if heap.len() == k {
+                        bar = heap.peek().map_or(u16::MAX, |top| u16::from(top.0));
+                    }
+                }
+                postings.advance();
+            }
+        }
+        Ok(heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|(_, seg, doc)| tantivy::DocAddress::new(seg, doc))
+            .collect())
+    }
+}
+
 /// How well `name` matches query words (normalised like the index's words) that must each
 /// start one of its words; `None` when one does not. Whole-name and leading matches rank
 /// first, then shorter names. `scratch` holds the name's words between calls.
@@ -320,6 +384,67 @@ mod tests {
             assert_eq!(have & bits, bits);
         }
         assert_ne!(query_bits(&["zq".into()]) & !query_bits(&["sy".into()]), 0);
+    }
+
+    /// The notes with the shortest titles holding a word, as a sort of every one would give,
+    /// before and after notes are rewritten (deleted documents) and removed.
+    #[test]
+    fn shortest_with_is_a_sort_of_every_holder() {
+        use tantivy::collector::DocSetCollector;
+        // Titles of 1 to 13 words, in an order that is not their length's.
+        let names: Vec<(String, String)> = (0..40)
+            .map(|i| {
+                let words: Vec<String> = (0..(i * 7) % 13).map(|w| format!("w{w}")).collect();
+                let title = format!("Alpha {}", words.join(" ")).trim().to_string();
+                (format!("{i:02} {title}.md"), format!("# {title}\n\ntext"))
+            })
+            .collect();
+        let files: Vec<(&str, &str)> = names.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        let f = crate::fixture::vault(&files);
+        let (index, root) = (&f.index, f.root());
+        let check = |k: usize| {
+            let searcher = index.searcher();
+            let field = index.fields.sym_title;
+            let term = tantivy::Term::from_field_text(field, "alp");
+            let query = tantivy::query::TermQuery::new(term, tantivy::schema::IndexRecordOption::Basic);
+            let mut every: Vec<(u8, tantivy::DocAddress)> = searcher
+                .search(&query, &DocSetCollector)
+                .unwrap()
+                .into_iter()
+                .map(|a| {
+                    let norms = searcher
+                        .segment_reader(a.segment_ord)
+                        .get_fieldnorms_reader(field)
+                        .unwrap();
+                    (norms.fieldnorm_id(a.doc_id), a)
+                })
+                .collect();
+            every.sort();
+            let expected: Vec<_> = every.iter().take(k).map(|(_, a)| *a).collect();
+            let got = index.shortest_with(&searcher, field, "alp", k).unwrap();
+            assert_eq!(got, expected, "k={k}");
+            got.len()
+        };
+        for k in [0, 1, 5, 40, 50] {
+            check(k);
+        }
+        for i in [2, 9, 17] {
+            let (rel, _) = &names[i];
+            std::fs::write(root.join(rel), "# Alpha\n\nrewritten").unwrap();
+            index.touched(&[&root.join(rel)]);
+        }
+        std::fs::remove_file(root.join(&names[1].0)).unwrap();
+        index.sync(&mut |_| {}).unwrap();
+        for k in [1, 5, 39] {
+            check(k);
+        }
+        assert_eq!(check(50), 39);
+        // Symbol search takes its candidates from here: the notes now titled "Alpha" alone
+        // come first, by path.
+        let found = index.symbols("alp", 4).unwrap();
+        let paths: Vec<&str> = found.iter().map(|s| s.path.as_str()).collect();
+        let expected: Vec<&str> = [0, 2, 9, 13].iter().map(|&i| names[i].0.as_str()).collect();
+        assert_eq!(paths, expected, "{found:?}");
     }
 
     #[test]
