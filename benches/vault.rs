@@ -125,7 +125,7 @@ fn bench(name: &str, vault: PathBuf) -> Bench {
         if body.len() > 10 {
             b.search_queries
                 .push(format!("{} {}", body[i % body.len()], body[(i * 7) % body.len()]));
-            if b.research_notes.len() < 10 && i % (step * 7) == 0 {
+            if b.research_notes.len() < 20 && i % (step * 7) == 0 {
                 b.research_notes.push(note.rel.clone());
             } else if b.edit_notes.len() < 10 && i % (step * 5) == 0 {
                 b.edit_notes.push(note.rel.clone());

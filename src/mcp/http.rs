@@ -72,7 +72,8 @@ pub async fn serve(
         .layer(middleware::from_fn(move |req, next| {
             ended_session(sessions.clone(), req, next)
         }))
-        .layer(middleware::from_fn(move |req, next| bearer(token.clone(), req, next)));
+        .layer(middleware::from_fn(move |req, next| bearer(token.clone(), req, next)))
+        .layer(middleware::from_fn(close_on_refusal));
     eprintln!("scholia: MCP over streamable HTTP at http://{addr}{PATH}");
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
@@ -99,6 +100,18 @@ async fn ended_session(sessions: Arc<LocalSessionManager>, req: Request, next: N
     let mut r = next.run(req).await;
     if delete && r.status() == StatusCode::ACCEPTED {
         *r.status_mut() = StatusCode::NO_CONTENT;
+    }
+    r
+}
+
+/// A refused request (4xx) ends its connection, and says so: its body was not read, and a
+/// client reusing the kept-alive connection for its next request could otherwise send it as
+/// the server closes it ("server disconnected without sending a response").
+async fn close_on_refusal(req: Request, next: Next) -> Response {
+    let mut r = next.run(req).await;
+    if r.status().is_client_error() {
+        r.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
     r
 }

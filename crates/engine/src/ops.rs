@@ -151,10 +151,13 @@ impl Engine {
         writer: &dyn NoteWriter,
         job: &Job,
     ) -> Result<ResearchOutcome, Error> {
+        let started = std::time::Instant::now();
         let text = writer.read(note).await?;
         // A session that answered before checking the vault: the note itself is current.
         vault.refresh_shown(vec![note.rel.clone()]).await?;
+        let read = started.elapsed();
         let research = note::research_note(&self.ctx, vault.index(), note, text, depth, focus, job).await?;
+        let researched = started.elapsed();
         if job.is_cancelled() {
             return Err(Error::cancelled());
         }
@@ -178,7 +181,16 @@ impl Engine {
             )
             .await;
         let edit = edit.stamped(stamp);
+        let recorded = started.elapsed();
         let written = writer.write(note, &edit).await?;
+        tracing::debug!(
+            note = note.rel,
+            "research stages: read {:?}, research {:?}, record {:?}, write {:?}",
+            read,
+            researched - read,
+            recorded - researched,
+            started.elapsed() - recorded
+        );
         if let Some(why) = &research.synthesis_failed {
             // The run failed and says why; the sources are in the note unless it already held
             // better research, which is never replaced by a list of links.

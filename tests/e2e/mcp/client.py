@@ -384,10 +384,14 @@ async def http_suite():
             r = await raw.post(url, json=init, headers=headers)
             assert r.status_code == 401, f"no token: {r.status_code}"
             assert r.headers.get("www-authenticate") == "Bearer"
+            # A refusal ends its connection and says so: the next request opens a new one
+            # instead of racing the server's close on the kept-alive one.
+            assert r.headers.get("connection") == "close", r.headers
             r = await raw.post(url, json=init, headers={**headers, "Authorization": "Bearer wrong-token-of-the-same-size"})
             assert r.status_code == 401, f"wrong token: {r.status_code}"
             r = await raw.post(url, json=init, headers={**headers, "Authorization": f"Bearer {token}", "Origin": "http://evil.example"})
             assert r.status_code == 403, f"foreign origin: {r.status_code}"
+            assert r.headers.get("connection") == "close", r.headers
             # The scheme is case-insensitive (RFC 7235).
             r = await raw.post(url, json=init, headers={**headers, "Authorization": f"bearer {token}"})
             assert r.status_code == 200, f"lower-case scheme: {r.status_code} {r.text}"
