@@ -140,10 +140,7 @@ impl VaultIndex {
             let inverted = segment.inverted_index(term.field())?;
             let postings = inverted
                 .read_postings(&term, IndexRecordOption::Basic)
-                .map_err(|e| IndexError::Io {
-                    path: self.dir.display().to_string(),
-                    source: e,
-                })?;
+                .map_err(self.io())?;
             let Some(mut postings) = postings else {
                 continue;
             };
@@ -183,10 +180,7 @@ impl VaultIndex {
                 .ge(prefix.as_bytes())
                 .lt(&upper)
                 .into_stream()
-                .map_err(|e| IndexError::Io {
-                    path: self.dir.display().to_string(),
-                    source: e,
-                })?;
+                .map_err(self.io())?;
             while stream.advance() {
                 let Ok(path) = std::str::from_utf8(stream.key()) else {
                     continue;
@@ -196,10 +190,7 @@ impl VaultIndex {
                 }
                 let postings = inverted
                     .read_postings_from_terminfo(stream.value(), IndexRecordOption::Basic)
-                    .map_err(|e| IndexError::Io {
-                        path: self.dir.display().to_string(),
-                        source: e,
-                    })?;
+                    .map_err(self.io())?;
                 let mut postings = postings;
                 let mut doc = postings.doc();
                 while doc != TERMINATED {
@@ -215,10 +206,7 @@ impl VaultIndex {
 
     /// The live notes holding `term`, with their paths.
     pub(crate) fn paths_with(&self, searcher: &Searcher, term: &Term) -> Result<Vec<(String, DocAddress)>, IndexError> {
-        let io = |e: std::io::Error| IndexError::Io {
-            path: self.dir.display().to_string(),
-            source: e,
-        };
+        let io = self.io();
         let mut out = Vec::new();
         for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
             let inverted = segment.inverted_index(term.field())?;
@@ -248,10 +236,7 @@ impl VaultIndex {
         if let Some(p) = scholia_base::lock(&self.paths).get(&id) {
             return Ok(p.clone());
         }
-        let io = |e: std::io::Error| IndexError::Io {
-            path: self.dir.display().to_string(),
-            source: e,
-        };
+        let io = self.io();
         let mut table = PathTable {
             text: String::new(),
             starts: vec![0],

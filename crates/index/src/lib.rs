@@ -259,6 +259,14 @@ impl VaultIndex {
         Ok(guard)
     }
 
+    /// An I/O error reading this index, naming its directory.
+    pub(crate) fn io(&self) -> impl Fn(std::io::Error) -> IndexError + Copy + '_ {
+        |source| IndexError::Io {
+            path: self.dir.display().to_string(),
+            source,
+        }
+    }
+
     fn path_term(&self, rel: &str) -> Term {
         Term::from_field_text(self.fields.path, rel)
     }

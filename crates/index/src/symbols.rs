@@ -229,10 +229,7 @@ impl VaultIndex {
             let postings = segment
                 .inverted_index(field)?
                 .read_block_postings(&term, tantivy::schema::IndexRecordOption::Basic)
-                .map_err(|e| IndexError::Io {
-                    path: self.dir.display().to_string(),
-                    source: e,
-                })?;
+                .map_err(self.io())?;
             let Some(mut postings) = postings else {
                 continue;
             };
