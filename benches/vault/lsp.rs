@@ -15,7 +15,7 @@ pub async fn round(b: &Bench, label: &str, edits: bool) -> Duration {
     let (mut c, mut child) = LspClient::spawn(
         tokio::process::Command::new(BIN)
             .arg("lsp")
-            .env("SCHOLIA_CACHE_DIR", b.home.path())
+            .env("SCHOLIA_CACHE_DIR", b.cache())
             .env("SCHOLIA_CONFIG_DIR", b.home.path().join("config"))
             .env("SCHOLIA_DATA_DIR", b.home.path().join("data"))
             .env("SCHOLIA_LOG", "warn")
@@ -137,7 +137,7 @@ async fn saved_note_found(b: &Bench, c: &mut LspClient) {
 
 /// How many segments the index's last commit or merge lists.
 pub fn index_segments(b: &Bench) -> usize {
-    let Ok(dirs) = std::fs::read_dir(b.home.path().join("index")) else {
+    let Ok(dirs) = std::fs::read_dir(b.cache().join("index")) else {
         return 0;
     };
     dirs.flatten()

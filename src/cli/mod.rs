@@ -52,7 +52,8 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             ..
         } => {
             let dirs = Dirs::from_env(&ProcessEnv).map_err(Error::from)?;
-            VaultSession::open(&dir_or_cwd(vault)?, &dirs)?.check_in_background()?;
+            let check = VaultSession::open(&dir_or_cwd(vault)?, &dirs)?.check_in_background()?;
+            tracing::debug!("background check: {check:?}");
         }
         Command::Index {
             vault, reasons, json, ..

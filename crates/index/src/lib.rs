@@ -6,6 +6,7 @@
 //!
 //! Depends on `base` and `vault` only: it knows notes, never models, pipelines or protocols.
 
+mod background;
 mod edits;
 #[cfg(test)]
 mod fixture;
@@ -35,6 +36,7 @@ use tantivy::directory::error::LockError;
 use tantivy::directory::{Directory, MmapDirectory};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyError, Term};
 
+pub use background::Check;
 pub use edits::{Backlink, Backlinks, Created, EditTarget, Edited, LinkLine, Moved, NoteOutline};
 pub use graph::{LinkScope, link_key};
 pub use notes::{NoteContent, NoteList, PAGE_CHARS};
@@ -239,6 +241,12 @@ impl VaultIndex {
             *guard = try_writer(&self.index, self.options)?;
         }
         Ok(guard.is_some())
+    }
+
+    /// Lets another process take the writer (as this one's exit would).
+    #[cfg(test)]
+    pub(crate) fn release_writer(&self) {
+        scholia_base::lock(&self.writer).take();
     }
 
     /// Makes the latest commit (another process's too) visible to searches now.

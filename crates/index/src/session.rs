@@ -229,19 +229,11 @@ impl VaultSession {
 
     /// The quiet check a command from the shell leaves behind (`scholia index --background`):
     /// waits (at most 30 s) for the process that started it to release the index writer,
-    /// brings the index up to date and merges a bulk build's segments as a server would.
-    /// Someone holding the writer longer is a server, which keeps the index current itself.
-    pub fn check_in_background(&self) -> Result<(), IndexError> {
-        let started = Instant::now();
-        while !self.index.try_acquire_writer()? {
-            if started.elapsed() > Duration::from_secs(30) {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        self.index.sync(&mut |_| {})?;
-        self.index.merge_now()?;
-        Ok(())
+    /// brings the index up to date and merges a bulk build's segments as a server would. Steps
+    /// aside when another check is waiting already. Someone holding the writer longer is a
+    /// server, which keeps the index current itself.
+    pub fn check_in_background(&self) -> Result<crate::Check, IndexError> {
+        self.index.check_when_free(Duration::from_secs(30))
     }
 
     /// Waits until the start-up sync is over, at most `timeout`: a query right after start
