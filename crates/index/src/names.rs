@@ -65,8 +65,9 @@ impl VaultIndex {
         if let [word] = words {
             let mut top = self.shortest_with(searcher, self.fields.sym_title, word, k)?;
             if headings {
+                let titled: std::collections::HashSet<DocAddress> = top.iter().copied().collect();
                 for addr in self.shortest_with(searcher, self.fields.sym_head, word, k)? {
-                    if !top.contains(&addr) {
+                    if !titled.contains(&addr) {
                         top.push(addr);
                     }
                 }
