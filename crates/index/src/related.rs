@@ -298,17 +298,16 @@ impl VaultIndex {
         let mut df = 0u64;
         for segment in searcher.segment_readers() {
             let inverted = segment.inverted_index(term.field())?;
-            let stored = inverted.doc_freq(term)? as u64;
+            // One look-up in the term dictionary per segment: it is most of the cost.
+            let Some(info) = inverted.get_term_info(term)? else {
+                continue;
+            };
+            let stored = u64::from(info.doc_freq);
             let Some(alive) = segment.alive_bitset() else {
                 df += stored;
                 continue;
             };
-            if stored == 0 {
-                continue;
-            }
-            let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic)? else {
-                continue;
-            };
+            let mut postings = inverted.read_postings_from_terminfo(&info, IndexRecordOption::Basic)?;
             let deleted = self.deleted_docs(segment, alive);
             // Many deletes (a segment mostly rewritten): reading the postings is cheaper.
             if deleted.len() as u64 > stored {
