@@ -10,14 +10,17 @@
 //! Markdown) and 100,000 generated notes. Every vault is read once before measuring, so
 //! "cold" means no index, not a cold page cache.
 //!
-//! For each vault: cold `scholia index` (time, MB/s of Markdown, peak RSS), warm `scholia
-//! index` (nothing changed); the language server cold (first answer, indexing time beside the
+//! For each vault: cold `scholia index` (time, MB/s of Markdown, peak RSS) beside the floor
+//! (tantivy alone indexing the notes' text as one field, from memory), warm `scholia index`
+//! (nothing changed); the language server cold (first answer, indexing time beside the
 //! CLI's) and warm; on the full index only: `workspace/symbol` p50/p99 with result counts,
 //! how soon a note saved in the editor is found; MCP `find_notes` over stdio; `scholia search`
 //! and offline `scholia research` from the shell; `search` through the library.
 
 #[path = "vault/agents.rs"]
 mod agents;
+#[path = "vault/floor.rs"]
+mod floor;
 #[path = "vault/lsp.rs"]
 mod lsp;
 #[path = "../tests/support/lsp_client.rs"]
@@ -268,6 +271,16 @@ fn run(rt: &tokio::runtime::Runtime, b: Bench) {
             rate(cold)
         );
     }
+    let floor = floor::measure(&b);
+    println!(
+        "floor: tantivy alone, the text as one field: {}   (reading the files first: {:.3} s)",
+        rate(floor.index),
+        floor.read.as_secs_f64()
+    );
+    println!(
+        "CLI cold index / floor: {:.2}x",
+        cold.as_secs_f64() / floor.index.as_secs_f64()
+    );
     let (warm, warm_rss) = timed(index_cmd());
     println!(
         "warm index (CLI, no change):   {:>10.3} s   peak RSS {}",
