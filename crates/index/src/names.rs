@@ -93,16 +93,30 @@ impl VaultIndex {
     /// Notes and headings whose words start with the query's words, best first. An empty query
     /// lists recently modified notes.
     pub fn symbols(&self, query: &str, limit: usize) -> Result<Vec<Symbol>, IndexError> {
+        self.symbols_in(&self.searcher(), query, limit)
+    }
+
+    /// [`VaultIndex::symbols`] when it is quick: `None` when a segment's name table would have
+    /// to be read first (after a merge, tens of milliseconds at 100k), so a caller on an event
+    /// loop can answer in place and hand only that case to a blocking thread.
+    pub fn symbols_if_ready(&self, query: &str, limit: usize) -> Option<Result<Vec<Symbol>, IndexError>> {
         let searcher = self.searcher();
+        if !self.names_ready(&searcher) {
+            return None;
+        }
+        Some(self.symbols_in(&searcher, query, limit))
+    }
+
+    fn symbols_in(&self, searcher: &Searcher, query: &str, limit: usize) -> Result<Vec<Symbol>, IndexError> {
         let words = Self::prefix_words(query);
-        let tables = self.segment_names(&searcher)?;
+        let tables = self.segment_names(searcher)?;
         let path_of = |addr: DocAddress| -> Result<String, IndexError> {
             let paths = self.segment_paths(searcher.segment_reader(addr.segment_ord))?;
             Ok(paths.get(addr.doc_id).unwrap_or_default().to_string())
         };
         if words.is_empty() {
             return self
-                .recent(&searcher, limit)?
+                .recent(searcher, limit)?
                 .into_iter()
                 .map(|a| {
                     let title = tables[a.segment_ord as usize].title(a.doc_id).to_string();
@@ -110,7 +124,7 @@ impl VaultIndex {
                 })
                 .collect();
         }
-        let top = self.name_candidates(&searcher, &words, true, SYMBOL_CANDIDATES)?;
+        let top = self.name_candidates(searcher, &words, true, SYMBOL_CANDIDATES)?;
         let mut analyzer = tokenizer::words();
         let mut scratch = Vec::new();
         let bits = query_bits(&words);

@@ -163,6 +163,22 @@ pub(crate) struct NameTables {
 impl VaultIndex {
     /// The names of every segment of `searcher`, in segment order; tables of segments merged
     /// away are dropped.
+    /// Whether every segment of `searcher` has its name table (and so its path table) read.
+    pub(crate) fn names_ready(&self, searcher: &tantivy::Searcher) -> bool {
+        let segments = searcher.segment_readers();
+        // One lock at a time: nothing here waits on the other while holding one.
+        let named = {
+            let tables = scholia_base::lock(&self.name_tables);
+            segments
+                .iter()
+                .all(|seg| tables.by_segment.contains_key(&seg.segment_id()))
+        };
+        named && {
+            let paths = scholia_base::lock(&self.paths);
+            segments.iter().all(|seg| paths.contains_key(&seg.segment_id()))
+        }
+    }
+
     pub(crate) fn segment_names(&self, searcher: &tantivy::Searcher) -> Result<Vec<Arc<SegmentNames>>, IndexError> {
         let segments = searcher.segment_readers();
         let mut out = Vec::with_capacity(segments.len());
@@ -385,6 +401,25 @@ mod tests {
 
     /// The notes with the shortest titles holding a word, as a sort of every one would give,
     /// before and after notes are rewritten (deleted documents) and removed.
+    /// Answered in place only once every segment's tables are read, and then as `symbols` is.
+    #[test]
+    fn symbols_are_ready_once_every_segment_is_read() {
+        let f = crate::fixture::vault(&[("Alpha.md", "# Alpha\n\n## Also\n"), ("Gamma.md", "# Gamma")]);
+        let index = &f.index;
+        assert!(index.symbols_if_ready("al", 10).is_none(), "no table read yet");
+        let all = index.symbols("al", 10).unwrap();
+        assert_eq!(all.len(), 3, "the note, its title heading, Also: {all:?}");
+        assert_eq!(index.symbols_if_ready("al", 10).expect("tables read").unwrap(), all);
+        std::fs::write(f.root().join("Alder.md"), "# Alder").unwrap();
+        index.sync(&mut |_| {}).unwrap();
+        assert!(
+            index.symbols_if_ready("al", 10).is_none(),
+            "the new segment's table is not read"
+        );
+        assert_eq!(index.symbols("al", 10).unwrap().len(), 5, "Alder and its heading too");
+        assert!(index.symbols_if_ready("al", 10).is_some());
+    }
+
     #[test]
     fn shortest_with_is_a_sort_of_every_holder() {
         use tantivy::collector::DocSetCollector;
