@@ -30,13 +30,8 @@ pub fn measure(b: &Bench) -> Floor {
     let body = schema.add_text_field("body", TEXT);
     let dir = tempfile::tempdir().unwrap();
     let index = Index::create_in_dir(dir.path(), schema.build()).unwrap();
-    let options = scholia::index::WriterOptions::default();
-    let writer_options = tantivy::indexer::IndexWriterOptions::builder()
-        .num_worker_threads(options.threads)
-        .memory_budget_per_thread(options.memory_bytes / options.threads)
-        .num_merge_threads(1)
-        .build();
-    let mut writer: IndexWriter<TantivyDocument> = index.writer_with_options(writer_options).unwrap();
+    let options = scholia::index::WriterOptions::default().tantivy();
+    let mut writer: IndexWriter<TantivyDocument> = index.writer_with_options(options).unwrap();
     // As scholia's cold build: no merges.
     writer.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
     let started = Instant::now();

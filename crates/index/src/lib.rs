@@ -443,14 +443,20 @@ impl VaultIndex {
     }
 }
 
+impl WriterOptions {
+    /// What tantivy's writer is given (the vault bench's floor uses the same).
+    pub fn tantivy(&self) -> tantivy::indexer::IndexWriterOptions {
+        tantivy::indexer::IndexWriterOptions::builder()
+            .num_worker_threads(self.threads)
+            .memory_budget_per_thread(self.memory_bytes / self.threads)
+            // Merges run beside indexing and queries on few cores: one at a time.
+            .num_merge_threads(1)
+            .build()
+    }
+}
+
 fn try_writer(index: &Index, options: WriterOptions) -> Result<Option<IndexWriter>, IndexError> {
-    let o = tantivy::indexer::IndexWriterOptions::builder()
-        .num_worker_threads(options.threads)
-        .memory_budget_per_thread(options.memory_bytes / options.threads)
-        // Merges run beside indexing and queries on few cores: one at a time.
-        .num_merge_threads(1)
-        .build();
-    match index.writer_with_options(o) {
+    match index.writer_with_options(options.tantivy()) {
         Ok(w) => {
             // Until the process says it stays (see `VaultIndex::keep_merged`).
             w.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));

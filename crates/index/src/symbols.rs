@@ -161,8 +161,6 @@ pub(crate) struct NameTables {
 }
 
 impl VaultIndex {
-    /// The names of every segment of `searcher`, in segment order; tables of segments merged
-    /// away are dropped.
     /// Whether every segment of `searcher` has its name table (and so its path table) read.
     pub(crate) fn names_ready(&self, searcher: &tantivy::Searcher) -> bool {
         let segments = searcher.segment_readers();
@@ -179,6 +177,8 @@ impl VaultIndex {
         }
     }
 
+    /// The names of every segment of `searcher`, in segment order; tables of segments merged
+    /// away are dropped.
     pub(crate) fn segment_names(&self, searcher: &tantivy::Searcher) -> Result<Vec<Arc<SegmentNames>>, IndexError> {
         let segments = searcher.segment_readers();
         let mut out = Vec::with_capacity(segments.len());
@@ -399,8 +399,6 @@ mod tests {
         assert_ne!(query_bits(&["zq".into()]) & !query_bits(&["sy".into()]), 0);
     }
 
-    /// The notes with the shortest titles holding a word, as a sort of every one would give,
-    /// before and after notes are rewritten (deleted documents) and removed.
     /// Answered in place only once every segment's tables are read, and then as `symbols` is.
     #[test]
     fn symbols_are_ready_once_every_segment_is_read() {
@@ -420,6 +418,8 @@ mod tests {
         assert!(index.symbols_if_ready("al", 10).is_some());
     }
 
+    /// The notes with the shortest titles holding a word, as a sort of every one would give,
+    /// before and after notes are rewritten (deleted documents) and removed.
     #[test]
     fn shortest_with_is_a_sort_of_every_holder() {
         use tantivy::collector::DocSetCollector;
