@@ -11,12 +11,16 @@ fn main() -> ExitCode {
     limit_allocator_retention();
     let args = cli::args::Cli::parse();
     let default_level = args.command.default_log_level();
+    // tantivy's segment manager warns when a merge ends after a commit dropped one of its
+    // segments (a saved note's old one-document segment, now empty): the merge is abandoned,
+    // nothing is lost, and the warning was noise in every editor's log.
+    let default_filter = format!("scholia={default_level},warn,tantivy::indexer::segment_manager=error");
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("SCHOLIA_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("scholia={default_level},warn"))),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter)),
         )
         .init();
     cli::run(args.command)
