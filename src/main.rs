@@ -23,6 +23,10 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter)),
         )
         .init();
+    // Web pages are read in child processes of this binary, which a deadline kills.
+    if let Ok(exe) = std::env::current_exe() {
+        scholia::web::extract::worker::run_in_child_of(exe);
+    }
     cli::run(args.command)
 }
 

@@ -226,6 +226,9 @@ pub enum Command {
         #[command(subcommand)]
         action: TaskAction,
     },
+    /// Reads one web page from stdin for a scholia process (killed at its deadline)
+    #[command(name = "extract-worker", hide = true)]
+    ExtractWorker,
     /// Language server on stdin/stdout
     Lsp {
         /// Print the commands, code actions, settings and environment variables the server

@@ -205,6 +205,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         }
         Command::Trust { dir, revoke, list } => trust(dir, revoke, list)?,
         Command::Tasks { action } => return tasks(action),
+        Command::ExtractWorker => return Ok(ExitCode::from(scholia::web::extract::worker::worker_main() as u8)),
         Command::Lsp { describe: true } => render::json(&scholia::lsp::describe())?,
         Command::Lsp { describe: false } => scholia::lsp::serve_stdio()?,
         Command::Mcp {

@@ -126,7 +126,20 @@ pub fn create(
 
 pub fn move_note(note: String, to: String, vault: Option<PathBuf>, json: bool) -> Result<()> {
     let (session, _) = open_vault(vault, false)?;
-    let rel = note_of(&session, &note)?;
+    // A folder moves with every note in it; a note is named as for the other commands.
+    let root = session.vault().root();
+    let folder = std::env::current_dir()
+        .ok()
+        .map(|cwd| cwd.join(&note))
+        .filter(|p| p.is_dir())
+        .and_then(|p| p.canonicalize().ok())
+        .and_then(|p| scholia::vault::paths::relative(root, &p))
+        .filter(|r| !r.is_empty());
+    let rel = match folder {
+        Some(f) => f,
+        None if root.join(note.trim_matches('/')).is_dir() => note.trim_matches('/').to_string(),
+        None => note_of(&session, &note)?,
+    };
     let moved = runtime()?.block_on(session.move_note(&rel, &to))?;
     let lines: Vec<String> = moved.notes.iter().map(|n| format!("  {n}")).collect();
     print(&moved, json, &lines.join("\n"))

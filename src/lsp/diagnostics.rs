@@ -152,6 +152,14 @@ pub async fn create_note_actions(state: &State, uri: &Uri, range: Range) -> Vec<
         let Ok(rel) = scholia_index::renamed_path("new.md", target, "link") else {
             continue;
         };
+        // Only where a note may be made: no file of that name there (one the index ignores,
+        // binary, or differing in case included), not in an ignored folder, inside the scope.
+        let Some(index) = state.index() else { continue };
+        let r = rel.clone();
+        let free = scholia_base::spawn_blocking(move || index.check_destination("link", &r, None).is_ok()).await;
+        if !free {
+            continue;
+        }
         let Some(new_uri) = state.uri_of(&rel) else { continue };
         let title = scholia_vault::stem(&rel).to_string();
         let edit = WorkspaceEdit {

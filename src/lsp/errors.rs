@@ -4,16 +4,18 @@ use tower_lsp_server::jsonrpc::{Error as RpcError, ErrorCode};
 
 use scholia_base::{Error, ErrorKind};
 
-/// LSP's RequestFailed: the request was valid but could not be carried out.
+/// LSP's RequestFailed: the request was valid but could not be carried out. Conflicts (a name
+/// taken, a note changed) use it too, not ContentModified (-32801), which clients such as
+/// Neovim discard without showing: the user must read why a rename was refused.
 const REQUEST_FAILED: i64 = -32803;
-const CONTENT_MODIFIED: i64 = -32801;
 const REQUEST_CANCELLED: i64 = -32800;
 
 pub fn rpc(e: &Error) -> RpcError {
     let code = match e.kind {
         ErrorKind::InvalidInput => ErrorCode::InvalidParams,
-        ErrorKind::NotConfigured | ErrorKind::Upstream | ErrorKind::Io => ErrorCode::ServerError(REQUEST_FAILED),
-        ErrorKind::Conflict => ErrorCode::ServerError(CONTENT_MODIFIED),
+        ErrorKind::NotConfigured | ErrorKind::Upstream | ErrorKind::Io | ErrorKind::Conflict => {
+            ErrorCode::ServerError(REQUEST_FAILED)
+        }
         ErrorKind::Cancelled => ErrorCode::ServerError(REQUEST_CANCELLED),
         ErrorKind::Internal => ErrorCode::InternalError,
     };

@@ -24,10 +24,10 @@ pub(crate) struct Snapshot {
 }
 
 impl Texts for Snapshot {
-    fn text(&self, rel: &str) -> Option<String> {
+    fn read(&self, rel: &str) -> Result<String, String> {
         match self.open.get(rel) {
-            Some((t, _)) => Some(t.clone()),
-            None => self.index.note_text(rel),
+            Some((t, _)) => Ok(t.clone()),
+            None => self.index.note_text_whole(rel),
         }
     }
     fn open(&self) -> Vec<String> {
@@ -108,8 +108,8 @@ async fn anchor_at(state: &State, uri: &Uri, pos: Position) -> RpcResult<Option<
             let target = if link.target.trim().is_empty() {
                 Some(rel.clone())
             } else {
-                let (t, from) = (link.target.clone(), rel.clone());
-                scholia_base::spawn_blocking(move || index.resolve_link(&t, Some(&from)))
+                let (l, from) = (link.clone(), rel.clone());
+                scholia_base::spawn_blocking(move || index.resolve_parsed(&l, &from))
                     .await
                     .map_err(|e| errors::rpc(&e.into()))?
                     .map(|n| n.path)
@@ -132,8 +132,14 @@ async fn anchor_at(state: &State, uri: &Uri, pos: Position) -> RpcResult<Option<
 }
 
 pub async fn references(state: &State, uri: Uri, pos: Position, declaration: bool) -> RpcResult<Option<Vec<Location>>> {
-    let Some((anchor, _, _)) = anchor_at(state, &uri, pos).await? else {
-        return Ok(None);
+    // On a link or heading: what it names; anywhere else in a note (front matter, body text):
+    // the note itself, as most notes have no title heading (the file name is the title).
+    let anchor = match anchor_at(state, &uri, pos).await? {
+        Some((anchor, _, _)) => anchor,
+        None => match state.rel(&uri).await {
+            Some(rel) => Anchor::Note(rel),
+            None => return Ok(None),
+        },
     };
     let Some(index) = state.index() else { return Ok(None) };
     let texts = state.snapshot(index.clone());
@@ -231,6 +237,7 @@ pub async fn rename(state: &State, uri: Uri, pos: Position, new_name: String) ->
                 let from = anchor.rel().to_string();
                 let to = scholia_index::renamed_path(&from, &new_name, "newName")?;
                 let mut plan = index.plan_rename(&from, &to, "newName", &texts)?;
+                refuse_unread(&plan.unread, &from)?;
                 retitle(&mut plan, &texts);
                 Ok((plan.edits, Some((plan.from, plan.to))))
             }
@@ -239,6 +246,23 @@ pub async fn rename(state: &State, uri: Uri, pos: Position, new_name: String) ->
     .await
     .map_err(|e| errors::rpc(&e))?;
     Ok(Some(workspace_edit(state, plan.0, &versions, plan.1)))
+}
+
+/// A rename or move is refused when a note that links to what moves cannot be read whole: its
+/// links would be left behind.
+fn refuse_unread(unread: &[(String, String)], what: &str) -> Result<(), scholia_base::Error> {
+    if unread.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = unread.iter().map(|(p, why)| format!("`{p}` ({why})")).collect();
+    Err(scholia_base::Error::new(
+        "CONFLICT",
+        scholia_base::ErrorKind::Conflict,
+        format!(
+            "`{what}` cannot be renamed: the links to it could not be rewritten in {}",
+            list.join(", ")
+        ),
+    ))
 }
 
 /// The edits of a rename, and the file renamed (`from`, `to`) when a note is.
@@ -336,6 +360,7 @@ pub async fn will_rename_files(state: &State, params: RenameFilesParams) -> RpcR
         ) else {
             continue;
         };
+        scholia_vault::naming::check_path("newUri", &new_rel).map_err(|e| errors::rpc(&e.into()))?;
         if scholia_vault::paths::has_note_extension(&old) {
             moves.push((old_rel, new_rel));
         } else {
@@ -357,21 +382,10 @@ pub async fn will_rename_files(state: &State, params: RenameFilesParams) -> RpcR
     let texts = state.snapshot(index.clone());
     let versions: HashMap<String, i32> = texts.open.iter().map(|(r, (_, v))| (r.clone(), *v)).collect();
     let edits = scholia_base::blocking(move || -> Result<Vec<NoteEdits>, scholia_base::Error> {
-        let mut all: Vec<NoteEdits> = Vec::new();
-        for (from, to) in moves {
-            let plan = index.plan_rename(&from, &to, "newUri", &texts)?;
-            for e in plan.edits {
-                match all.iter_mut().find(|a| a.rel == e.rel) {
-                    // Two moved notes linked from one note: its edits merge (they never overlap).
-                    Some(a) => {
-                        a.edits.extend(e.edits);
-                        a.edits.sort_by_key(|(r, _)| r.start);
-                    }
-                    None => all.push(e),
-                }
-            }
-        }
-        Ok(all)
+        let plan = index.plan_moves(&moves, &texts)?;
+        let what = moves.first().map(|(f, _)| f.clone()).unwrap_or_default();
+        refuse_unread(&plan.unread, &what)?;
+        Ok(plan.edits)
     })
     .await
     .map_err(|e| errors::rpc(&e))?;
@@ -416,7 +430,7 @@ pub async fn hover(state: &State, uri: Uri, pos: Position) -> RpcResult<Option<H
         let target = if l.target.trim().is_empty() {
             rel.clone()
         } else {
-            match index.resolve_link(&l.target, Some(&rel))? {
+            match index.resolve_parsed(&l, &rel)? {
                 Some(n) => n.path,
                 None => return Ok(Some(format!("No note named `{}` in the vault.", l.target.trim()))),
             }

@@ -89,8 +89,9 @@ pub async fn definition(state: &State, uri: Uri, pos: Position) -> RpcResult<Opt
     } else {
         let Some(index) = state.index() else { return Ok(None) };
         let from = state.rel(&uri).await;
-        let target = link.target.clone();
-        let Some(found) = query(index, move |i| i.resolve_link(&target, from.as_deref())).await? else {
+        let parsed_link = link.clone();
+        let from = from.unwrap_or_default();
+        let Some(found) = query(index, move |i| i.resolve_parsed(&parsed_link, &from)).await? else {
             return Ok(None);
         };
         let Some(target_uri) = state.uri_of(&found.path) else {

@@ -97,26 +97,74 @@ impl Policy {
     }
 }
 
-const INSTRUCTIONS: &str = "scholia gives you the user's Markdown vault and research tools.\n\
-- Vault first: find_notes (full-text search, instant and free), read_note (a note or one section, in pages), \
-list_notes (by folder or tag), backlinks (the notes linking to one, with their lines). Notes are also \
-resources at note:///<path>.\n\
-- Editing: read_note(outline=true) gives the headings and the note's hash; edit_note replaces, appends to or \
-prepends to one section (or sets front-matter fields) against that hash (a note changed since is refused with \
-CONFLICT: read again); create_note makes a new note (from a template of the vault); move_note renames or moves \
-one and rewrites every link to it.\n\
-- research_note writes cited findings into a note's `## Research` section (web + vault; offline without an LLM); \
-read the result with read_note(path, heading=\"Research\").\n\
-- For questions beyond the vault: `search` asks Perplexity Sonar — sonar (fast, cheap), sonar-pro (multi-step), \
-sonar-reasoning-pro (reasoning), sonar-deep-research (exhaustive, minutes, most expensive); deep_search runs \
-multi-round research with verification (minutes). Both can write their answer into a note with `note`.\n\
-- fetch_page reads one web page as Markdown.\n\
-- Background research that outlives the call: start_deep_research (Gemini Deep Research with GEMINI_API_KEY, \
-else scholia's deep search; or, with `note`, deep research written into that note) answers a task_id at once; \
-check_research_status, get_research_results, cancel_research and save_research_to_markdown follow it; \
-estimate_research_cost says what Gemini will cost before you start (it costs real money).\n\
-Prefer the vault when the user's own notes may answer; use the web tools for what they do not hold. Long tools \
-report progress and stop when the request is cancelled; a cancelled run changes no note.";
+/// What an agent is told of each tool, in the table's order; only the tools a server offers
+/// are named (a `--tools` or `--read-only` server advertises nothing it refuses).
+const TOOL_HINTS: &[(&str, &str)] = &[
+    ("find_notes", "full-text search of the vault, instant and free"),
+    (
+        "read_note",
+        "a note or one section, in pages; with outline=true the headings and the note's hash",
+    ),
+    ("list_notes", "notes by folder or tag"),
+    ("backlinks", "the notes linking to one, with their lines"),
+    (
+        "edit_note",
+        "replace, append to or prepend to one section (or set front-matter fields) against the hash read_note gave; a note changed since is refused with CONFLICT: read again",
+    ),
+    (
+        "create_note",
+        "a new note (from a template of the vault); never replaces one",
+    ),
+    (
+        "move_note",
+        "rename or move a note or a folder and rewrite every link to it, all or nothing",
+    ),
+    (
+        "research_note",
+        "writes cited findings into a note's `## Research` section (web + vault; offline without an LLM); read them with read_note(path, heading=\"Research\")",
+    ),
+    (
+        "search",
+        "asks Perplexity Sonar: sonar (fast, cheap), sonar-pro (multi-step), sonar-reasoning-pro (reasoning), sonar-deep-research (exhaustive, minutes, most expensive); with `note` it writes the answer into that note",
+    ),
+    (
+        "deep_search",
+        "multi-round research with verification (minutes); with `note` it writes the answer into that note",
+    ),
+    ("fetch_page", "one web page as Markdown"),
+    (
+        "start_deep_research",
+        "background research that outlives the call (Gemini Deep Research with GEMINI_API_KEY, else scholia's deep search; with `note`, deep research written into that note); answers a task_id at once",
+    ),
+    ("check_research_status", "where a background task is"),
+    ("get_research_results", "a finished task's report and sources"),
+    ("cancel_research", "stops a task here and at the provider"),
+    (
+        "estimate_research_cost",
+        "what a Gemini deep research will cost before you start (it costs real money)",
+    ),
+    ("save_research_to_markdown", "a finished report saved as a note"),
+];
+
+/// The server's instructions for the tools in `offered`.
+fn instructions(offered: &[&str]) -> String {
+    let mut out = String::from("scholia gives you the user's Markdown vault and research tools:\n");
+    for (name, hint) in TOOL_HINTS.iter().filter(|(n, _)| offered.contains(n)) {
+        out.push_str(&format!("- {name}: {hint}\n"));
+    }
+    if offered.contains(&"read_note") {
+        out.push_str("Notes are also resources at note:///<path>.\n");
+    }
+    let vault = ["find_notes", "read_note", "list_notes", "backlinks"];
+    let web = ["search", "deep_search", "fetch_page", "start_deep_research"];
+    if vault.iter().any(|t| offered.contains(t)) && web.iter().any(|t| offered.contains(t)) {
+        out.push_str(
+            "Prefer the vault when the user's own notes may answer; use the web tools for what they do not hold. ",
+        );
+    }
+    out.push_str("Long tools report progress and stop when the request is cancelled; a cancelled run changes no note.");
+    out
+}
 
 /// The server's state: one engine and what it hosts (the vault it serves, the task runner).
 #[derive(Clone)]
@@ -140,6 +188,23 @@ impl Scholia {
             policy: Arc::new(policy),
             scope: Arc::new(scope),
         }
+    }
+
+    /// Notes are resources only where `read_note` is offered: the tool list decides what a
+    /// client may read, through tools or resources alike.
+    fn offers_resources(&self) -> bool {
+        self.tools().iter().any(|t| t.name() == "read_note")
+    }
+
+    fn no_resources(&self) -> ErrorData {
+        let offered: Vec<&str> = self.tools().iter().map(|t| t.name()).collect();
+        ErrorData::invalid_params(
+            format!(
+                "this server offers no note resources (they come with the read_note tool); tools: {}",
+                offered.join(", ")
+            ),
+            None,
+        )
     }
 
     /// A read-only server refuses what would write a note.
@@ -287,8 +352,12 @@ const RESOURCES_PER_PAGE: usize = 200;
 
 impl ServerHandler for Scholia {
     fn get_info(&self) -> InitializeResult {
-        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
-            .with_instructions(INSTRUCTIONS);
+        let names: Vec<&str> = self.tools().iter().map(|t| t.name()).collect();
+        let capabilities = match self.offers_resources() {
+            true => ServerCapabilities::builder().enable_tools().enable_resources().build(),
+            false => ServerCapabilities::builder().enable_tools().build(),
+        };
+        let mut info = InitializeResult::new(capabilities).with_instructions(instructions(&names));
         info.server_info = Implementation::new("scholia", env!("CARGO_PKG_VERSION")).with_title("scholia");
         info
     }
@@ -335,6 +404,9 @@ impl ServerHandler for Scholia {
         request: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        if !self.offers_resources() {
+            return Ok(ListResourcesResult::with_all_items(Vec::new()));
+        }
         let offset = match request.and_then(|r| r.cursor) {
             None => 0,
             Some(c) => c
@@ -368,6 +440,9 @@ impl ServerHandler for Scholia {
         _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        if !self.offers_resources() {
+            return Ok(ListResourceTemplatesResult::with_all_items(Vec::new()));
+        }
         Ok(ListResourceTemplatesResult::with_all_items(vec![
             ResourceTemplate::new("note:///{path}", "note")
                 .with_title("A note of the vault")
@@ -381,6 +456,9 @@ impl ServerHandler for Scholia {
         request: ReadResourceRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if !self.offers_resources() {
+            return Err(self.no_resources());
+        }
         let fail = |e: Error| ErrorData::invalid_params(e.message, None);
         let path = note_path(&request.uri).map_err(fail)?;
         let vault = self.vault().await.map_err(fail)?;

@@ -203,6 +203,14 @@ async fn hostile_pages_are_read_within_the_deadline() {
             "stray",
             format!("<html><body>{}</body></html>", "<div></i>".repeat(100_000)),
         ),
+        // Each `</p>` that closes nothing makes an empty paragraph element.
+        (
+            "stray-p",
+            format!(
+                "<html><body><h1>T</h1>{}<p>hello</p></body></html>",
+                "</p>".repeat(200_000)
+            ),
+        ),
     ];
     for (name, html) in &hostile {
         std::fs::create_dir_all(pages.path().join(name)).unwrap();
@@ -229,6 +237,61 @@ async fn hostile_pages_are_read_within_the_deadline() {
             started.elapsed()
         );
     }
+}
+
+/// A deadline stops the work, not only the wait: a page within every bound that takes its
+/// reader many seconds (12 s in a debug build) is read in a child process that the deadline
+/// kills; the fetch's whole CPU time, the reader's included, stays near the deadline.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deadline_stops_the_work() {
+    let pages = tempfile::tempdir().unwrap();
+    let slow = format!(
+        "<html><body>{}{}{}</body></html>",
+        "<div><span>a</span>".repeat(250),
+        (0..45_000).map(|i| format!("<p>x{i}, y, z.</p>")).collect::<String>(),
+        "</div>".repeat(250)
+    );
+    std::fs::create_dir_all(pages.path().join("slow")).unwrap();
+    std::fs::write(pages.path().join("slow/source.html"), slow).unwrap();
+    let server = scholia_fakes::FakeServer::start(pages.path().to_path_buf(), Default::default(), 0)
+        .await
+        .unwrap();
+    let v = TestVault::empty();
+    let url = format!("{}/pages/slow", server.base());
+    let mut cmd = v.cmd();
+    cmd.env("SCHOLIA_ALLOW_PRIVATE_HOSTS", "1")
+        .env("SCHOLIA_EXTRACT_TIMEOUT_MS", "1500")
+        .args(["fetch", &url])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    #[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its CPU time
+    let (status, cpu, wall, err) = tokio::task::spawn_blocking(move || {
+        let started = Instant::now();
+        let child = cmd.spawn().unwrap();
+        let pid = child.id() as libc::pid_t;
+        let mut status = 0;
+        // SAFETY: a zeroed rusage is a valid out-parameter; wait4 reaps our own child (its CPU
+        // time includes the reader it waited for after killing it).
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        assert_eq!(r, pid);
+        let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.unwrap(), &mut err).unwrap();
+        (
+            status,
+            secs(usage.ru_utime) + secs(usage.ru_stime),
+            started.elapsed(),
+            err,
+        )
+    })
+    .await
+    .unwrap();
+    assert_ne!(status, 0, "{err}");
+    assert!(err.contains("reading the page took longer than"), "{err}");
+    assert!(wall < Duration::from_secs(5), "{wall:?}");
+    assert!(cpu < 4.0, "the reader went on after the deadline: {cpu:.2} s of CPU");
 }
 
 /// 7. A billion laughs in a note's frontmatter: indexed without it, with a warning.

@@ -438,7 +438,7 @@ mod properties {
                 }
                 // The outline outside the section.
                 let new_range = section::find(&new, "Research", 2).unwrap();
-                prop_assert_eq!(outline(&new, new_range), old_outline.clone());
+                prop_assert_eq!(outline(&new, new_range), old_outline.clone(), "{:?}", new);
                 // The disk writer writes exactly that; the editor's minimal edit makes it.
                 let path = dir.path().join("n.md");
                 std::fs::write(&path, &text).unwrap();

@@ -26,7 +26,7 @@ const VAULT: &[(&str, &str)] = &[
 ];
 
 /// The LSP position of the first occurrence of `needle` (plus `skip` characters) in `text`.
-fn pos(text: &str, needle: &str, skip: usize) -> Value {
+pub(crate) fn pos(text: &str, needle: &str, skip: usize) -> Value {
     let at = text.find(needle).unwrap_or_else(|| panic!("{needle} not in {text}")) + skip;
     let line = text[..at].matches('\n').count();
     let col: usize = text[text[..at].rfind('\n').map_or(0, |i| i + 1)..at]
@@ -42,7 +42,7 @@ async fn open(c: &mut LspClient, v: &TestVault, rel: &str) -> (String, String) {
 }
 
 /// `rel:line` of each location, sorted.
-fn places(v: &TestVault, locations: &Value) -> Vec<String> {
+pub(crate) fn places(v: &TestVault, locations: &Value) -> Vec<String> {
     let root = file_uri(&v.root);
     let mut out: Vec<String> = locations
         .as_array()

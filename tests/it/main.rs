@@ -21,3 +21,5 @@ mod related;
 mod research;
 mod sonar;
 mod tasks;
+mod writes;
+mod writes_lsp;

@@ -28,20 +28,15 @@ pub enum WriteError {
 impl Coded for WriteError {
     fn code(&self) -> &'static str {
         match self {
-            WriteError::Disk(disk::WriteError::Read(e)) => e.code(),
-            WriteError::Disk(disk::WriteError::Edit(e)) => e.code(),
-            WriteError::Disk(disk::WriteError::Io { .. }) => "WRITE_FAILED",
-            WriteError::Disk(disk::WriteError::ReadOnly(_)) => "READ_ONLY_NOTE",
-            WriteError::Disk(disk::WriteError::Contended(_)) | WriteError::EditorRejected => "NOTE_CHANGING",
+            WriteError::Disk(e) => e.code(),
+            WriteError::EditorRejected => "NOTE_CHANGING",
             WriteError::EditorTimeout | WriteError::EditorRefused(_) => "EDITOR_REFUSED",
         }
     }
 
     fn kind(&self) -> ErrorKind {
         match self {
-            WriteError::Disk(disk::WriteError::Read(e)) => e.kind(),
-            WriteError::Disk(disk::WriteError::Edit(e)) => e.kind(),
-            WriteError::Disk(disk::WriteError::Io { .. } | disk::WriteError::ReadOnly(_)) => ErrorKind::Io,
+            WriteError::Disk(e) => e.kind(),
             _ => ErrorKind::Conflict,
         }
     }
@@ -77,7 +72,7 @@ pub struct DiskWriter;
 impl DiskWriter {
     /// The blocking write, for callers already off the runtime.
     pub fn write_blocking(note: &NotePath, edit: &SectionEdit) -> Result<bool, WriteError> {
-        let outcome = disk::update_note(&note.abs, |text| edit.apply(text))?;
+        let outcome = disk::update_note_as(&note.abs, &note.rel, |text| edit.apply(text))?;
         Ok(matches!(outcome, WriteOutcome::Written { .. }))
     }
 }
@@ -85,7 +80,11 @@ impl DiskWriter {
 impl NoteWriter for DiskWriter {
     fn read<'a>(&'a self, note: &'a NotePath) -> BoxFuture<'a, Result<String, WriteError>> {
         let path = note.abs.clone();
-        Box::pin(async move { scholia_base::spawn_blocking(move || Ok(scholia_vault::read::read_note(&path)?)).await })
+        let rel = note.rel.clone();
+        Box::pin(async move {
+            scholia_base::spawn_blocking(move || Ok(scholia_vault::read::read_note(&path).map_err(|e| e.named(&rel))?))
+                .await
+        })
     }
 
     fn write<'a>(&'a self, note: &'a NotePath, edit: &'a SectionEdit) -> BoxFuture<'a, Result<bool, WriteError>> {

@@ -8,12 +8,12 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::VaultSession;
 use super::refs::{Anchor, IndexTexts};
-use super::{NoteEdits, VaultSession};
 use scholia_base::{Error, ErrorKind, Summary, blocking};
 use scholia_vault::note_edit::{self, Mode, NoteEditError, OutlineEntry};
 use scholia_vault::section::SectionError;
-use scholia_vault::write::{WriteError, WriteOutcome, update_note};
+use scholia_vault::write::{WriteError, WriteOutcome, update_note_as};
 
 /// A note's headings with their sizes, and its hash: read this first, then one section.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -105,27 +105,6 @@ impl Summary for Created {
     }
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Moved {
-    pub from: String,
-    pub to: String,
-    pub links_rewritten: usize,
-    /// Notes whose links were rewritten.
-    pub notes: Vec<String>,
-}
-
-impl Summary for Moved {
-    fn summary(&self) -> String {
-        format!(
-            "moved {} to {}; {} links in {} notes rewritten",
-            self.from,
-            self.to,
-            self.links_rewritten,
-            self.notes.len()
-        )
-    }
-}
-
 /// One line of a note that links to another.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct LinkLine {
@@ -208,6 +187,16 @@ impl VaultSession {
             .map(str::trim)
             .filter(|h| !h.is_empty())
             .map(str::to_string);
+        match &target {
+            EditTarget::Section { content, .. } => no_nul("content", content)?,
+            EditTarget::Frontmatter { fields } => {
+                for (k, v) in fields {
+                    note_edit::check_key(k)?;
+                    no_nul("frontmatter", k)?;
+                    no_nul(&format!("frontmatter.{k}"), &v.to_string())?;
+                }
+            }
+        }
         if replaces && expected.is_none() {
             return Err(Error::invalid(
                 "expected_hash: required to replace a section or set front matter; read the note first (read_note returns its hash)",
@@ -221,7 +210,7 @@ impl VaultSession {
                 EditTarget::Frontmatter { .. } => ("front matter".to_string(), "set".to_string()),
             };
             let mut shown = what.clone();
-            let outcome = update_note(&note.abs, |text| {
+            let outcome = update_note_as(&note.abs, &note.rel, |text| {
                 let refused = |e: NoteEditError| SectionError::Refused(Box::new(e));
                 if let Some(h) = &expected {
                     note_edit::check_hash(text, h).map_err(refused)?;
@@ -238,7 +227,10 @@ impl VaultSession {
             .map_err(write_error)?;
             let (written, text) = match outcome {
                 WriteOutcome::Written { text, .. } => (true, text),
-                WriteOutcome::Unchanged => (false, scholia_vault::read::read_note(&note.abs)?),
+                WriteOutcome::Unchanged => (
+                    false,
+                    scholia_vault::read::read_note(&note.abs).map_err(|e| e.named(&note.rel))?,
+                ),
             };
             index.touched(&[note.abs.as_path()]);
             Ok(Edited {
@@ -255,11 +247,8 @@ impl VaultSession {
     /// Creates a note at `path` with `content` (after the template's text, when one of the
     /// vault's templates is named); never replaces a file.
     pub async fn create_note(&self, path: &str, content: &str, template: Option<&str>) -> Result<Created, Error> {
-        let rel = new_note_path(path)?;
-        let scope = self.index().scope();
-        if !scope.allows(&rel) {
-            return Err(scope.refuse("path", &rel));
-        }
+        let rel = new_note_path(path, "path")?;
+        no_nul("content", content)?;
         let chars = content.chars().count();
         if chars > MAX_NOTE_CHARS {
             return Err(Error::invalid(format!(
@@ -269,11 +258,22 @@ impl VaultSession {
         let (index, content, template) = (self.index().clone(), content.to_string(), template.map(str::to_string));
         blocking(move || {
             let root = index.vault().root().to_path_buf();
+            let exists = || {
+                Error::new(
+                    "NOTE_EXISTS",
+                    ErrorKind::Conflict,
+                    format!("path: `{rel}` already exists; create_note never replaces a note (edit it with edit_note)"),
+                )
+            };
+            if std::fs::symlink_metadata(root.join(&rel)).is_ok() {
+                return Err(exists());
+            }
+            index.check_destination("path", &rel, None)?;
             let body = match &template {
                 Some(t) => {
-                    let text = read_template(&root, t)?;
+                    let text = super::templates::read(&root, &index.scope(), t)?;
                     let title = scholia_vault::stem(&rel);
-                    let filled = fill_template(&text, title);
+                    let filled = super::templates::fill(&text, title);
                     if content.is_empty() {
                         filled
                     } else {
@@ -305,60 +305,6 @@ impl VaultSession {
                 hash: note_edit::hash(&body),
                 path: rel,
                 template,
-            })
-        })
-        .await
-    }
-
-    /// Moves or renames a note and rewrites every link to it (the language server's rename
-    /// plan); refused when the destination exists or its name is another note's.
-    pub async fn move_note(&self, from: &str, to: &str) -> Result<Moved, Error> {
-        let note = self.resolve_async(from).await?;
-        let to_rel = new_note_path(to)?;
-        let scope = self.index().scope();
-        if !scope.allows(&to_rel) {
-            return Err(scope.refuse("to", &to_rel));
-        }
-        let index = self.index().clone();
-        blocking(move || {
-            let plan = index.plan_rename(&note.rel, &to_rel, "to", &IndexTexts(&index))?;
-            let root = index.vault().root().to_path_buf();
-            let dest = root.join(&to_rel);
-            if let Some(parent) = dest.parent() {
-                scholia_vault::confine::ConfinedDir::new("to", &parent.display().to_string(), &root, &[&root])?;
-                std::fs::create_dir_all(parent).map_err(|e| io(&to_rel, e))?;
-            }
-            if dest.exists() && !to_rel.eq_ignore_ascii_case(&note.rel) {
-                return Err(Error::new(
-                    "CONFLICT",
-                    ErrorKind::Conflict,
-                    format!("to: `{to_rel}` already exists"),
-                ));
-            }
-            // The note first (its own links edited where it now is), then the notes linking it.
-            std::fs::rename(&note.abs, &dest).map_err(|e| io(&to_rel, e))?;
-            let mut touched = vec![note.abs.clone(), dest.clone()];
-            let mut rewritten = 0;
-            let mut notes = Vec::new();
-            for e in &plan.edits {
-                let rel = if e.rel == note.rel {
-                    to_rel.clone()
-                } else {
-                    e.rel.clone()
-                };
-                let abs = root.join(&rel);
-                apply_edits(&abs, e).map_err(write_error)?;
-                rewritten += e.edits.len();
-                notes.push(rel);
-                touched.push(abs);
-            }
-            let paths: Vec<&Path> = touched.iter().map(|p| p.as_path()).collect();
-            index.touched(&paths);
-            Ok(Moved {
-                from: note.rel,
-                to: to_rel,
-                links_rewritten: rewritten,
-                notes,
             })
         })
         .await
@@ -397,27 +343,21 @@ impl VaultSession {
     }
 }
 
-/// A rename plan's edits of one note, applied to the file as it is now: refused (nothing
-/// written) when the note changed since the plan read it.
-fn apply_edits(abs: &Path, e: &NoteEdits) -> Result<(), WriteError> {
-    update_note(abs, |text| {
-        if text != e.text {
-            return Err(SectionError::Refused(Box::new(NoteEditError::Conflict {
-                expected: note_edit::hash(&e.text),
-                current: note_edit::hash(text),
-            })));
-        }
-        Ok(e.applied())
-    })
-    .map(|_| ())
+/// Notes are text: a NUL byte would make one unreadable (it would drop out of search and
+/// links), so none is written.
+fn no_nul(field: &str, text: &str) -> Result<(), Error> {
+    match text.find('\0') {
+        None => Ok(()),
+        Some(at) => Err(Error::invalid(format!(
+            "{field}: holds a NUL byte (U+0000) at character {}; notes are text: remove it",
+            text[..at].chars().count()
+        ))),
+    }
 }
 
-fn io(rel: &str, e: std::io::Error) -> Error {
-    Error::new("WRITE_FAILED", ErrorKind::Io, format!("{rel}: {e}"))
-}
-
-/// A vault path for a new note: relative, no `..`, a note extension (`.md` added when none).
-fn new_note_path(path: &str) -> Result<String, Error> {
+/// A vault path for a new note (`field` names the argument): relative, no `..`, nothing links
+/// cannot name, a note extension (`.md` added when none).
+pub(crate) fn new_note_path(path: &str, field: &'static str) -> Result<String, Error> {
     let p = path.trim().trim_start_matches("./");
     let bad = p.is_empty()
         || Path::new(p).is_absolute()
@@ -426,76 +366,20 @@ fn new_note_path(path: &str) -> Result<String, Error> {
             .any(|c| c.is_empty() || c == "." || c == ".." || c.starts_with('.'));
     if bad {
         return Err(Error::invalid(format!(
-            "path: `{path}` is not valid; valid: a note path relative to the vault, e.g. `Projects/Koji.md`"
+            "{field}: `{}` is not valid; valid: a note path relative to the vault, e.g. `Projects/Koji.md`",
+            path.escape_debug()
         )));
     }
+    scholia_vault::naming::check_path(field, p)?;
     let has_ext = scholia_vault::paths::has_note_extension(Path::new(p));
     let ext = Path::new(p).extension().and_then(|e| e.to_str());
     match (has_ext, ext) {
         (true, _) => Ok(p.to_string()),
         (false, Some(e)) if e.chars().all(|c| c.is_ascii_alphabetic()) && e.len() <= 5 => Err(Error::invalid(format!(
-            "path: `.{e}` files are not notes; valid extensions: .md, .markdown, .txt"
+            "{field}: `.{e}` files are not notes; valid extensions: .md, .markdown, .txt"
         ))),
         _ => Ok(format!("{p}.md")),
     }
-}
-
-/// The vault's templates folder: Obsidian's Templates setting, else `Templates` or `templates`.
-fn templates_folder(root: &Path) -> Option<String> {
-    let configured = std::fs::read_to_string(root.join(".obsidian/templates.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .and_then(|v| v["folder"].as_str().map(|f| f.trim_matches('/').to_string()))
-        .filter(|f| !f.is_empty());
-    configured.or_else(|| {
-        ["Templates", "templates", "_templates"]
-            .iter()
-            .find(|f| root.join(f).is_dir())
-            .map(|f| f.to_string())
-    })
-}
-
-fn read_template(root: &Path, name: &str) -> Result<String, Error> {
-    let Some(folder) = templates_folder(root) else {
-        return Err(Error::invalid(format!(
-            "template: `{name}` cannot be used: the vault has no templates folder (Obsidian's Templates setting, or a `Templates` folder)"
-        )));
-    };
-    let mut names: Vec<String> = std::fs::read_dir(root.join(&folder))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| scholia_vault::paths::has_note_extension(Path::new(n)))
-        .collect();
-    names.sort();
-    let wanted = name.trim().trim_end_matches(".md").to_lowercase();
-    let Some(file) = names.iter().find(|n| scholia_vault::stem(n).to_lowercase() == wanted) else {
-        let valid = if names.is_empty() {
-            format!("none: `{folder}` holds no notes")
-        } else {
-            names
-                .iter()
-                .map(|n| scholia_vault::stem(n).to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        return Err(Error::invalid(format!(
-            "template: `{name}` is not a template of the vault; valid: {valid}"
-        )));
-    };
-    let path = root.join(&folder).join(file);
-    Ok(scholia_vault::read::read_note(&path)?)
-}
-
-/// Obsidian's core template variables: `{{title}}`, `{{date}}`, `{{time}}` (default formats).
-fn fill_template(text: &str, title: &str) -> String {
-    let now = time::OffsetDateTime::now_utc();
-    let date = format!("{:04}-{:02}-{:02}", now.year(), now.month() as u8, now.day());
-    let clock = format!("{:02}:{:02}", now.hour(), now.minute());
-    text.replace("{{title}}", title)
-        .replace("{{date}}", &date)
-        .replace("{{time}}", &clock)
 }
 
 #[cfg(test)]
@@ -504,7 +388,7 @@ mod tests {
 
     #[test]
     fn new_note_paths() {
-        let check = |p: &str, expected: Result<&str, &str>| match (new_note_path(p), expected) {
+        let check = |p: &str, expected: Result<&str, &str>| match (new_note_path(p, "path"), expected) {
             (Ok(got), Ok(want)) => assert_eq!(got, want, "{p}"),
             (Err(e), Err(want)) => assert!(e.message.contains(want), "{p}: {}", e.message),
             (got, want) => panic!("{p}: {got:?} vs {want:?}"),
@@ -516,11 +400,11 @@ mod tests {
         check("/etc/x.md", Err("not valid"));
         check(".obsidian/x.md", Err("not valid"));
         check("photo.png", Err("`.png` files are not notes"));
-    }
-
-    #[test]
-    fn templates_are_filled() {
-        let t = fill_template("# {{title}}\nCreated {{date}}", "Koji");
-        assert!(t.starts_with("# Koji\nCreated 20"), "{t}");
+        check("Kom#bucha.md", Err("`#`, which links cannot name"));
+        check("Kom|bucha", Err("`|`"));
+        check("]]", Err("`]`"));
+        check("a^b", Err("`^`"));
+        check("a[b.md", Err("`[`"));
+        check("a\nb.md", Err("`\\n`"));
     }
 }

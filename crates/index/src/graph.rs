@@ -26,6 +26,50 @@ pub fn link_key(target: &str) -> Option<String> {
     Some(key.to_string())
 }
 
+/// What a link asks for, in the order it is tried: a note by name (as wikilinks name them:
+/// by path, file name or alias), or the note at exactly a vault path (a Markdown link's path,
+/// relative to the linking note or from the vault's root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Want {
+    Named(String),
+    Path(String),
+}
+
+impl Want {
+    pub(crate) fn key(&self) -> &str {
+        match self {
+            Want::Named(k) | Want::Path(k) => k,
+        }
+    }
+}
+
+/// What `link`, in the note `from`, asks for (empty for a same-note link).
+pub(crate) fn wants(link: &scholia_vault::parse::Link, from: &str) -> Vec<Want> {
+    if !link.is_markdown() {
+        return link_key(&link.target).map(Want::Named).into_iter().collect();
+    }
+    use scholia_vault::mdlink::Form;
+    scholia_vault::mdlink::candidates(from, &link.target)
+        .into_iter()
+        .filter_map(|form| match form {
+            Form::Name(p) => link_key(&p).map(Want::Named),
+            Form::Relative(p) | Form::Absolute(p) => link_key(&p).map(Want::Path),
+        })
+        .collect()
+}
+
+/// The link keys a note's `links` are indexed under (each link's every candidate, so a
+/// Markdown link is found whichever it resolves to), distinct, in order.
+pub(crate) fn link_keys(links: &[scholia_vault::parse::Link], from: &str) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for want in links.iter().flat_map(|l| wants(l, from)) {
+        if !keys.iter().any(|k| k == want.key()) {
+            keys.push(want.key().to_string());
+        }
+    }
+    keys
+}
+
 /// The notes each link key names, ranked as links resolve ([`crate::names::Named`]), read
 /// once per key for many linking notes: a key of a vault copied sixteen times names sixteen
 /// notes, one per folder, and was looked up again from each.
@@ -72,6 +116,35 @@ impl VaultIndex {
                     }
                     let resolves_here = !shared || ranked.pick(Some(&source)).is_some_and(|(p, _)| p == rel);
                     if resolves_here {
+                        out.push(source);
+                    }
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Notes outside this server's folders whose links lead to `rel`, as the whole vault
+    /// resolves them (empty for a server of the whole vault): what a move from here would
+    /// break without being able to rewrite.
+    pub fn linking_from_outside(&self, rel: &str) -> Result<Vec<String>, IndexError> {
+        let allowed = self.scope();
+        if allowed.is_whole_vault() {
+            return Ok(Vec::new());
+        }
+        let whole = crate::Scope::default();
+        let searcher = self.searcher();
+        let mut out: Vec<String> = Vec::new();
+        for key in self.keys_of(&searcher, rel)? {
+            let named = self.paths_with(&searcher, &Term::from_field_text(self.fields.key, &key))?;
+            let ranked = crate::names::Named::in_scope(&whole, &named, &key);
+            for field in [self.fields.links, self.fields.research_links] {
+                for (source, _) in self.paths_with(&searcher, &Term::from_field_text(field, &key))? {
+                    if source == rel || out.contains(&source) || allowed.allows(&source) {
+                        continue;
+                    }
+                    if ranked.pick(Some(&source)).is_some_and(|(p, _)| p == rel) || named.len() <= 1 {
                         out.push(source);
                     }
                 }

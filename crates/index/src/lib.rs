@@ -13,17 +13,20 @@ mod fixture;
 pub mod fresh;
 mod graph;
 mod merges;
+mod moves;
 mod names;
 mod notes;
 mod problems;
 mod refs;
 mod related;
+mod relocate;
 pub mod schema;
 mod scope;
 mod search;
 mod session;
 mod symbols;
 mod sync;
+mod templates;
 pub mod tokenizer;
 mod watch;
 
@@ -37,15 +40,17 @@ use tantivy::directory::{Directory, MmapDirectory};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyError, Term};
 
 pub use background::Check;
-pub use edits::{Backlink, Backlinks, Created, EditTarget, Edited, LinkLine, Moved, NoteOutline};
+pub use edits::{Backlink, Backlinks, Created, EditTarget, Edited, LinkLine, NoteOutline};
 pub use graph::{LinkScope, link_key};
+pub use moves::{MovePlan, RenamePlan};
 pub use notes::{NoteContent, NoteList, PAGE_CHARS};
 pub use problems::{LinkProblem, Problem};
 pub use refs::{
-    Anchor, IndexTexts, NoteEdits, NoteLinks, RenameError, RenamePlan, Texts, heading_text_range, last_heading,
-    raw_target, renamed_path, same_heading,
+    Anchor, IndexTexts, NoteEdits, NoteLinks, RenameError, Texts, Unread, heading_text_range, last_heading, raw_target,
+    renamed_path, same_heading,
 };
 pub use related::{Evidence, Likeness, Related, Signals, Terms};
+pub use relocate::{Moved, NotRewritten};
 pub use schema::Outline;
 pub use scope::Scope;
 pub use search::{Hit, NoteInfo, NoteRef, SearchResults, Symbol, SymbolKind};

@@ -259,6 +259,17 @@ impl VaultIndex {
         Ok(Named::new(self, &found, key).pick(from).cloned())
     }
 
+    /// The note at exactly the vault path `key` (a [`crate::link_key`]: lower-cased, without
+    /// extension), as a Markdown link's path names it.
+    pub(crate) fn path_of_key(&self, searcher: &Searcher, key: &str) -> Result<Option<String>, IndexError> {
+        let scope = self.scope();
+        let found = self.paths_with(searcher, &Term::from_field_text(self.fields.key, key))?;
+        Ok(found.into_iter().map(|(p, _)| p).filter(|p| scope.allows(p)).find(|p| {
+            let without_ext = p.rsplit_once('.').map(|(x, _)| x).unwrap_or(p);
+            without_ext.chars().flat_map(char::to_lowercase).eq(key.chars())
+        }))
+    }
+
     /// The words of `text` that best characterise it against the rest of the vault (tf·idf
     /// over the body field), keeping only words some other note contains. `note` is the
     /// note's own path, which does not count.
@@ -348,7 +359,11 @@ pub(crate) struct Named<'a> {
 
 impl<'a> Named<'a> {
     pub fn new(index: &VaultIndex, found: &'a [(String, DocAddress)], key: &str) -> Named<'a> {
-        let scope = index.scope();
+        Named::in_scope(&index.scope(), found, key)
+    }
+
+    /// [`Named::new`] as a server confined to `scope` sees it.
+    pub fn in_scope(scope: &crate::Scope, found: &'a [(String, DocAddress)], key: &str) -> Named<'a> {
         let mut ranked: Vec<_> = found
             .iter()
             .filter(|(p, _)| scope.allows(p))

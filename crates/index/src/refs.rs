@@ -9,11 +9,17 @@ use tantivy::Searcher;
 
 use super::graph::{LinkScope, link_key};
 use super::{IndexError, VaultIndex};
+use scholia_vault::naming::NOT_IN_NAMES;
 use scholia_vault::parse::{self, Link};
 
-/// Where notes' texts come from: an editor's open buffers first, else the files.
+/// Where notes' texts come from: an editor's open buffers first, else the files (whole: links
+/// are found and rewritten to the last byte).
 pub trait Texts: Sync {
-    fn text(&self, rel: &str) -> Option<String>;
+    /// The note's whole text, or why it cannot be read.
+    fn read(&self, rel: &str) -> Result<String, String>;
+    fn text(&self, rel: &str) -> Option<String> {
+        self.read(rel).ok()
+    }
     /// Notes open in an editor: searched whatever the index says (it lags a keystroke).
     fn open(&self) -> Vec<String>;
 }
@@ -22,13 +28,16 @@ pub trait Texts: Sync {
 pub struct IndexTexts<'a>(pub &'a VaultIndex);
 
 impl Texts for IndexTexts<'_> {
-    fn text(&self, rel: &str) -> Option<String> {
-        self.0.note_text(rel)
+    fn read(&self, rel: &str) -> Result<String, String> {
+        self.0.note_text_whole(rel)
     }
     fn open(&self) -> Vec<String> {
         scholia_base::lock(&self.0.overlays).keys().cloned().collect()
     }
 }
+
+/// Notes that could not be read, with why: `(path, reason)`.
+pub type Unread = Vec<(String, String)>;
 
 /// What links can point at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,21 +94,6 @@ impl NoteEdits {
     }
 }
 
-/// A note renamed or moved, and every link to it rewritten.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RenamePlan {
-    pub from: String,
-    pub to: String,
-    /// Edits of the notes linking to it (its own self-links included, under `from`).
-    pub edits: Vec<NoteEdits>,
-}
-
-impl RenamePlan {
-    pub fn links_rewritten(&self) -> usize {
-        self.edits.iter().map(|e| e.edits.len()).sum()
-    }
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum RenameError {
     #[error("{field}: empty; give the new name")]
@@ -122,6 +116,10 @@ pub enum RenameError {
         name: String,
         by: String,
     },
+    #[error(
+        "newName: the note already has a heading `{heading}` (line {line}); links to it would then lead to the renamed one; choose another name"
+    )]
+    HeadingTaken { heading: String, line: u32 },
     #[error("`{0}` is not a note of the vault index")]
     NoSuchNote(String),
     #[error("heading `{0}` is not in the note")]
@@ -133,7 +131,7 @@ pub enum RenameError {
 impl scholia_base::Coded for RenameError {
     fn code(&self) -> &'static str {
         match self {
-            RenameError::Exists { .. } | RenameError::NameTaken { .. } => "CONFLICT",
+            RenameError::Exists { .. } | RenameError::NameTaken { .. } | RenameError::HeadingTaken { .. } => "CONFLICT",
             RenameError::NoSuchNote(_) => "NOTE_NOT_FOUND",
             RenameError::Index(e) => e.code(),
             _ => "INVALID_INPUT",
@@ -142,7 +140,9 @@ impl scholia_base::Coded for RenameError {
     fn kind(&self) -> scholia_base::ErrorKind {
         use scholia_base::ErrorKind;
         match self {
-            RenameError::Exists { .. } | RenameError::NameTaken { .. } => ErrorKind::Conflict,
+            RenameError::Exists { .. } | RenameError::NameTaken { .. } | RenameError::HeadingTaken { .. } => {
+                ErrorKind::Conflict
+            }
             RenameError::NoSuchNote(_) => ErrorKind::InvalidInput,
             RenameError::Index(e) => e.kind(),
             _ => ErrorKind::InvalidInput,
@@ -150,8 +150,6 @@ impl scholia_base::Coded for RenameError {
     }
 }
 
-/// Characters a wikilink cannot carry in a note's name.
-const NOT_IN_NAMES: &[char] = &['[', ']', '#', '^', '|', '\\', ':', '*', '"', '<', '>', '?', '\n', '\r'];
 /// Characters a wikilink cannot carry in a heading.
 const NOT_IN_HEADINGS: &[char] = &['[', ']', '#', '^', '|', '\n', '\r'];
 
@@ -207,7 +205,18 @@ impl VaultIndex {
     /// Every link to `anchor` across the vault, per note (the anchor's own note included for
     /// `[[#Heading]]` links), by path.
     pub fn references(&self, anchor: &Anchor, texts: &dyn Texts) -> Result<Vec<NoteLinks>, IndexError> {
+        Ok(self.references_checked(anchor, texts)?.0)
+    }
+
+    /// [`VaultIndex::references`], and the notes that may link there but could not be read,
+    /// with why (a change that rewrites links must not go ahead without them).
+    pub fn references_checked(
+        &self,
+        anchor: &Anchor,
+        texts: &dyn Texts,
+    ) -> Result<(Vec<NoteLinks>, Unread), IndexError> {
         let searcher = self.searcher();
+        let mut unread = Vec::new();
         let rel = anchor.rel();
         let mut candidates = self.linking_to_with(&searcher, rel, LinkScope::All)?;
         // Open buffers the index may not have seen yet: only those that name the note at all.
@@ -220,7 +229,15 @@ impl VaultIndex {
         let mut resolver = Resolver::new(self, &searcher);
         let mut out = Vec::new();
         for source in candidates {
-            let Some(text) = texts.text(&source) else { continue };
+            let text = match texts.read(&source) {
+                Ok(t) => t,
+                Err(why) => {
+                    if indexed.contains(&source) {
+                        unread.push((source, why));
+                    }
+                    continue;
+                }
+            };
             let unseen = source != rel && !indexed.contains(&source);
             // An open buffer whose text the index has already taken says what it links there.
             if unseen && (self.indexed_as(&source, &text) || !names_any(&text, &names)) {
@@ -238,93 +255,30 @@ impl VaultIndex {
                 });
             }
         }
-        Ok(out)
+        Ok((out, unread))
+    }
+
+    /// The note `link` (parsed from the note `from`) leads to: a wikilink as [`Self::resolve_link`]
+    /// resolves it, a Markdown link by its path (relative to `from` first) or file name.
+    pub fn resolve_parsed(
+        &self,
+        link: &scholia_vault::parse::Link,
+        from: &str,
+    ) -> Result<Option<crate::NoteRef>, IndexError> {
+        let searcher = self.searcher();
+        let Some(path) = Resolver::new(self, &searcher).target(link, from) else {
+            return Ok(None);
+        };
+        let Some(addr) = self.doc_of(&searcher, &path)? else {
+            return Ok(None);
+        };
+        let outline = self.stored(&searcher, addr)?.1;
+        Ok(Some(crate::NoteRef { path, outline }))
     }
 
     /// How many notes link to `rel` (any of its headings and blocks too), from the index.
     pub fn backlink_count(&self, rel: &str) -> Result<usize, IndexError> {
         Ok(self.linking_to(rel, LinkScope::All)?.len())
-    }
-
-    /// The edits that rename the note `from` to the vault path `to`: every link naming it by
-    /// file name or path rewritten (aliases, headings, blocks and embeds kept; links by an
-    /// alias still resolve and are left alone). Refused when `to` exists or its name is
-    /// another note's.
-    pub fn plan_rename(
-        &self,
-        from: &str,
-        to: &str,
-        field: &'static str,
-        texts: &dyn Texts,
-    ) -> Result<RenamePlan, RenameError> {
-        let searcher = self.searcher();
-        if self.doc_of(&searcher, from)?.is_none() {
-            return Err(RenameError::NoSuchNote(from.to_string()));
-        }
-        if !scholia_vault::paths::has_note_extension(std::path::Path::new(to)) {
-            return Err(RenameError::BadName {
-                field,
-                name: to.to_string(),
-                chars: "an extension that is not a note's (.md, .markdown, .txt)".into(),
-            });
-        }
-        let same_file = to.eq_ignore_ascii_case(from);
-        let exists = self.vault().abs(to).exists() || self.doc_of(&searcher, to)?.is_some();
-        if exists && !same_file {
-            return Err(RenameError::Exists {
-                field,
-                to: to.to_string(),
-            });
-        }
-        let new_stem = scholia_vault::stem(to);
-        if let Some(key) = link_key(new_stem)
-            && let Some((by, _)) = self
-                .paths_with(&searcher, &tantivy::Term::from_field_text(self.fields.key, &key))?
-                .into_iter()
-                .find(|(p, _)| p != from)
-        {
-            return Err(RenameError::NameTaken {
-                field,
-                name: new_stem.to_string(),
-                by,
-            });
-        }
-        let from_keys = [
-            link_key(scholia_vault::stem(from)).unwrap_or_default(),
-            link_key(from).unwrap_or_default(),
-        ];
-        let refs = self.references(&Anchor::Note(from.to_string()), texts)?;
-        let mut edits = Vec::new();
-        for note in refs {
-            let mut changes = Vec::new();
-            for link in &note.links {
-                let Some(raw) = raw_target(&note.text, link) else {
-                    continue;
-                };
-                let written = &note.text[raw.clone()];
-                // A link by alias names the note still.
-                if !link_key(written).is_some_and(|k| from_keys.contains(&k)) {
-                    continue;
-                }
-                let new = new_target(written, to);
-                // Moved to another folder under the same name: a link by name still names it.
-                if new != written {
-                    changes.push((raw, new));
-                }
-            }
-            if !changes.is_empty() {
-                edits.push(NoteEdits {
-                    rel: note.rel,
-                    text: note.text,
-                    edits: changes,
-                });
-            }
-        }
-        Ok(RenamePlan {
-            from: from.to_string(),
-            to: to.to_string(),
-            edits,
-        })
     }
 
     /// The edits that rename heading `old` of the note `rel` to `new`: the heading line and
@@ -346,6 +300,15 @@ impl VaultIndex {
             .ok_or_else(|| RenameError::NoSuchNote(rel.to_string()))?;
         let heading_range =
             heading_text_range(&text, old).ok_or_else(|| RenameError::NoSuchHeading(old.to_string()))?;
+        // Another heading of that name would take the links (`[[Note#new]]` finds the first).
+        if !same_heading(old, new)
+            && let Some(taken) = parse::headings(&text).into_iter().find(|h| same_heading(&h.text, new))
+        {
+            return Err(RenameError::HeadingTaken {
+                heading: taken.text,
+                line: taken.line + 1,
+            });
+        }
         let anchor = Anchor::Heading {
             rel: rel.to_string(),
             heading: old.to_string(),
@@ -400,19 +363,53 @@ impl<'a> Resolver<'a> {
 
     /// The path `link` in note `from` resolves to; `from` itself for `[[#Heading]]`.
     pub(crate) fn target(&mut self, link: &Link, from: &str) -> Option<String> {
-        let Some(key) = link_key(&link.target) else {
+        if link.target.trim().is_empty() {
             return Some(from.to_string());
+        }
+        crate::graph::wants(link, from)
+            .iter()
+            .find_map(|want| self.resolve(want, from))
+    }
+
+    /// How a Markdown link in `from` names its note (the first of its readings that resolves),
+    /// and that note.
+    pub(crate) fn markdown_form(&mut self, link: &Link, from: &str) -> Option<(scholia_vault::mdlink::Form, String)> {
+        use crate::graph::Want;
+        use scholia_vault::mdlink::Form;
+        for form in scholia_vault::mdlink::candidates(from, &link.target) {
+            let want = match &form {
+                Form::Name(p) => Want::Named(link_key(p)?),
+                Form::Relative(p) | Form::Absolute(p) => Want::Path(link_key(p)?),
+            };
+            if let Some(found) = self.resolve(&want, from) {
+                return Some((form, found));
+            }
+        }
+        None
+    }
+
+    fn resolve(&mut self, want: &crate::graph::Want, from: &str) -> Option<String> {
+        use crate::graph::Want;
+        let (key, folder) = match want {
+            Want::Named(key) => (
+                key.clone(),
+                from.rsplit_once('/').map(|(d, _)| d).unwrap_or("").to_string(),
+            ),
+            // A path is the same from every folder; `/` keeps it apart from names.
+            Want::Path(key) => (format!("/{key}"), String::new()),
         };
-        let folder = from.rsplit_once('/').map(|(d, _)| d).unwrap_or("").to_string();
         if let Some(hit) = self.cache.get(&(key.clone(), folder.clone())) {
             return hit.clone();
         }
-        let found = self
-            .index
-            .resolve_key_path(self.searcher, &key, Some(from))
-            .ok()
-            .flatten()
-            .map(|(p, _)| p);
+        let found = match want {
+            Want::Named(k) => self
+                .index
+                .resolve_key_path(self.searcher, k, Some(from))
+                .ok()
+                .flatten()
+                .map(|(p, _)| p),
+            Want::Path(k) => self.index.path_of_key(self.searcher, k).ok().flatten(),
+        };
         self.cache.insert((key, folder), found.clone());
         found
     }
@@ -494,24 +491,6 @@ fn inner(text: &str, link: &Link) -> Option<Range<usize>> {
     (open <= close).then(|| link.range.start + open..link.range.start + close)
 }
 
-/// A link target naming `to` as `written` named the old note: a path stays a path (with its
-/// leading `/` and extension if it had them), a file name stays a file name.
-fn new_target(written: &str, to: &str) -> String {
-    let lead = if written.starts_with('/') { "/" } else { "" };
-    let has_ext = scholia_vault::paths::has_note_extension(std::path::Path::new(written));
-    let path = if written.trim_start_matches('/').contains('/') {
-        to.to_string()
-    } else {
-        to.rsplit('/').next().unwrap_or(to).to_string()
-    };
-    let path = if has_ext {
-        path
-    } else {
-        path.rsplit_once('.').map(|(p, _)| p.to_string()).unwrap_or(path)
-    };
-    format!("{lead}{path}")
-}
-
 /// The bytes of a heading's text on its line (`Old` of `## Old ##`), first heading of that
 /// text.
 pub fn heading_text_range(text: &str, heading: &str) -> Option<Range<usize>> {
@@ -558,16 +537,6 @@ mod tests {
         check("see [[#Only heading]]", None, Some("Only heading"));
         check("see [[Old#^block]]", Some("Old"), None);
         check("| a | [[Old\\|alias]] |\n|---|---|\n", Some("Old"), None);
-    }
-
-    #[test]
-    fn new_targets_keep_the_form_written() {
-        let check =
-            |written: &str, to: &str, expected: &str| assert_eq!(new_target(written, to), expected, "{written}");
-        check("Old", "Notes/New.md", "New");
-        check("Old.md", "Notes/New.md", "New.md");
-        check("Notes/Old", "Archive/New.md", "Archive/New");
-        check("/Notes/Old.md", "Archive/New.md", "/Archive/New.md");
     }
 
     #[test]

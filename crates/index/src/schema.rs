@@ -118,6 +118,9 @@ pub struct IndexedNote {
     research: String,
     /// Link keys of the research section's links.
     research_links: Vec<String>,
+    /// Link keys of a note indexed in part: those of the whole note (see
+    /// [`IndexedNote::links_of_whole`]).
+    more_links: Vec<String>,
 }
 
 impl IndexedNote {
@@ -134,7 +137,7 @@ impl IndexedNote {
                 (
                     Some(scholia_vault::parse::parse(&own, scholia_vault::stem(rel))),
                     research.plain_text,
-                    link_keys(&research.links),
+                    crate::graph::link_keys(&research.links, rel),
                 )
             }
             None => (None, String::new(), Vec::new()),
@@ -144,7 +147,14 @@ impl IndexedNote {
             own,
             research,
             research_links,
+            more_links: Vec::new(),
         }
+    }
+
+    /// A note longer than the index reads is searched by its first part, but every link it
+    /// holds counts: backlinks, renames and moves find the links past the cut too.
+    pub fn links_of_whole(&mut self, whole: &str, rel: &str) {
+        self.more_links = crate::graph::link_keys(&scholia_vault::parse::links(whole), rel);
     }
 
     /// Bytes of text the body tokenizer will count for this note (its own text and its
@@ -216,7 +226,10 @@ pub fn document(fields: &Fields, rel: &str, stamp: Stamp, indexed: &IndexedNote)
     for t in &note.tags {
         d.add_text(fields.tags, t);
     }
-    for key in link_keys(&own.links) {
+    for key in crate::graph::link_keys(&own.links, rel) {
+        d.add_text(fields.links, key);
+    }
+    for key in &indexed.more_links {
         d.add_text(fields.links, key);
     }
     for key in &indexed.research_links {
@@ -237,15 +250,4 @@ fn stem_vector(text: &str, title: &str) -> (String, f64) {
     }
     let sum: f64 = counts.values().map(|&n| (1.0 + f64::from(n).ln()).powi(2)).sum();
     (joined, sum.sqrt())
-}
-
-/// The distinct link keys of `links`, in order of first appearance.
-fn link_keys(links: &[scholia_vault::parse::Link]) -> Vec<String> {
-    let mut keys: Vec<String> = Vec::new();
-    for key in links.iter().filter_map(|l| crate::link_key(&l.target)) {
-        if !keys.contains(&key) {
-            keys.push(key);
-        }
-    }
-    keys
 }

@@ -1,8 +1,13 @@
 //! The folders a server may use (`scholia mcp --allow-folder`). A scoped index answers as if
 //! the vault held only them: searches, related notes, listings, link lookups, references and
 //! note texts leave out everything else, and resolving or writing a note outside is an error.
+//!
+//! A path is in scope when it is under a folder as written *and* once symlinks are followed:
+//! `Journal/ToMicrobes → ../Microbes` does not carry `Microbes` into a server confined to
+//! `Journal`, for reading or for writing.
 
 use std::ops::Bound;
+use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
 use tantivy::Term;
@@ -15,11 +20,15 @@ use scholia_base::{Error, ErrorKind};
 pub struct Scope {
     /// Vault-relative folders, each ending in `/`; empty: the whole vault.
     folders: Vec<String>,
+    /// The vault's root and the folders' real paths (symlinks followed).
+    root: PathBuf,
+    real: Vec<PathBuf>,
 }
 
 impl Scope {
     /// The folders given (`--allow-folder`), each inside the vault and existing under `root`.
-    pub fn new(root: &std::path::Path, folders: &[String]) -> Result<Scope, Error> {
+    pub fn new(root: &Path, folders: &[String]) -> Result<Scope, Error> {
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
         let mut out = Vec::new();
         for f in folders {
             let trimmed = f.trim().trim_matches('/');
@@ -38,19 +47,41 @@ impl Scope {
                     root.display()
                 )));
             }
-            out.push(format!("{trimmed}/"));
+            let real = root
+                .join(trimmed)
+                .canonicalize()
+                .map_err(|e| Error::invalid(format!("--allow-folder: `{f}`: {e}")))?;
+            if !real.starts_with(&root) {
+                return Err(Error::invalid(format!(
+                    "--allow-folder: `{f}` is a link to a folder outside the vault; valid: a folder of the vault"
+                )));
+            }
+            out.push((format!("{trimmed}/"), real));
         }
         out.sort();
         out.dedup();
-        Ok(Scope { folders: out })
+        Ok(Scope {
+            folders: out.iter().map(|(f, _)| f.clone()).collect(),
+            real: out.into_iter().map(|(_, r)| r).collect(),
+            root,
+        })
     }
 
     pub fn is_whole_vault(&self) -> bool {
         self.folders.is_empty()
     }
 
+    /// Whether `rel` is under one of the folders, as written and with symlinks followed
+    /// (blocking for a scoped index: it reads the links on the way).
     pub fn allows(&self, rel: &str) -> bool {
-        self.folders.is_empty() || self.folders.iter().any(|f| rel.starts_with(f.as_str()))
+        if self.folders.is_empty() {
+            return true;
+        }
+        if !self.folders.iter().any(|f| rel.starts_with(f.as_str())) {
+            return false;
+        }
+        let real = scholia_vault::confine::real_path(&self.root.join(rel));
+        self.real.iter().any(|r| real.starts_with(r))
     }
 
     /// `Journal, Projects/Koji`.
@@ -131,5 +162,31 @@ mod tests {
             assert!(Scope::new(dir.path(), &[bad.into()]).is_err(), "{bad}");
         }
         assert!(Scope::default().allows("anything.md"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_do_not_carry_a_folder_into_the_scope() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("Journal")).unwrap();
+        std::fs::create_dir_all(root.join("Microbes")).unwrap();
+        std::fs::write(root.join("Microbes/Yeast.md"), "y").unwrap();
+        std::fs::write(root.join("Journal/Day.md"), "d").unwrap();
+        std::os::unix::fs::symlink(root.join("Microbes"), root.join("Journal/ToMicrobes")).unwrap();
+        std::os::unix::fs::symlink(root.join("Microbes/Yeast.md"), root.join("Journal/Yeast.md")).unwrap();
+        std::os::unix::fs::symlink(root.join("Journal"), root.join("ToJournal")).unwrap();
+        let s = Scope::new(&root, &["Journal".into()]).unwrap();
+        assert!(s.allows("Journal/Day.md") && s.allows("Journal/New.md"));
+        assert!(
+            !s.allows("Journal/ToMicrobes/Yeast.md"),
+            "a linked folder out of the scope"
+        );
+        assert!(!s.allows("Journal/ToMicrobes/New.md"), "a new note through the link");
+        assert!(!s.allows("Journal/Yeast.md"), "a linked note out of the scope");
+        assert!(!s.allows("ToJournal/Day.md"), "out of the scope as written");
+        // A folder given by a link is the folder it names.
+        let linked = Scope::new(&root, &["ToJournal".into()]).unwrap();
+        assert!(linked.allows("ToJournal/Day.md"));
     }
 }

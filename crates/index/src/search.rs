@@ -198,8 +198,13 @@ impl VaultIndex {
                 g
             });
         let mut hits = Vec::with_capacity(top.len());
+        let scope = self.scope();
         for (score, addr) in top {
             let (path, outline) = self.stored(&searcher, addr)?;
+            // The query kept the scope's folders as written; a link out of them is left out here.
+            if !scope.is_whole_vault() && !scope.allows(&path) {
+                continue;
+            }
             let (snippet, highlights, heading, line) = generator
                 .as_ref()
                 .map(|g| self.snippet(g, &path))
@@ -301,6 +306,29 @@ impl VaultIndex {
         scholia_vault::read::read_text(&abs, 512 * 1024, true)
             .ok()
             .map(|t| t.text)
+    }
+
+    /// A note's whole text (the open buffer, else the file, up to
+    /// [`scholia_vault::change::MAX_BYTES`]), or why it cannot be read: what references and
+    /// renames read.
+    pub fn note_text_whole(&self, rel: &str) -> Result<String, String> {
+        if !self.scope().allows(rel) {
+            return Err("outside the folders this server may use".into());
+        }
+        if let Some(t) = scholia_base::lock(&self.overlays).get(rel).cloned() {
+            return Ok(t);
+        }
+        let abs = self.vault.abs(rel);
+        if !self.vault.holds(&abs) {
+            return Err("not a file inside the vault".into());
+        }
+        match scholia_vault::read::read_text(&abs, scholia_vault::change::MAX_BYTES, false) {
+            Ok(t) => Ok(t.text),
+            Err(scholia_vault::read::ReadError::TooLarge { size, limit, .. }) => {
+                Err(format!("{size} bytes is more than the {limit} bytes scholia rewrites"))
+            }
+            Err(e) => Err(e.reason().to_string()),
+        }
     }
 
     /// Notes in `folder` (vault-relative, any depth) carrying `tag` (or a nested tag under it),

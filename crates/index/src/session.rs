@@ -113,6 +113,15 @@ impl VaultSession {
     /// Opens (or creates) the index of the vault at `root` (blocking).
     pub fn open(root: &Path, dirs: &Dirs) -> Result<VaultSession, Error> {
         let vault = Vault::open(root)?;
+        // A change a killed process left part-way is rolled back before anything reads the
+        // vault (its journal says what it had done).
+        let recovered = scholia_vault::change::recover(vault.root());
+        if recovered.rolled_back > 0 {
+            tracing::warn!(
+                "{} change(s) of several notes interrupted part-way were rolled back",
+                recovered.rolled_back
+            );
+        }
         let dir = dirs.index_dir(vault.root());
         let index = VaultIndex::open(vault, &dir, WriterOptions::default())?;
         tracing::info!(vault = %index.vault().root().display(), index = %index.dir().display(), "index opened");

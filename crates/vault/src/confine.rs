@@ -109,7 +109,7 @@ impl ConfinedDir {
 
 /// `path` with symlinks followed as far as it exists; the part that does not exist yet is
 /// appended as written.
-fn real_path(path: &Path) -> PathBuf {
+pub fn real_path(path: &Path) -> PathBuf {
     let mut existing = path.to_path_buf();
     let mut tail = Vec::new();
     while !existing.exists() {

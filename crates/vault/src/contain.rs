@@ -28,6 +28,25 @@ pub struct Uncontained {
     pub reason: String,
 }
 
+/// `body` with its front-matter delimiter lines made harmless: a line `---`, `...` or `+++`
+/// at the start of a line could close a front matter a note leaves open at byte 0, and change
+/// how its metadata is read the next time (a rule becomes `***`, which Markdown draws alike).
+pub fn neutral_delimiters(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    for line in body.split_inclusive('\n') {
+        let content = line.trim_end_matches(['\n', '\r']);
+        let ending = &line[content.len()..];
+        match content.trim_end_matches([' ', '\t']) {
+            "---" => out.push_str("***"),
+            "..." => out.push_str("\\..."),
+            "+++" => out.push_str("\\+++"),
+            _ => out.push_str(content),
+        }
+        out.push_str(ending);
+    }
+    out
+}
+
 /// Checks that `body`, written under a heading of `level` named `name`, stays inside that
 /// section and is inert: see the module. `links` are the URLs the body may link to.
 pub fn check(name: &str, level: u8, body: &str, links: &Links) -> Result<(), Uncontained> {
@@ -258,6 +277,18 @@ pub fn target(s: &str) -> String {
         t = t.replace("%%", "%").replace("$$", "$");
     }
     t.trim().to_string()
+}
+
+#[cfg(test)]
+mod delimiter_tests {
+    use super::neutral_delimiters;
+
+    #[test]
+    fn delimiter_lines_are_made_harmless() {
+        assert_eq!(neutral_delimiters("a\n\n---\n\nb\n"), "a\n\n***\n\nb\n");
+        assert_eq!(neutral_delimiters("...  \r\n+++"), "\\...\r\n\\+++");
+        assert_eq!(neutral_delimiters(" ---\n----\n"), " ---\n----\n");
+    }
 }
 
 #[cfg(test)]

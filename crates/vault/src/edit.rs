@@ -56,7 +56,7 @@ enum Change {
 impl SectionEdit {
     /// research_note's part of `## Research`, linking only to `links`.
     pub fn research(body: impl Into<String>, links: &Links) -> Result<SectionEdit, Uncontained> {
-        let body = body.into();
+        let body = contain::neutral_delimiters(&body.into());
         contain::check(SECTION, SECTION_LEVEL, &body, links)?;
         Ok(SectionEdit(Change::Research {
             body,
@@ -68,7 +68,7 @@ impl SectionEdit {
     /// A sources-only section (synthesis failed): written where the note has no research yet
     /// or only an earlier sources-only section, else the note is left as it is.
     pub fn sources_only(body: impl Into<String>, links: &Links) -> Result<SectionEdit, Uncontained> {
-        let body = body.into();
+        let body = contain::neutral_delimiters(&body.into());
         contain::check(SECTION, SECTION_LEVEL, &body, links)?;
         Ok(SectionEdit(Change::Research {
             body,
@@ -79,7 +79,7 @@ impl SectionEdit {
 
     /// `### <heading>` under `## Research`, for deep search and Ask, linking only to `links`.
     pub fn question(heading: &str, body: impl Into<String>, links: &Links) -> Result<SectionEdit, Uncontained> {
-        let body = body.into();
+        let body = contain::neutral_delimiters(&body.into());
         if heading.trim().is_empty() || heading.contains(['\n', '\r']) {
             return Err(Uncontained {
                 section: format!("## {SECTION}"),
@@ -232,5 +232,26 @@ mod tests {
         // A user's own unmarked subsection under ## Research belongs to research (replaced).
         let f = research("x").apply("## Research\n\n### Mine\n\nmine\n").unwrap();
         assert_eq!(f, "## Research\n\nx\n");
+    }
+
+    /// A note that starts with a `---` never closed has no front matter; research whose answer
+    /// holds a `---` rule, written twice, never closes it (which would hide the first section
+    /// in "front matter" and make a second).
+    #[test]
+    fn written_rules_never_close_an_open_front_matter() {
+        let note = "---\n# Trip\nPacking list.\n";
+        let body = "### Topic\n\nfirst part\n\n---\n\nsecond part\n...\n";
+        let once = research(body).apply(note).unwrap();
+        assert!(crate::frontmatter::locate(&once).is_none(), "{once}");
+        let twice = research(body).apply(&once).unwrap();
+        assert_eq!(twice, once);
+        let sections = crate::parse::headings(&twice)
+            .iter()
+            .filter(|h| h.top_level && h.text == "Research")
+            .count();
+        assert_eq!(sections, 1, "{twice}");
+        assert!(twice.contains("\n***\n") && twice.contains("\\..."), "{twice}");
+        let q = question("Why?", "a\n\n---\n\nb").apply(&twice).unwrap();
+        assert!(crate::frontmatter::locate(&q).is_none(), "{q}");
     }
 }

@@ -3,6 +3,7 @@
 //! new files, and Markdown made inert — everything about text in or from a note, nothing about
 //! indexes, models or protocols.
 
+pub mod change;
 pub mod confine;
 pub mod contain;
 pub mod edit;
@@ -10,7 +11,11 @@ pub mod fence;
 pub mod frontmatter;
 pub mod inert;
 pub mod lines;
+mod link_events;
 pub mod links;
+pub mod lock;
+pub mod mdlink;
+pub mod naming;
 pub mod note_edit;
 pub mod parse;
 pub mod passage;

@@ -71,6 +71,9 @@ pub enum NoteEditError {
     Duplicate { heading: String, found: String },
     #[error("content: {0}; nothing was written")]
     Escapes(String),
+    /// Appending to a section that runs to the end of a note that ends inside an open block.
+    #[error("{0}")]
+    OpenAtEnd(String),
     #[error("{0}")]
     Invalid(String),
 }
@@ -82,6 +85,7 @@ impl scholia_base::Coded for NoteEditError {
             NoteEditError::NoHeading { .. } => "HEADING_NOT_FOUND",
             NoteEditError::Duplicate { .. } => "DUPLICATE_HEADING",
             NoteEditError::Escapes(_) => "INVALID_CONTENT",
+            NoteEditError::OpenAtEnd(_) => "OPEN_BLOCK_AT_END",
             NoteEditError::Invalid(_) => "INVALID_INPUT",
         }
     }
@@ -162,14 +166,19 @@ pub fn find_heading(text: &str, wanted: &str) -> Result<Heading, NoteEditError> 
 /// `text` with the body under `heading` replaced, appended to or prepended to by `content`.
 pub fn edit_section(text: &str, heading: &str, mode: Mode, content: &str) -> Result<String, NoteEditError> {
     let h = find_heading(text, heading)?;
-    let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let eol = crate::lines::dominant_eol(text);
     let content = contained(&h, content)?;
     let content = content.replace("\r\n", "\n").replace('\n', eol);
-    // The body: after the heading's line, to the section's end.
-    let line_end = text[h.section.start..]
-        .find('\n')
-        .map_or(text.len(), |i| h.section.start + i + 1);
+    // The body: after the heading's line (its lines: a setext heading has two), to the
+    // section's end.
+    let line_end = h.body_start.min(text.len());
     let body = line_end..h.section.end.max(line_end);
+    if mode == Mode::Append
+        && body.end == text.len()
+        && let Some(open) = section::open_at_end(text)
+    {
+        return Err(NoteEditError::OpenAtEnd(open.to_string()));
+    }
     let old = &text[body.clone()];
     let more_follows = body.end < text.len();
     let tail = if more_follows {
@@ -206,12 +215,20 @@ pub fn edit_section(text: &str, heading: &str, mode: Mode, content: &str) -> Res
     // A note without a final line break gains one before the new body.
     let mut new = String::with_capacity(text.len() + new_body.len() + 2);
     new.push_str(&text[..body.start]);
-    if !new.ends_with('\n') {
+    if !new.ends_with(['\n', '\r']) {
         new.push_str(eol);
     }
     new.push_str(&new_body);
     new.push_str(&text[body.end..]);
     keeps_outline(text, &new, &h, body)?;
+    // A note whose `---` at byte 0 is never closed has no front matter; a `---` line written
+    // below would close it and turn the lines between into metadata.
+    let front = |t: &str| crate::frontmatter::locate(t).map(|(r, _, _)| r);
+    if front(text) != front(&new) {
+        return Err(NoteEditError::Escapes(
+            "a line of it (`---`, `...` or `+++`) would close the front matter the note leaves open on line 1, and change how its metadata is read; write `***` for a rule".into(),
+        ));
+    }
     Ok(new)
 }
 
@@ -295,41 +312,42 @@ fn keeps_outline(old: &str, new: &str, h: &Heading, body: Range<usize>) -> Resul
 }
 
 /// `text` with front-matter `fields` set (`null` removes one), creating the front matter when
-/// the note has none. Values: strings, numbers, booleans, lists of those.
+/// the note has none. Values: strings, numbers, booleans, lists of those. Every other line of
+/// the note — other fields, their line endings (LF, CRLF, CR or mixed), the text after — stays
+/// byte for byte.
 pub fn set_frontmatter(text: &str, fields: &Map<String, Value>) -> Result<String, NoteEditError> {
     if fields.is_empty() {
         return Err(NoteEditError::Invalid(
             "frontmatter: empty; give the fields to set".into(),
         ));
     }
-    let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
-    let mut lines: Vec<String> = Vec::new();
-    let (body_start, had) = match crate::frontmatter::read(text) {
-        Some(fm) if fm.refused.is_none() => {
-            let inner = &text[..fm.range.end];
-            let mut all: Vec<&str> = inner.lines().collect();
-            // Without the opening and closing `---`.
-            all.remove(0);
-            all.pop();
-            lines = all.iter().map(|l| l.trim_end_matches('\r').to_string()).collect();
-            (fm.range.end, true)
-        }
-        Some(_) => {
+    let eol = crate::lines::dominant_eol(text);
+    // The block's inner lines, each with its own terminator.
+    let (inner, had) = match crate::frontmatter::locate(text) {
+        Some((_, inner, true)) => match crate::frontmatter::read(text) {
+            Some(fm) if fm.refused.is_none() && (fm.data.is_some() || text[inner.clone()].trim().is_empty()) => {
+                (inner, true)
+            }
+            _ => {
+                return Err(NoteEditError::Invalid(
+                    "frontmatter: the note's front matter cannot be read (malformed, too large or too deep); fix it by hand".into(),
+                ));
+            }
+        },
+        Some((_, _, false)) => {
             return Err(NoteEditError::Invalid(
-                "frontmatter: the note's front matter cannot be read (too large or too deep); fix it by hand".into(),
+                "frontmatter: the note's front matter is TOML (`+++`); scholia sets fields in YAML front matter only"
+                    .into(),
             ));
         }
-        None => (0, false),
+        None => (0..0, false),
     };
+    let mut lines: Vec<String> = split_keeping_ends(&text[inner.clone()]);
     for (key, value) in fields {
-        if key.is_empty() || !key.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | ' ')) {
-            return Err(NoteEditError::Invalid(format!(
-                "frontmatter: `{key}` is not a field name; use letters, digits, `_`, `-` and spaces"
-            )));
-        }
+        check_key(key)?;
         let rendered = match value {
             Value::Null => None,
-            v => Some(yaml_value(key, v)?),
+            v => Some(format!("{key}: {}{eol}", yaml_value(key, v)?)),
         };
         // The field's line and the indented or list lines that continue it.
         let at = lines.iter().position(|l| {
@@ -348,38 +366,55 @@ pub fn set_frontmatter(text: &str, fields: &Map<String, Value>) -> Result<String
                 }
                 match new {
                     Some(v) => {
-                        lines.splice(i..end, [format!("{key}: {v}")]);
+                        lines.splice(i..end, [v]);
                     }
                     None => {
                         lines.drain(i..end);
                     }
                 }
             }
-            (None, Some(v)) => lines.push(format!("{key}: {v}")),
+            (None, Some(v)) => lines.push(v),
             (None, None) => {}
         }
     }
-    let mut fm = format!("---{eol}");
-    for l in &lines {
-        fm.push_str(l);
-        fm.push_str(eol);
-    }
-    fm.push_str("---");
-    fm.push_str(eol);
-    let rest = &text[body_start..];
-    let rest = if had {
-        rest.strip_prefix(eol)
-            .or_else(|| rest.strip_prefix('\n'))
-            .unwrap_or(rest)
+    let new = if had {
+        format!("{}{}{}", &text[..inner.start], lines.concat(), &text[inner.end..])
     } else {
-        rest
+        format!("---{eol}{}---{eol}{text}", lines.concat())
     };
-    let new = format!("{fm}{rest}");
     match crate::frontmatter::read(&new) {
-        Some(f) if f.refused.is_none() => Ok(new),
+        Some(f) if f.refused.is_none() && f.data.is_some() => Ok(new),
         _ => Err(NoteEditError::Invalid(
             "frontmatter: the fields given would not make readable front matter; nothing was written".into(),
         )),
+    }
+}
+
+/// The lines of `text`, each with its terminator (`\n`, `\r\n` or a lone `\r`).
+fn split_keeping_ends(text: &str) -> Vec<String> {
+    let idx = crate::lines::LineIndex::new(text);
+    (0..idx.line_count() as u32)
+        .filter_map(|l| {
+            let start = idx.line_start(l)?;
+            let end = idx.line_start(l + 1).unwrap_or(text.len());
+            (end > start).then(|| text[start..end].to_string())
+        })
+        .collect()
+}
+
+/// A front-matter key scholia writes: a plain YAML scalar of letters, digits, `_`, `-` and
+/// inner spaces (nothing YAML would read as something else, nothing indented).
+pub fn check_key(key: &str) -> Result<(), NoteEditError> {
+    let plain = !key.is_empty()
+        && key.trim() == key
+        && !key.starts_with('-')
+        && key.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | ' '));
+    match plain {
+        true => Ok(()),
+        false => Err(NoteEditError::Invalid(format!(
+            "frontmatter: `{}` is not a field name; valid: letters, digits, `_`, `-` and spaces between words (no leading or trailing space)",
+            key.escape_debug()
+        ))),
     }
 }
 

@@ -5,10 +5,12 @@
 
 use std::ops::Range;
 
-use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
 use super::frontmatter::{self, Frontmatter};
 use super::lines::{LineIndex, normalized};
+use super::link_events::LinkBuilder;
+pub use super::link_events::{Link, MdDest};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Heading {
@@ -19,20 +21,10 @@ pub struct Heading {
     /// From the start of the heading's line to the start of the next heading of the same or a
     /// higher level (or the end of the text).
     pub section: Range<usize>,
+    /// Where the line after the heading starts: a setext heading is two lines (or more).
+    pub body_start: usize,
     /// `false` for headings nested in a block quote, list item or footnote.
     pub top_level: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Link {
-    /// The note part of the link; empty for same-note links such as `[[#Heading]]`.
-    pub target: String,
-    pub heading: Option<String>,
-    pub block: Option<String>,
-    pub alias: Option<String>,
-    pub embed: bool,
-    /// Bytes of the whole link, `[[…]]` or `![[…]]`.
-    pub range: Range<usize>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -80,10 +72,12 @@ pub fn parse(text: &str, stem: &str) -> ParsedNote {
     let lines = LineIndex::new(text);
     let mut note = ParsedNote::default();
     let mut heading: Option<(u8, usize, String, bool)> = None;
-    let mut link: Option<(Link, String)> = None;
+    let mut links = LinkBuilder::default();
     let mut in_code_block = false;
     let mut container_depth = 0usize;
-    let mut raw_headings: Vec<(u8, usize, String, bool)> = Vec::new();
+    let mut raw_headings: Vec<(u8, usize, usize, String, bool)> = Vec::new();
+    // Where `%%` and `$$` are written in the note's text (not in code, not in a heading).
+    let mut hidden = Hidden::default();
 
     let (fm, events) = events(text);
     if let Some(why) = fm.as_ref().and_then(|f| f.refused.clone()) {
@@ -91,16 +85,18 @@ pub fn parse(text: &str, stem: &str) -> ParsedNote {
     }
     note.frontmatter = fm;
     for (event, range) in events {
-        match event {
+        match &event {
             Event::Start(Tag::Heading { level, .. }) => {
-                heading = Some((level_num(level), range.start, String::new(), container_depth == 0));
+                heading = Some((level_num(*level), range.start, String::new(), container_depth == 0));
             }
             Event::End(TagEnd::Heading(_)) => {
                 if let Some((level, start, text_buf, top)) = heading.take() {
                     let text_buf = text_buf.trim().to_string();
                     note.plain_text.push_str(&text_buf);
                     note.plain_text.push('\n');
-                    raw_headings.push((level, start, text_buf, top));
+                    let last = lines.line_of(range.end.saturating_sub(1).max(start));
+                    let body = lines.line_start(last + 1).unwrap_or(text.len());
+                    raw_headings.push((level, start, body, text_buf, top));
                 }
             }
             Event::Start(Tag::BlockQuote(_) | Tag::List(_) | Tag::Item | Tag::FootnoteDefinition(_)) => {
@@ -125,40 +121,29 @@ pub fn parse(text: &str, stem: &str) -> ParsedNote {
                 in_code_block = false;
                 note.plain_text.push('\n');
             }
-            Event::Start(Tag::Link {
-                link_type: LinkType::WikiLink { has_pothole },
-                dest_url,
-                ..
-            }) => {
-                link = Some((wikilink(&dest_url, has_pothole, false, range), String::new()));
-            }
-            Event::Start(Tag::Image {
-                link_type: LinkType::WikiLink { has_pothole },
-                dest_url,
-                ..
-            }) => {
-                // pulldown-cmark's range for an embed starts at `!`.
-                link = Some((wikilink(&dest_url, has_pothole, true, range), String::new()));
-            }
-            Event::End(TagEnd::Link | TagEnd::Image) => {
-                if let Some((mut l, shown)) = link.take() {
-                    if l.alias.is_some() {
-                        l.alias = Some(shown.trim().to_string()).filter(|s| !s.is_empty());
-                    }
+            Event::Start(Tag::Link { .. } | Tag::Image { .. }) | Event::End(TagEnd::Link | TagEnd::Image) => {
+                if let Some(l) = links.on(&event, range.clone(), text) {
                     note.links.push(l);
                 }
             }
             Event::Text(t) | Event::Code(t) => {
+                if matches!(event, Event::Text(_)) && !in_code_block && heading.is_none() {
+                    hidden.note(text, range.clone());
+                }
                 if let Some((_, _, buf, _)) = heading.as_mut() {
-                    buf.push_str(&t);
+                    buf.push_str(t);
                 } else {
-                    note.plain_text.push_str(&t);
+                    note.plain_text.push_str(t);
                 }
-                if let Some((_, shown)) = link.as_mut() {
-                    shown.push_str(&t);
-                }
-                if !in_code_block && literal_with_hash(&t, &range, text) {
+                links.on(&event, range.clone(), text);
+                if !in_code_block && literal_with_hash(t, &range, text) {
                     collect_inline_tags(text, range.clone(), &mut note.tags);
+                }
+            }
+            Event::SoftBreak | Event::HardBreak if heading.is_some() => {
+                // A setext heading of two lines: one name, its words apart.
+                if let Some((_, _, buf, _)) = heading.as_mut() {
+                    buf.push(' ');
                 }
             }
             Event::SoftBreak => {
@@ -178,8 +163,10 @@ pub fn parse(text: &str, stem: &str) -> ParsedNote {
     // where the nearest following top-level heading of that level or higher starts.
     let line_start = |at: usize| lines.line_start(lines.line_of(at)).unwrap_or(at);
     let mut next_at_or_above = [text.len(); 7];
+    // Obsidian's comments (`%% … %%`) and math blocks (`$$ … $$`) hold no headings.
+    raw_headings.retain(|h| !hidden.covers(h.1));
     let mut headings = Vec::with_capacity(raw_headings.len());
-    for (level, start, htext, top) in raw_headings.into_iter().rev() {
+    for (level, start, body_start, htext, top) in raw_headings.into_iter().rev() {
         let section_start = line_start(start);
         let end = next_at_or_above[level as usize];
         if top {
@@ -192,6 +179,7 @@ pub fn parse(text: &str, stem: &str) -> ParsedNote {
             text: htext,
             line: lines.line_of(start),
             section: section_start..end,
+            body_start,
             top_level: top,
         });
     }
@@ -226,29 +214,33 @@ pub fn parse(text: &str, stem: &str) -> ParsedNote {
     note
 }
 
+/// Where `%%` comments and `$$` math blocks open and close, as written in the note's text
+/// (code and headings aside): a position is inside one when an odd number of either's markers
+/// come before it.
+#[derive(Default)]
+struct Hidden {
+    comments: Vec<usize>,
+    math: Vec<usize>,
+}
+
+impl Hidden {
+    /// The markers in the text at `range` (a text event, read from the source).
+    fn note(&mut self, text: &str, range: Range<usize>) {
+        let Some(source) = text.get(range.clone()) else { return };
+        for (pat, into) in [("%%", &mut self.comments), ("$$", &mut self.math)] {
+            into.extend(source.match_indices(pat).map(|(i, _)| range.start + i));
+        }
+    }
+
+    fn covers(&self, at: usize) -> bool {
+        self.comments.partition_point(|&m| m < at) % 2 == 1 || self.math.partition_point(|&m| m < at) % 2 == 1
+    }
+}
+
 // Text events that come from entities or escapes do not map byte-for-byte onto the source;
 // tags are only looked for where the source slice is the literal text.
 fn literal_with_hash(t: &str, range: &Range<usize>, source: &str) -> bool {
     source.get(range.clone()).is_some_and(|s| s == t) && t.contains('#')
-}
-
-fn wikilink(dest: &str, has_pothole: bool, embed: bool, range: Range<usize>) -> Link {
-    let (rest, block) = match dest.split_once("#^") {
-        Some((note, block)) => (note, Some(block.trim().to_string())),
-        None => (dest, None),
-    };
-    let (target, heading) = match rest.split_once('#') {
-        Some((note, heading)) => (note, Some(heading.trim().to_string())),
-        None => (rest, None),
-    };
-    Link {
-        target: target.trim().to_string(),
-        heading: heading.filter(|h| !h.is_empty()),
-        block: block.filter(|b| !b.is_empty()),
-        alias: has_pothole.then(String::new),
-        embed,
-        range,
-    }
 }
 
 fn is_tag_char(c: char) -> bool {
@@ -283,33 +275,10 @@ fn dedupe(items: &mut Vec<String>) {
 pub fn links(text: &str) -> Vec<Link> {
     let text = &*normalized(text);
     let mut out = Vec::new();
-    let mut open: Option<(Link, String)> = None;
+    let mut builder = LinkBuilder::default();
     for (event, range) in events(text).1 {
-        match event {
-            Event::Start(Tag::Link {
-                link_type: LinkType::WikiLink { has_pothole },
-                dest_url,
-                ..
-            }) => open = Some((wikilink(&dest_url, has_pothole, false, range), String::new())),
-            Event::Start(Tag::Image {
-                link_type: LinkType::WikiLink { has_pothole },
-                dest_url,
-                ..
-            }) => open = Some((wikilink(&dest_url, has_pothole, true, range), String::new())),
-            Event::End(TagEnd::Link | TagEnd::Image) => {
-                if let Some((mut l, shown)) = open.take() {
-                    if l.alias.is_some() {
-                        l.alias = Some(shown.trim().to_string()).filter(|s| !s.is_empty());
-                    }
-                    out.push(l);
-                }
-            }
-            Event::Text(t) | Event::Code(t) => {
-                if let Some((_, shown)) = open.as_mut() {
-                    shown.push_str(&t);
-                }
-            }
-            _ => {}
+        if let Some(l) = builder.on(&event, range, text) {
+            out.push(l);
         }
     }
     out
@@ -321,143 +290,4 @@ pub fn headings(text: &str) -> Vec<Heading> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn link(
-        target: &str,
-        heading: Option<&str>,
-        alias: Option<&str>,
-        embed: bool,
-    ) -> (String, Option<String>, Option<String>, bool) {
-        (target.into(), heading.map(Into::into), alias.map(Into::into), embed)
-    }
-
-    #[test]
-    fn links_alone_are_what_parse_finds() {
-        for text in [
-            "[[A]] and ![[B#h|x]] `[[not]]`\n```\n[[code]]\n```\n> [[Quoted|q]]\n- [[Item#^b]]\n",
-            "---\ntitle: [[x]]\n---\n[[After frontmatter]]\r\n| [[T\\|a]] |\n|---|\n",
-            "",
-        ] {
-            assert_eq!(links(text), parse(text, "").links, "{text:?}");
-        }
-    }
-
-    #[test]
-    fn wikilink_forms() {
-        let text = "See [[Note]], [[Note|alias]], [[Note#Heading]], [[Folder/Other#Part|shown]], \
-                    [[#Local]], ![[image.png]], ![[Embedded#Sec]] and [[Blocky#^abc123]].\n\n\
-                    `[[not a link]]`\n\n```\n[[nor this]]\n```\n";
-        let note = parse(text, "x");
-        let got: Vec<_> = note
-            .links
-            .iter()
-            .map(|l| (l.target.clone(), l.heading.clone(), l.alias.clone(), l.embed))
-            .collect();
-        assert_eq!(
-            got,
-            vec![
-                link("Note", None, None, false),
-                link("Note", None, Some("alias"), false),
-                link("Note", Some("Heading"), None, false),
-                link("Folder/Other", Some("Part"), Some("shown"), false),
-                link("", Some("Local"), None, false),
-                link("image.png", None, None, true),
-                link("Embedded", Some("Sec"), None, true),
-                link("Blocky", None, None, false),
-            ]
-        );
-        assert_eq!(note.links[7].block.as_deref(), Some("abc123"));
-        assert_eq!(&text[note.links[0].range.clone()], "[[Note]]");
-        assert_eq!(&text[note.links[5].range.clone()], "![[image.png]]");
-    }
-
-    #[test]
-    fn many_nested_headings_are_linear() {
-        // Quoted headings never end a section: a naive scan for each would be quadratic.
-        let text = format!("# Top\n{}## Research\nbody\n", "> # quoted\n".repeat(60_000));
-        let started = std::time::Instant::now();
-        let h = headings(&text);
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(3),
-            "{:?}",
-            started.elapsed()
-        );
-        assert_eq!(h.len(), 60_002);
-        assert_eq!(h[0].section, 0..text.len());
-        let quoted = &h[1];
-        assert!(!quoted.top_level);
-        assert_eq!(
-            quoted.section.end,
-            text.len(),
-            "no top-level heading of level 1 follows"
-        );
-        let research = h.last().unwrap();
-        assert_eq!(research.section, text.find("## Research").unwrap()..text.len());
-    }
-
-    #[test]
-    fn title_precedence() {
-        let check = |text: &str, expected: &str| assert_eq!(parse(text, "stem").title, expected, "{text:?}");
-        check("---\ntitle: From FM\n---\n# H1\n", "From FM");
-        check("intro\n\n# The H1\n\n## Sub\n", "The H1");
-        check("## Only h2\n", "stem");
-        check("", "stem");
-        check("---\ntitle: \"\"\n---\n# H1\n", "H1");
-    }
-
-    #[test]
-    fn headings_sections_and_levels() {
-        let text = "# Title\r\nintro\r\n## A\r\na\r\n### A1\r\nx\r\n## B\r\nb\r\n> ## Quoted\r\n";
-        let note = parse(text, "t");
-        let h: Vec<_> = note
-            .headings
-            .iter()
-            .map(|h| (h.level, h.text.as_str(), h.line, h.top_level))
-            .collect();
-        assert_eq!(
-            h,
-            vec![
-                (1, "Title", 0, true),
-                (2, "A", 2, true),
-                (3, "A1", 4, true),
-                (2, "B", 6, true),
-                (2, "Quoted", 8, false)
-            ]
-        );
-        assert_eq!(&text[note.headings[1].section.clone()], "## A\r\na\r\n### A1\r\nx\r\n");
-        assert_eq!(&text[note.headings[2].section.clone()], "### A1\r\nx\r\n");
-        assert_eq!(&text[note.headings[3].section.clone()], "## B\r\nb\r\n> ## Quoted\r\n");
-        assert_eq!(note.headings[0].section, 0..text.len());
-    }
-
-    #[test]
-    fn headings_in_code_are_not_headings() {
-        let text = "```md\n## Research\n```\n~~~\n# no\n~~~\n    ## indented code\n";
-        assert!(parse(text, "t").headings.is_empty());
-    }
-
-    #[test]
-    fn tags_inline_and_frontmatter() {
-        let text = "---\ntags: [alpha, \"#beta\"]\n---\nText #gamma and #nested/tag, not#this, #123 no, `#code` no.\n\n# Heading #notatag?\n";
-        let note = parse(text, "t");
-        assert_eq!(note.tags, vec!["gamma", "nested/tag", "notatag", "alpha", "beta"]);
-
-        let text = "---\ntags: one, two\naliases:\n  - Other name\n---\n";
-        let note = parse(text, "t");
-        assert_eq!(note.tags, vec!["one", "two"]);
-        assert_eq!(note.aliases, vec!["Other name"]);
-    }
-
-    #[test]
-    fn plain_text_drops_markup() {
-        let note = parse("---\nk: v\n---\n# T\n\nSome *emph* and [[Link|shown]] text.\n", "t");
-        assert!(
-            note.plain_text.contains("Some emph and shown text."),
-            "{:?}",
-            note.plain_text
-        );
-        assert!(!note.plain_text.contains("k: v"));
-    }
-}
+mod tests;

@@ -23,6 +23,25 @@ pub enum ReadError {
 }
 
 impl ReadError {
+    pub fn io(path: &Path, source: std::io::Error) -> ReadError {
+        ReadError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+
+    /// The same error naming the note `shown` (its vault path) instead of the path it was read
+    /// from: an error never shows where the vault is on disk.
+    pub fn named(self, shown: &str) -> ReadError {
+        let path = shown.to_string();
+        match self {
+            ReadError::Io { source, .. } => ReadError::Io { path, source },
+            ReadError::Binary(_) => ReadError::Binary(path),
+            ReadError::NotUtf8 { offset, .. } => ReadError::NotUtf8 { path, offset },
+            ReadError::TooLarge { size, limit, .. } => ReadError::TooLarge { path, size, limit },
+        }
+    }
+
     /// A short reason for skip summaries.
     pub fn reason(&self) -> &'static str {
         match self {

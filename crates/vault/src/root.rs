@@ -25,6 +25,68 @@ const PROJECT_FILES: &[&str] = &[
     "composer.json",
     "mix.exs",
     "deno.json",
+    "meson.build",
+    "configure.ac",
+    "BUILD",
+    "BUILD.bazel",
+    "WORKSPACE",
+    "WORKSPACE.bazel",
+    "MODULE.bazel",
+    "build.sbt",
+    "build.zig",
+    "stack.yaml",
+    "Package.swift",
+    "pubspec.yaml",
+    "setup.cfg",
+    "Pipfile",
+    "tsconfig.json",
+    "flake.nix",
+    "shard.yml",
+    "dune-project",
+    "rebar.config",
+    "project.clj",
+    "deps.edn",
+    "SConstruct",
+];
+
+/// Top folders of an operating system: documentation under them is not a vault.
+const SYSTEM: &[&str] = &[
+    "usr",
+    "etc",
+    "var",
+    "bin",
+    "sbin",
+    "lib",
+    "lib32",
+    "lib64",
+    "libx32",
+    "boot",
+    "dev",
+    "proc",
+    "sys",
+    "run",
+    "snap",
+    "nix",
+    "System",
+    "Library",
+    "Applications",
+    "private",
+    "Windows",
+    "Program Files",
+    "Program Files (x86)",
+    "ProgramData",
+];
+
+/// What a home folder holds and a vault does not.
+const HOME_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".config",
+    ".cache",
+    ".ssh",
 ];
 
 /// How far up a search goes, and how many entries of a folder are looked at.
@@ -79,7 +141,11 @@ pub fn find(client_root: Option<&Path>, note: Option<&Path>, home: Option<&Path>
         note_dir.is_none_or(|d| d.starts_with(r))
             && match not_notes(r, home) {
                 None => true,
-                Some(why) => why == HOLDS_NO_NOTES && visible_files(r).is_some_and(|(_, others)| others == 0),
+                Some(why) => {
+                    why == HOLDS_NO_NOTES
+                        && visible_files(r).is_some_and(|(_, others)| others == 0)
+                        && folder_of_note_folders(r)
+                }
             }
     });
     let Some(start) = note_dir.or(client) else {
@@ -126,6 +192,68 @@ fn is_project(dir: &Path) -> bool {
     PROJECT_FILES.iter().any(|f| dir.join(f).is_file())
 }
 
+/// A folder of the operating system (`/usr`, `/etc`, `C:\Windows` …) or under one (homes under
+/// `/var/home` aside).
+fn is_system(dir: &Path) -> bool {
+    let mut parts = dir.components().filter_map(|c| match c {
+        std::path::Component::Normal(n) => n.to_str(),
+        _ => None,
+    });
+    match (parts.next(), parts.next()) {
+        // Homes (Fedora's atomic desktops) and temporary folders (macOS's).
+        (Some("var"), Some("home" | "folders" | "tmp")) | (Some("private"), Some("var" | "tmp")) => false,
+        (Some(top), _) => SYSTEM.contains(&top),
+        (None, _) => false,
+    }
+}
+
+/// A home folder by what it holds (shell settings, `.config`, `.ssh`), whoever's it is.
+fn is_home_like(dir: &Path) -> bool {
+    HOME_FILES.iter().filter(|f| dir.join(f).exists()).count() >= 2
+}
+
+/// A folder of folders only, most of them folders of notes: a vault whose top holds its
+/// sections (or an empty folder: a vault about to begin). Not a folder of code repositories,
+/// nor of homes, nor of folders of other files.
+fn folder_of_note_folders(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let (mut with_notes, mut without) = (0usize, 0usize);
+    for e in entries.flatten().take(MAX_ENTRIES) {
+        let name = e.file_name();
+        if name.to_string_lossy().starts_with('.') || !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let sub = e.path();
+        if is_project(&sub) || is_home_like(&sub) || sub.join(".git").exists() && !holds_notes(&sub) {
+            return false;
+        }
+        match holds_notes(&sub) {
+            true => with_notes += 1,
+            false => without += 1,
+        }
+    }
+    with_notes > without || with_notes + without == 0
+}
+
+/// Whether `dir` holds notes, directly or in one of its folders (one level down).
+fn holds_notes(dir: &Path) -> bool {
+    if visible_files(dir).is_some_and(|(notes, others)| notes > 0 && notes >= others) {
+        return true;
+    }
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .take(200)
+        .any(|e| {
+            !e.file_name().to_string_lossy().starts_with('.')
+                && e.file_type().is_ok_and(|t| t.is_dir())
+                && visible_files(&e.path()).is_some_and(|(notes, others)| notes > 0 && notes >= others)
+        })
+}
+
 fn is_notes_folder(dir: &Path, home: Option<&Path>) -> bool {
     not_notes(dir, home).is_none()
 }
@@ -138,6 +266,12 @@ fn not_notes(dir: &Path, home: Option<&Path>) -> Option<&'static str> {
     }
     if dir.parent().is_none() {
         return Some("it is the file system's root");
+    }
+    if is_system(dir) {
+        return Some("it is a folder of the operating system, whose Markdown files are documentation");
+    }
+    if is_home_like(dir) {
+        return Some("it looks like a home folder (shell settings, .config)");
     }
     if is_project(dir) {
         return Some("it is a code project, whose Markdown files are documentation");

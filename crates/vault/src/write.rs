@@ -1,9 +1,12 @@
 //! Atomic note updates that never drop a concurrent edit.
 //!
-//! The edit is a function of the note's current text. It is applied to what is on disk, the
-//! result goes to a temp file beside the note, and just before the rename the note is read
-//! again: if someone saved in between, the edit is re-applied to their text. The window left
-//! is the rename itself, microseconds instead of the length of a research run.
+//! The edit is a function of the note's current text. Under the note's lock ([`crate::lock`]:
+//! scholia's own writers, in this process and others, one at a time) it is applied to what is
+//! on disk, the result goes to a temp file beside the note, and just before the rename the note
+//! is read again: if a program outside scholia saved in between, the edit is re-applied to
+//! their text (an edit that checks a hash then fails with CONFLICT). The window left is the
+//! rename itself, microseconds instead of the length of a research run. A symlinked note is
+//! written through: the file it points at is replaced, the link stays.
 
 use std::io::Write;
 use std::path::Path;
@@ -29,6 +32,8 @@ pub enum WriteError {
     Contended(String),
     #[error("{0}: the note is read-only; nothing was written")]
     ReadOnly(String),
+    #[error(transparent)]
+    Lock(#[from] crate::lock::LockError),
 }
 
 impl scholia_base::Coded for WriteError {
@@ -39,6 +44,7 @@ impl scholia_base::Coded for WriteError {
             WriteError::Io { .. } => "WRITE_FAILED",
             WriteError::ReadOnly(_) => "READ_ONLY_NOTE",
             WriteError::Contended(_) => "NOTE_CHANGING",
+            WriteError::Lock(e) => e.code(),
         }
     }
     fn kind(&self) -> scholia_base::ErrorKind {
@@ -48,6 +54,7 @@ impl scholia_base::Coded for WriteError {
             WriteError::Edit(e) => e.kind(),
             WriteError::Io { .. } | WriteError::ReadOnly(_) => ErrorKind::Io,
             WriteError::Contended(_) => ErrorKind::Conflict,
+            WriteError::Lock(e) => e.kind(),
         }
     }
 }
@@ -61,18 +68,32 @@ pub enum WriteOutcome {
 }
 
 /// Applies `edit` to the current text of `path` and replaces the file atomically.
-pub fn update_note<F>(path: &Path, mut edit: F) -> Result<WriteOutcome, WriteError>
+pub fn update_note<F>(path: &Path, edit: F) -> Result<WriteOutcome, WriteError>
 where
     F: FnMut(&str) -> Result<String, SectionError>,
 {
-    let shown = || path.display().to_string();
-    let io = |source| WriteError::Io { path: shown(), source };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    if std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
-        return Err(WriteError::ReadOnly(shown()));
+    update_note_as(path, &path.display().to_string(), edit)
+}
+
+/// [`update_note`], naming the note `shown` (its vault path) in every error.
+pub fn update_note_as<F>(path: &Path, shown: &str, mut edit: F) -> Result<WriteOutcome, WriteError>
+where
+    F: FnMut(&str) -> Result<String, SectionError>,
+{
+    let named = |e: ReadError| WriteError::Read(e.named(shown));
+    // Through a symlink to the file it names: the link is never replaced by a copy.
+    let real = path.canonicalize().map_err(|e| named(ReadError::io(path, e)))?;
+    let io = |source| WriteError::Io {
+        path: shown.to_string(),
+        source,
+    };
+    let dir = real.parent().unwrap_or(Path::new("."));
+    if std::fs::metadata(&real).is_ok_and(|m| m.permissions().readonly()) {
+        return Err(WriteError::ReadOnly(shown.to_string()));
     }
+    let _lock = crate::lock::lock(&real, shown)?;
     for attempt in 0..MAX_ATTEMPTS {
-        let current = read_note_full(path)?;
+        let current = read_note_full(&real).map_err(named)?;
         let new_text = edit(&current.text).map_err(WriteError::Edit)?;
         if new_text == current.text {
             return Ok(WriteOutcome::Unchanged);
@@ -87,25 +108,27 @@ where
         }
         tmp.write_all(new_text.as_bytes()).map_err(io)?;
         tmp.as_file().sync_all().map_err(io)?;
-        if let Ok(meta) = std::fs::metadata(path) {
+        if let Ok(meta) = std::fs::metadata(&real) {
             let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
         }
-        let now = read_note_full(path)?;
+        // A program outside scholia may have saved meanwhile: re-checked just before the
+        // replace; the edit is made again on its text.
+        let now = read_note_full(&real).map_err(named)?;
         if now.text != current.text || now.bom != current.bom {
-            tracing::debug!(path = %shown(), attempt, "note changed during write; re-applying the edit");
+            tracing::debug!(path = %shown, attempt, "note changed during write; re-applying the edit");
             continue;
         }
-        tmp.persist(path).map_err(|e| io(e.error))?;
+        tmp.persist(&real).map_err(|e| io(e.error))?;
         // The rename is durable once the directory is.
         if let Err(e) = std::fs::File::open(dir).and_then(|d| d.sync_all()) {
-            tracing::warn!("{}: could not sync the directory after writing: {e}", dir.display());
+            tracing::warn!("{shown}: could not sync the directory after writing: {e}");
         }
         return Ok(WriteOutcome::Written {
             text: new_text,
             retries: attempt,
         });
     }
-    Err(WriteError::Contended(shown()))
+    Err(WriteError::Contended(shown.to_string()))
 }
 
 #[cfg(test)]

@@ -136,11 +136,26 @@ fn long_text_is_cut_with_a_note() {
 }
 
 #[test]
-fn the_instructions_name_every_tool() {
-    for name in names() {
+fn the_instructions_name_every_tool_offered_and_no_other() {
+    let all = names();
+    let text = crate::mcp::instructions(&all);
+    for name in &all {
         assert!(
-            crate::mcp::INSTRUCTIONS.contains(name),
+            text.contains(&format!("- {name}: ")),
             "the server instructions never mention {name}"
         );
     }
+    assert!(text.contains("note:///"));
+    let some = crate::mcp::instructions(&["fetch_page"]);
+    assert!(some.contains("- fetch_page: "), "{some}");
+    for name in all.iter().filter(|n| **n != "fetch_page") {
+        assert!(
+            !some.contains(&format!("- {name}:")),
+            "{name} is not offered but named: {some}"
+        );
+    }
+    assert!(
+        !some.contains("note:///") && !some.contains("Prefer the vault"),
+        "{some}"
+    );
 }

@@ -12,8 +12,8 @@ use crate::fixture::{Fixture, vault};
 struct Buffers<'a>(&'a VaultIndex, HashMap<String, String>);
 
 impl Texts for Buffers<'_> {
-    fn text(&self, rel: &str) -> Option<String> {
-        self.1.get(rel).cloned().or_else(|| self.0.note_text(rel))
+    fn read(&self, rel: &str) -> Result<String, String> {
+        self.1.get(rel).cloned().map_or_else(|| self.0.note_text_whole(rel), Ok)
     }
     fn open(&self) -> Vec<String> {
         self.1.keys().cloned().collect()

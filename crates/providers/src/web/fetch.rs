@@ -47,6 +47,15 @@ pub enum FetchError {
 
 /// Extracting one page may take this long (a hostile page must not hang a run).
 const EXTRACT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long reading one page may take: 5 s, or `SCHOLIA_EXTRACT_TIMEOUT_MS` (tests).
+fn extract_deadline() -> Duration {
+    std::env::var("SCHOLIA_EXTRACT_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|ms| (1..=600_000).contains(ms))
+        .map_or(EXTRACT_TIMEOUT, Duration::from_millis)
+}
 /// Pages extracted at once, in this process.
 static EXTRACTIONS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
 
@@ -362,49 +371,63 @@ impl Fetcher {
     pub async fn fetch_page(&self, url: &str, timeout: Duration, max_chars: usize) -> Result<Page, FetchError> {
         let fetched = self.fetch(url, timeout).await?;
         let final_url = fetched.url.clone();
-        let content =
-            if fetched.content_type.starts_with("text/plain") || fetched.content_type.starts_with("text/markdown") {
-                let (markdown, truncated) = match fetched.body.char_indices().nth(max_chars) {
-                    Some((i, _)) => (fetched.body[..i].to_string(), true),
-                    None => (fetched.body, false),
-                };
-                Extracted {
-                    title: None,
-                    markdown,
-                    method: extract::Method::Html2text,
-                    truncated,
-                }
-            } else {
-                let url_for_extract = final_url.clone();
-                // The page's shape is bounded before it is parsed, so extraction ends; should one
-                // still outlive its deadline, it keeps its permit, and at most EXTRACTIONS threads
-                // can ever be busy with pages nobody waits for.
-                let work = async move {
-                    let permit = EXTRACTIONS.acquire().await.expect("never closed");
-                    Ok::<_, FetchError>(
-                        scholia_base::spawn_blocking(move || {
-                            let _permit = permit;
-                            extract::extract(&fetched.body, Some(&url_for_extract), max_chars)
-                        })
-                        .await,
-                    )
-                };
-                match tokio::time::timeout(EXTRACT_TIMEOUT, work).await {
-                    Ok(Ok(extracted)) => extracted,
-                    Ok(Err(e)) => {
+        let content = if fetched.content_type.starts_with("text/plain")
+            || fetched.content_type.starts_with("text/markdown")
+        {
+            let (markdown, truncated) = match fetched.body.char_indices().nth(max_chars) {
+                Some((i, _)) => (fetched.body[..i].to_string(), true),
+                None => (fetched.body, false),
+            };
+            Extracted {
+                title: None,
+                markdown,
+                method: extract::Method::Html2text,
+                truncated,
+            }
+        } else {
+            let url_for_extract = final_url.clone();
+            let deadline = extract_deadline();
+            let permit = EXTRACTIONS.acquire().await.expect("never closed");
+            if extract::worker::in_child() {
+                // A child process the deadline kills: the work stops with the wait.
+                let read =
+                    extract::worker::extract_in_child(fetched.body, Some(url_for_extract), max_chars, deadline).await;
+                drop(permit);
+                match read {
+                    Ok(extracted) => extracted,
+                    Err(extract::worker::WorkerError::Deadline) => {
+                        return Err(FetchError::TooSlow {
+                            url: final_url.clone(),
+                            secs: deadline.as_secs().max(1),
+                        });
+                    }
+                    Err(e) => {
                         return Err(FetchError::Http {
                             url: final_url.clone(),
                             reason: format!("extraction failed: {e}"),
                         });
                     }
+                }
+            } else {
+                // In process (the library alone): the page's shape is bounded before it is
+                // parsed, so extraction ends; should one still outlive its deadline, it keeps
+                // its permit, and at most EXTRACTIONS threads can be busy with pages nobody
+                // waits for.
+                let work = scholia_base::spawn_blocking(move || {
+                    let _permit = permit;
+                    extract::extract(&fetched.body, Some(&url_for_extract), max_chars)
+                });
+                match tokio::time::timeout(deadline, work).await {
+                    Ok(extracted) => extracted,
                     Err(_) => {
                         return Err(FetchError::TooSlow {
                             url: final_url.clone(),
-                            secs: EXTRACT_TIMEOUT.as_secs(),
+                            secs: deadline.as_secs().max(1),
                         });
                     }
                 }
-            };
+            }
+        };
         Ok(Page {
             url: final_url,
             content,

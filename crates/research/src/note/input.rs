@@ -103,7 +103,7 @@ pub(crate) fn likeness(
 ) -> Likeness {
     let (mut links, mut embeds): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
     for link in parsed.links.iter().filter(|l| !l.target.is_empty()) {
-        let Ok(Some(target)) = index.resolve_link(&link.target, Some(rel)) else {
+        let Ok(Some(target)) = index.resolve_parsed(link, rel) else {
             continue;
         };
         let list = if link.embed { &mut embeds } else { &mut links };
@@ -137,7 +137,7 @@ fn expand_embeds(index: &VaultIndex, rel: &str, text: &str, links: &[Link]) -> (
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for link in links.iter().filter(|l| l.embed && !l.target.is_empty()) {
-        let Ok(Some(target)) = index.resolve_link(&link.target, Some(rel)) else {
+        let Ok(Some(target)) = index.resolve_parsed(link, rel) else {
             continue;
         };
         let abs = index.vault().abs(&target.path);

@@ -166,6 +166,106 @@ fn frontmatter_fields() {
     assert!(e.to_string().contains("is not a field name"), "{e}");
 }
 
+/// Front matter in every line-ending style keeps every other field, byte for byte.
+#[test]
+fn frontmatter_in_every_line_ending_style() {
+    let fields = |v: serde_json::Value| v.as_object().unwrap().clone();
+    let check = |text: &str, expected: &str| {
+        assert_eq!(
+            set_frontmatter(text, &fields(json!({"status": "done"}))).unwrap(),
+            expected,
+            "{text:?}"
+        );
+    };
+    check(
+        "---\ntitle: Kombucha\ntags: [tea]\naliases:\n  - Booch\n---\n# K\n",
+        "---\ntitle: Kombucha\ntags: [tea]\naliases:\n  - Booch\nstatus: \"done\"\n---\n# K\n",
+    );
+    check(
+        "---\rtitle: Kombucha\rtags: [tea]\raliases:\r  - Booch\r---\r# K\r",
+        "---\rtitle: Kombucha\rtags: [tea]\raliases:\r  - Booch\rstatus: \"done\"\r---\r# K\r",
+    );
+    check(
+        "---\r\ntitle: Kombucha\r\ntags: [tea]\r\n---\r\n# K\r\n",
+        "---\r\ntitle: Kombucha\r\ntags: [tea]\r\nstatus: \"done\"\r\n---\r\n# K\r\n",
+    );
+    // Mixed: each kept line keeps its own ending; the new one takes the note's usual one.
+    check(
+        "---\r\ntitle: Kombucha\ntags: [tea]\r\nstatus: draft\r\n---\n\n# K\r\n",
+        "---\r\ntitle: Kombucha\ntags: [tea]\r\nstatus: \"done\"\r\n---\n\n# K\r\n",
+    );
+    check("---\n---\nbody\n", "---\nstatus: \"done\"\n---\nbody\n");
+    check("no front matter\r", "---\rstatus: \"done\"\r---\rno front matter\r");
+    for bad in [" evil", "evil ", "-x", "a:b", "", "x\ny"] {
+        let e = set_frontmatter("# T\n", &fields(json!({ bad: 1 }))).unwrap_err();
+        assert!(e.to_string().contains("is not a field name"), "{bad:?}: {e}");
+    }
+    let e = set_frontmatter("+++\na = 1\n+++\n", &fields(json!({"b": 1}))).unwrap_err();
+    assert!(e.to_string().contains("TOML"), "{e}");
+}
+
+/// Section edits on CR-only notes and under setext headings, and an append that would land
+/// inside a block the note leaves open.
+#[test]
+fn line_endings_setext_headings_and_open_blocks() {
+    let check = |text: &str, heading: &str, mode: Mode, content: &str, expected: Result<&str, &str>| match (
+        edit_section(text, heading, mode, content),
+        expected,
+    ) {
+        (Ok(got), Ok(want)) => assert_eq!(got, want, "{text:?} {mode:?}"),
+        (Err(e), Err(code)) => assert_eq!(scholia_base::Coded::code(&e), code, "{text:?}: {e}"),
+        (got, want) => panic!("{text:?} {mode:?}: {got:?} vs {want:?}"),
+    };
+    let cr = "# T\r## A\rold\r## B\rb\r";
+    check(cr, "A", Mode::Replace, "new", Ok("# T\r## A\r\rnew\r\r## B\rb\r"));
+    check(cr, "A", Mode::Append, "more", Ok("# T\r## A\rold\r\rmore\r\r## B\rb\r"));
+    check(
+        cr,
+        "B",
+        Mode::Prepend,
+        "first",
+        Ok("# T\r## A\rold\r## B\r\rfirst\r\rb\r"),
+    );
+    let setext = "Title\n=====\n\nintro\n\nPart\n----\nold\n";
+    check(
+        setext,
+        "Part",
+        Mode::Replace,
+        "new",
+        Ok("Title\n=====\n\nintro\n\nPart\n----\n\nnew\n"),
+    );
+    check(
+        setext,
+        "Part",
+        Mode::Prepend,
+        "first",
+        Ok("Title\n=====\n\nintro\n\nPart\n----\n\nfirst\n\nold\n"),
+    );
+    check(
+        setext,
+        "Title",
+        Mode::Prepend,
+        "top",
+        Ok("Title\n=====\n\ntop\n\nintro\n\nPart\n----\nold\n"),
+    );
+    let open = "# T\n## Log\n```\ncode never closed\n";
+    check(open, "Log", Mode::Append, "more", Err("OPEN_BLOCK_AT_END"));
+    check(
+        open,
+        "Log",
+        Mode::Prepend,
+        "first",
+        Ok("# T\n## Log\n\nfirst\n\n```\ncode never closed\n"),
+    );
+    check(
+        open,
+        "Log",
+        Mode::Replace,
+        "closed now",
+        Ok("# T\n## Log\n\nclosed now\n"),
+    );
+}
+
 fn note() -> impl Strategy<Value = String> {
     let line = prop_oneof![
         Just("## Alpha".to_string()),
@@ -180,8 +280,8 @@ fn note() -> impl Strategy<Value = String> {
         Just(String::new()),
         Just("<!-- c -->".to_string()),
     ];
-    (prop::collection::vec(line, 0..24), any::<bool>(), any::<bool>()).prop_map(|(lines, crlf, last)| {
-        let eol = if crlf { "\r\n" } else { "\n" };
+    let eols = prop::sample::select(vec!["\n", "\r\n", "\r"]);
+    (prop::collection::vec(line, 0..24), eols, any::<bool>()).prop_map(|(lines, eol, last)| {
         let mut t = lines.join(eol);
         if last {
             t.push_str(eol);
@@ -218,7 +318,7 @@ proptest! {
         new in content(),
     ) {
         let Ok(h) = find_heading(&text, heading) else { return Ok(()) };
-        let line_end = text[h.section.start..].find('\n').map_or(text.len(), |i| h.section.start + i + 1);
+        let line_end = h.body_start;
         let Ok(edited) = edit_section(&text, heading, mode, &new) else { return Ok(()) };
         let before = &text[..line_end];
         let after = &text[h.section.end.max(line_end)..];
@@ -232,7 +332,7 @@ proptest! {
             parse::headings(t).into_iter().filter(|x| x.top_level && !skip.contains(&x.section.start)).map(|x| (x.level, x.text)).collect()
         };
         let new_h = again.unwrap();
-        let new_line_end = edited[new_h.section.start..].find('\n').map_or(edited.len(), |i| new_h.section.start + i + 1);
+        let new_line_end = new_h.body_start;
         prop_assert_eq!(outside(&text, line_end..h.section.end.max(line_end)), outside(&edited, new_line_end..new_h.section.end.max(new_line_end)));
     }
 }

@@ -149,3 +149,53 @@ fn the_home_folder_and_the_root_are_never_vaults() {
         "none: home/misc most of its files are not notes",
     );
 }
+
+#[test]
+fn trees_of_projects_homes_and_system_folders_are_not_vaults() {
+    // A folder of code repositories: each a project, none a vault.
+    let repos = &[
+        "home/code/a/Cargo.toml",
+        "home/code/a/README.md",
+        "home/code/b/meson.build",
+        "home/code/b/README.md",
+        "home/code/b/docs/x.md",
+    ];
+    check(repos, Some("home/code"), None, "need a note");
+    check(
+        repos,
+        None,
+        Some("home/code/b/README.md"),
+        "none: home/code/b it is a code project, whose Markdown files are documentation",
+    );
+    // A home-like folder of folders (someone else's home, a backup of one).
+    let homey = &[
+        "home/old/.bashrc",
+        "home/old/.config/",
+        "home/old/Documents/a.md",
+        "home/old/Downloads/x.zip",
+        "home/old/Pictures/p.png",
+    ];
+    check(homey, Some("home/old"), None, "need a note");
+    check(
+        &["home/old/.bashrc", "home/old/.profile", "home/old/n.md"],
+        None,
+        Some("home/old/n.md"),
+        "none: home/old it looks like a home folder (shell settings, .config)",
+    );
+    // Folders of other files: not a vault's sections.
+    check(
+        &[
+            "home/mixed/pics/a.png",
+            "home/mixed/pics/b.png",
+            "home/mixed/notes/n.md",
+        ],
+        Some("home/mixed"),
+        None,
+        "need a note",
+    );
+    // An empty folder is a vault about to begin.
+    check(&["home/new/"], Some("home/new"), None, "unmarked home/new");
+    assert!(is_system(Path::new("/usr")) && is_system(Path::new("/usr/share/doc/x")));
+    assert!(is_system(Path::new("/etc")) && !is_system(Path::new("/var/home/me/vault")));
+    assert!(!is_system(Path::new("/home/me/vault")) && !is_system(Path::new("/srv/team-vault")));
+}

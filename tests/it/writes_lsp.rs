@@ -1,0 +1,167 @@
+//! The language server's side of issue 38: names that break links refused for files the
+//! editor moves, "Create note" only where a note may be made, heading renames that would
+//! collide, references from anywhere in a note and past 512 KiB, and Markdown links as links.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::links::{places, pos};
+use crate::support::lsp_client::file_uri;
+use crate::support::{LspClient, TestVault};
+
+async fn refs(c: &mut LspClient, uri: &str, text: &str, at: &str) -> Value {
+    c.request(
+        "textDocument/references",
+        json!({"textDocument": {"uri": uri}, "position": pos(text, at, 1), "context": {"includeDeclaration": false}}),
+    )
+    .await
+}
+
+/// 27, 28, 5: references from the front matter or body text of a note without a title
+/// heading; Markdown links count; a link past 512 KiB counts.
+#[tokio::test(flavor = "multi_thread")]
+async fn references_from_anywhere_markdown_links_and_big_notes() {
+    let big = format!(
+        "# Big\n\n{}\nAt the end: [[Kombucha]].\n",
+        "filler words here.\n".repeat(35_000)
+    );
+    let v = TestVault::with_files(&[
+        (
+            "Kombucha.md",
+            "---\ntags: [tea]\n---\nFermented tea, no title heading.\n",
+        ),
+        ("A.md", "See [[Kombucha]].\n"),
+        (
+            "Folder/B.md",
+            "Also [the drink](../Kombucha.md) and [again](<../Kombucha.md>).\n",
+        ),
+        ("C.md", "And [by name](Kombucha.md#Part).\n"),
+        ("Big.md", &big),
+    ]);
+    let mut c = v.lsp_ready(&Vec::new()).await;
+    let text = v.read("Kombucha.md");
+    let uri = c.open(&v.path("Kombucha.md"), &text).await;
+    let want = vec!["A.md:0", "Big.md:35003", "C.md:0", "Folder/B.md:0", "Folder/B.md:0"];
+    for at in ["tags", "Fermented", "heading"] {
+        let r = refs(&mut c, &uri, &text, at).await;
+        assert_eq!(places(&v, &r), want, "from `{at}`");
+    }
+    // From a Markdown link: its target's references.
+    let b = v.read("Folder/B.md");
+    let b_uri = c.open(&v.path("Folder/B.md"), &b).await;
+    let r = refs(&mut c, &b_uri, &b, "the drink").await;
+    assert_eq!(places(&v, &r), want);
+    // Definition on a Markdown link goes to the note.
+    let d = c
+        .request(
+            "textDocument/definition",
+            json!({"textDocument": {"uri": b_uri}, "position": pos(&b, "the drink", 1)}),
+        )
+        .await;
+    assert!(d.to_string().contains("Kombucha.md"), "{d}");
+    c.shutdown().await;
+}
+
+/// 28: a Markdown link to a missing note is a broken link, with a diagnostic.
+#[tokio::test(flavor = "multi_thread")]
+async fn broken_markdown_links_are_diagnosed() {
+    let v = TestVault::with_files(&[("Kombucha.md", "# Kombucha\n")]);
+    let mut c = v.lsp_ready(&Vec::new()).await;
+    let text = "# Plan\n\n[ok](Kombucha.md) [gone](Nowhere%20else.md) [web](https://example.com/x.md)\n";
+    v.write("Plan.md", text);
+    let uri = c.open(&v.path("Plan.md"), text).await;
+    let n = c
+        .wait_notification(Duration::from_secs(10), |n| {
+            n["method"] == "textDocument/publishDiagnostics"
+                && n["params"]["uri"] == uri
+                && !n["params"]["diagnostics"].as_array().unwrap().is_empty()
+        })
+        .await
+        .expect("published");
+    let d = n["params"]["diagnostics"].as_array().unwrap();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(d[0]["message"].as_str().unwrap().contains("Nowhere else"), "{d:?}");
+    c.shutdown().await;
+}
+
+/// 11: the editor moving a file to a name links cannot name is refused with the reason.
+#[tokio::test(flavor = "multi_thread")]
+async fn files_the_editor_moves_to_names_links_cannot_carry() {
+    let v = TestVault::with_files(&[("Kombucha.md", "# Kombucha\n"), ("A.md", "[[Kombucha]]\n")]);
+    let mut c = v.lsp_ready(&Vec::new()).await;
+    for bad in ["Kom#bucha.md", "Kom|bucha.md", "Kom^bucha.md", "Kom[bucha.md"] {
+        let r = c
+            .request_raw(
+                "workspace/willRenameFiles",
+                json!({"files": [{"oldUri": file_uri(&v.path("Kombucha.md")), "newUri": file_uri(&v.path(bad))}]}),
+            )
+            .await;
+        let err = &r["error"];
+        assert!(
+            err["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("which links cannot name"),
+            "{bad}: {r}"
+        );
+        assert_ne!(err["code"], -32801, "a code Neovim shows: {r}");
+    }
+    c.shutdown().await;
+}
+
+/// 14: "Create note" is offered only where no file of that name exists (ignored, binary, or
+/// differing in case) and never in `.obsidian`.
+#[tokio::test(flavor = "multi_thread")]
+async fn create_note_only_where_a_note_may_be_made() {
+    let v = TestVault::with_files(&[(".gitignore", "Private.md\n"), ("Private.md", "# Private, ignored\n")]);
+    std::fs::write(v.path("Blob.md"), b"bin\0ary").unwrap();
+    let mut c = v.lsp_ready(&Vec::new()).await;
+    let text = "[[Private]] [[Blob]] [[blob]] [[.obsidian/x]] [[Fresh]]\n";
+    v.write("Plan.md", text);
+    let uri = c.open(&v.path("Plan.md"), text).await;
+    let n = c
+        .wait_notification(Duration::from_secs(10), |n| {
+            n["method"] == "textDocument/publishDiagnostics" && n["params"]["uri"] == uri
+        })
+        .await
+        .expect("published");
+    let all = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 60}});
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": all, "context": {"diagnostics": n["params"]["diagnostics"]}}),
+        )
+        .await;
+    let titles: Vec<&str> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["title"].as_str())
+        .filter(|t| t.starts_with("Create note"))
+        .collect();
+    assert_eq!(titles, ["Create note `Fresh.md`"], "{actions}");
+    c.shutdown().await;
+}
+
+/// 15: a heading renamed to another heading's name is refused (links to that one would move).
+#[tokio::test(flavor = "multi_thread")]
+async fn heading_renames_that_collide_are_refused() {
+    let v = TestVault::with_files(&[
+        ("Bread.md", "# Bread\n\n## Sourness\n\nsharp\n\n## Elsewhere\n\nother\n"),
+        ("A.md", "[[Bread#Elsewhere]] [[Bread#Sourness]]\n"),
+    ]);
+    let mut c = v.lsp_ready(&Vec::new()).await;
+    let text = v.read("Bread.md");
+    let uri = c.open(&v.path("Bread.md"), &text).await;
+    let r = c
+        .request_raw(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": uri}, "position": pos(&text, "Sourness", 2), "newName": "elsewhere"}),
+        )
+        .await;
+    let message = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("already has a heading `Elsewhere`"), "{r}");
+    assert_eq!(r["error"]["code"], -32803, "{r}");
+    c.shutdown().await;
+}
