@@ -10,6 +10,7 @@ pub mod mcp;
 mod stdio;
 
 pub use scholia_base::error;
+pub use scholia_embed as embed;
 pub use scholia_engine as engine;
 pub use scholia_engine::config;
 pub use scholia_index as index;

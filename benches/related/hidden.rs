@@ -15,8 +15,32 @@ use super::Baseline;
 const MIN_LINKS: usize = 4;
 const K: usize = 10;
 
+/// The model whose vectors join the evidence (`--model DIR` or `SCHOLIA_EMBED_TEST_MODEL`),
+/// loaded once.
+fn model() -> Option<std::sync::Arc<scholia::embed::local::LocalModel>> {
+    static MODEL: std::sync::OnceLock<Option<std::sync::Arc<scholia::embed::local::LocalModel>>> =
+        std::sync::OnceLock::new();
+    MODEL
+        .get_or_init(|| {
+            let args: Vec<String> = std::env::args().collect();
+            let dir = args
+                .iter()
+                .position(|a| a == "--model")
+                .and_then(|i| args.get(i + 1).cloned())
+                .or_else(|| std::env::var("SCHOLIA_EMBED_TEST_MODEL").ok())?;
+            Some(std::sync::Arc::new(
+                scholia::embed::local::LocalModel::load(Path::new(&dir)).expect("the model"),
+            ))
+        })
+        .clone()
+}
+
 pub fn hidden_links(root: &Path, langs: &[String]) {
     println!("related notes: hidden-link recall@{K} among new notes cited (half of each note's links hidden)");
+    match model() {
+        Some(_) => println!("with embeddings: each language's vectors computed first"),
+        None => println!("without embeddings (--model DIR adds them)"),
+    }
     println!(
         "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>8}",
         "lang", "notes", "scholia", "tf-idf", "new", "cited/n", "p50 ms"
@@ -171,6 +195,10 @@ fn measure(dir: &Path) -> Row {
     )
     .unwrap();
     index.sync(&mut |_| {}).unwrap();
+    if let Some(m) = model() {
+        index.set_embedder(m);
+        index.embed_pending(&mut |_| {}, &|| false).unwrap();
+    }
     // What the modified vault still links, both ways.
     let mut visible: HashMap<String, HashSet<String>> = HashMap::new();
     for (rel, text) in &modified {

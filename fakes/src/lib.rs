@@ -8,11 +8,14 @@
 //!   misbehaviour, e.g. `fake:reject-schema=llama-cpp-python,latency=300` (see
 //!   [`llm::Behaviour`]); `GET /props` and `POST /api/show` report a context window when one
 //!   is set ([`FakeServer::report_window`]).
+//! - `POST /v1/embeddings` — OpenAI-compatible embeddings that know a few concepts by several
+//!   names ([`embed`]).
 //! - `GET|POST /html/` — DuckDuckGo's HTML results page; `GET /search?format=json` — SearXNG.
 //! - `GET /pages/<name>/` — the readability test pages; `/redirect`, `/status/<code>`, … for
 //!   fetch edge cases.
 //! - `GET /_requests` — every request body received, for assertions.
 
+pub mod embed;
 pub mod faults;
 pub mod interactions;
 pub mod llm;
@@ -109,6 +112,7 @@ impl FakeServer {
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(llm::chat))
+            .route("/v1/embeddings", post(embed::embeddings))
             .route("/props", get(llm::props))
             .route("/openapi.json", get(llm::openapi))
             .route("/v1/completions", post(llm::completions))

@@ -41,6 +41,9 @@ pub enum Command {
         /// Maximum number of results, 1 to 1000
         #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
         limit: u32,
+        /// lexical, semantic or hybrid (default: hybrid when embeddings are configured)
+        #[arg(long, value_name = "MODE", value_parser = parse_search_mode)]
+        mode: Option<scholia::index::SearchMode>,
         /// Print the hits as JSON
         #[arg(long)]
         json: bool,
@@ -385,6 +388,10 @@ impl Command {
 
 fn parse_backend(s: &str) -> Result<DeepSearchBackend, String> {
     DeepSearchBackend::parse(s).ok_or_else(|| format!("`{s}`; valid: {}", DeepSearchBackend::NAMES.join(", ")))
+}
+
+fn parse_search_mode(s: &str) -> Result<scholia::index::SearchMode, String> {
+    s.parse()
 }
 
 fn parse_mode(s: &str) -> Result<scholia::vault::note_edit::Mode, String> {

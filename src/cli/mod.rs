@@ -69,26 +69,51 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             });
             let root = dir_or_cwd(vault)?;
             let dirs = Dirs::from_env(&ProcessEnv).map_err(Error::from)?;
-            let (_session, summary) =
-                VaultSession::open_synced_until(&root, &dirs, &mut render::index_bar(true), &|| {
-                    stop.load(std::sync::atomic::Ordering::Relaxed)
-                })?;
+            let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
+            let (session, summary) =
+                VaultSession::open_synced_until(&root, &dirs, &mut render::index_bar(true), &stopped)?;
             let summary =
                 summary.context("another scholia process holds the index writer; it keeps the index current")?;
+            // The vectors, when embeddings are configured: done before this command ends.
+            let engine = load_engine(Some(session.vault().root()))?;
+            let warning = engine.use_meaning(&session);
+            let embedded = match session.index().embedder() {
+                Some(_) => Some(session.embed_now(&mut render::embed_bar(), &stopped)?),
+                None => None,
+            };
             if json {
                 render::json(&summary)?;
             } else {
                 render::sync_summary(&summary, reasons);
+                if let Some(e) = &embedded {
+                    println!(
+                        "vectors: {} notes embedded ({} tokens), {} unchanged, {} removed",
+                        e.embedded, e.tokens, e.kept, e.removed
+                    );
+                }
+            }
+            if let Some(w) = warning {
+                eprintln!("scholia: warning: {w}");
             }
         }
         Command::Search {
             query,
             vault,
             limit,
+            mode,
             json,
         } => {
             let (session, _) = open_vault(vault, false)?;
-            let results = runtime()?.block_on(session.search(&query, limit as usize))?;
+            let engine = load_engine(Some(session.vault().root()))?;
+            let failed = engine.use_meaning(&session);
+            let results = runtime()?.block_on(session.search(&query, limit as usize, mode))?;
+            // One warning: the embedder that failed, else what the search says.
+            for w in failed
+                .iter()
+                .chain(results.warnings.iter().take(usize::from(failed.is_none())))
+            {
+                eprintln!("scholia: warning: {w}");
+            }
             if json {
                 render::json(&results)?;
             } else {

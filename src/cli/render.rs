@@ -48,6 +48,30 @@ pub fn index_bar(show: bool) -> impl FnMut(Progress) {
     }
 }
 
+/// A progress bar of the vault's vectors on a terminal.
+pub fn embed_bar() -> impl FnMut(scholia::index::EmbedProgress) {
+    let tty = std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    move |p| {
+        if !tty || p.total == 0 {
+            return;
+        }
+        let width = 30;
+        let filled = (p.done * width).checked_div(p.total).unwrap_or(width);
+        let rate = p.done as f64 / started.elapsed().as_secs_f64().max(0.001);
+        eprint!(
+            "\r[{}{}] {}/{} notes' vectors ({rate:.0}/s)",
+            "#".repeat(filled),
+            " ".repeat(width - filled),
+            p.done,
+            p.total
+        );
+        if p.done == p.total {
+            eprint!("\r{}\r", " ".repeat(width + 50));
+        }
+    }
+}
+
 pub fn json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     use std::io::Write;
     let text = serde_json::to_string_pretty(value)?;

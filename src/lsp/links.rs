@@ -463,7 +463,7 @@ fn citation(c: &scholia_engine::provenance::Citation) -> String {
     let passage = if s.passage.is_empty() {
         "(no passage was kept)".to_string()
     } else {
-        let mut p = contain::passage(&s.passage);
+        let mut p = contain::quote(&s.passage);
         if p.chars().count() > HOVER_CHARS {
             p = p.chars().take(HOVER_CHARS).collect::<String>() + "…";
         }

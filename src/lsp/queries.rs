@@ -134,6 +134,9 @@ struct SearchArgs {
     query: String,
     #[serde(default)]
     limit: Option<usize>,
+    /// lexical, semantic or hybrid (default: hybrid when the vault has vectors).
+    #[serde(default)]
+    mode: Option<String>,
 }
 
 /// Full-text search of the vault: hits with their URIs, for a quickfix list or a picker.
@@ -142,6 +145,12 @@ pub async fn execute_search(state: &Arc<State>, arguments: Vec<Value>) -> RpcRes
     if a.query.trim().is_empty() {
         return Err(invalid("query: empty; give the words to search for"));
     }
+    let mode = a
+        .mode
+        .as_deref()
+        .map(str::parse::<scholia_index::SearchMode>)
+        .transpose()
+        .map_err(|e| invalid(format!("mode: {e}")))?;
     // Right after start the index is still filling: wait (bounded) rather than answer
     // "no notes match" from the first batch.
     let vault = state
@@ -151,7 +160,7 @@ pub async fn execute_search(state: &Arc<State>, arguments: Vec<Value>) -> RpcRes
         .await
         .map_err(|e| state.vault_error(e))?;
     let results = vault
-        .search(&a.query, a.limit.unwrap_or(50))
+        .search(&a.query, a.limit.unwrap_or(50), mode)
         .await
         .map_err(|e| rpc(&e))?;
     let hits: Vec<Value> = results
@@ -167,7 +176,9 @@ pub async fn execute_search(state: &Arc<State>, arguments: Vec<Value>) -> RpcRes
     if !vault.is_synced() {
         summary.push_str(" (the vault is still being indexed: results so far)");
     }
-    Ok(Some(json!({"summary": summary, "hits": hits})))
+    Ok(Some(
+        json!({"summary": summary, "hits": hits, "mode": results.mode, "warnings": results.warnings}),
+    ))
 }
 
 /// The server's state for a health check: version, vault and index, configured providers,

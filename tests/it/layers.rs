@@ -57,14 +57,24 @@ fn each_crate_depends_only_on_the_layers_below_it() {
     let graph: &[(&str, &[&str])] = &[
         ("base", &[]),
         ("vault", &["base"]),
+        ("embed", &["base"]),
         ("prompts", &["base", "vault"]),
-        ("index", &["base", "vault"]),
-        ("providers", &["base", "prompts", "vault"]),
-        ("research", &["base", "index", "prompts", "providers", "vault"]),
+        ("index", &["base", "embed", "vault"]),
+        ("providers", &["base", "embed", "prompts", "vault"]),
+        ("research", &["base", "embed", "index", "prompts", "providers", "vault"]),
         ("tasks", &["base", "prompts", "providers", "vault"]),
         (
             "engine",
-            &["base", "index", "prompts", "providers", "research", "tasks", "vault"],
+            &[
+                "base",
+                "embed",
+                "index",
+                "prompts",
+                "providers",
+                "research",
+                "tasks",
+                "vault",
+            ],
         ),
     ];
     let on_disk: BTreeSet<String> = std::fs::read_dir(repo().join("crates"))

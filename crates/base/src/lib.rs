@@ -18,4 +18,4 @@ pub mod sync;
 pub use env::{Dirs, DirsError, Env, ProcessEnv};
 pub use error::{CANCELLED, Coded, Error, ErrorKind};
 pub use jobs::{Job, JobId, JobInfo, JobStart, Jobs, NoProgress, Progress, ProgressSink, Summary, Update};
-pub use sync::{blocking, lock, spawn_blocking};
+pub use sync::{blocking, lock, lower_priority, spawn_blocking};

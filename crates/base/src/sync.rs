@@ -32,6 +32,18 @@ pub fn blocking<T: Send + 'static>(
     spawn_blocking(f)
 }
 
+/// Lowers the calling thread's CPU priority (Linux: nice 10): background work such as
+/// computing a vault's vectors takes what the foreground leaves.
+pub fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: gettid and setpriority take and return plain integers; a failure leaves the
+    // priority as it was.
+    unsafe {
+        let tid = libc::gettid();
+        let _ = libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 10);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

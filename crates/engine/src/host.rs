@@ -101,6 +101,8 @@ impl Host {
         let opened = |session: &Arc<VaultSession>| {
             on_open(session);
             if let Some(engine) = &engine {
+                // Vectors are computed in the background once the vault is indexed.
+                engine.meaning_for(session);
                 let writer = match writer {
                     Some(make) => make(session),
                     None => Arc::new(DiskWriter),

@@ -7,6 +7,7 @@
 pub mod config;
 mod events;
 pub mod host;
+mod meaning;
 mod ops;
 pub mod provenance;
 mod providers;
@@ -62,6 +63,8 @@ pub struct Engine {
     note_host: Mutex<Option<host::HostedNotes>>,
     /// Run records read so far (a run's id is a hash of its record: it never changes).
     records: Mutex<std::collections::HashMap<String, Option<Arc<scholia_research::record::RunRecord>>>>,
+    /// The embedder, built on first use (see `meaning.rs`); the pipelines' context shares it.
+    embedder: Arc<std::sync::OnceLock<meaning::Built>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -113,7 +116,10 @@ impl Engine {
                 scholia_providers::http::redact(&l.base_url)
             ),
         }
+        let embedder: Arc<std::sync::OnceLock<meaning::Built>> = Arc::default();
+        let (cell, config) = (embedder.clone(), settings.embeddings.clone());
         let ctx = Context {
+            embedder: Arc::new(move || meaning::build(&cell, config.as_ref()).ok().flatten()),
             llm: settings.llm.clone().map(|c| Arc::new(ChatClient::new(c))),
             fetcher: Fetcher::new(settings.allow_private_hosts),
             search_permits: Arc::new(Semaphore::new(settings.search_concurrency.max(1))),
@@ -137,6 +143,7 @@ impl Engine {
             tasks: std::sync::OnceLock::new(),
             note_host: Mutex::new(None),
             records: Mutex::new(std::collections::HashMap::new()),
+            embedder,
         })
     }
 

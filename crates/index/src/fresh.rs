@@ -165,12 +165,12 @@ mod tests {
         let (session, summary) = VaultSession::open_current(vault.path(), &dirs, &mut |_| {}, &later).unwrap();
         assert!(summary.is_none());
         assert_eq!(asked.get(), 1);
-        let hits = session.search("ferments", 10).await.unwrap().hits;
+        let hits = session.search("ferments", 10, None).await.unwrap().hits;
         let kombucha = hits.iter().find(|h| h.path == "Kombucha.md").expect("found");
         assert!(kombucha.snippet.contains("scoby"), "{}", kombucha.snippet);
         // A note created since is not seen until the background check: the price of answering first.
         std::fs::write(vault.path().join("Miso.md"), "# Miso\n\nSoybeans ferments slowly.\n").unwrap();
-        let hits = session.search("soybeans", 10).await.unwrap().hits;
+        let hits = session.search("soybeans", 10, None).await.unwrap().hits;
         assert!(hits.is_empty());
         drop(session);
 

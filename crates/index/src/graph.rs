@@ -301,6 +301,16 @@ impl VaultIndex {
         Ok(out)
     }
 
+    /// The path of the document at `addr` (from its segment's path table, no stored read).
+    pub(crate) fn path_at(&self, searcher: &Searcher, addr: DocAddress) -> Result<String, IndexError> {
+        let segment = searcher.segment_reader(addr.segment_ord);
+        Ok(self
+            .segment_paths(segment)?
+            .get(addr.doc_id)
+            .unwrap_or_default()
+            .to_string())
+    }
+
     /// The paths of a segment's documents, by document id. Segments never change, so each is
     /// read once (one pass over its path column's dictionary: looking paths up one at a time
     /// decompresses a dictionary block per look-up).

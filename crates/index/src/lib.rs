@@ -12,6 +12,7 @@ mod edits;
 mod fixture;
 pub mod fresh;
 mod graph;
+mod meaning;
 mod merges;
 mod moves;
 mod names;
@@ -28,6 +29,7 @@ mod symbols;
 mod sync;
 mod templates;
 pub mod tokenizer;
+mod vectors;
 mod watch;
 
 use std::collections::HashMap;
@@ -42,6 +44,7 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyError, Term}
 pub use background::Check;
 pub use edits::{Backlink, Backlinks, Created, EditTarget, Edited, LinkLine, NoteOutline};
 pub use graph::{LinkScope, link_key};
+pub use meaning::{EmbedProgress, Embedded, SearchMode};
 pub use moves::{MovePlan, RenamePlan};
 pub use notes::{NoteContent, NoteList, PAGE_CHARS};
 pub use problems::{LinkProblem, Problem};
@@ -56,6 +59,7 @@ pub use scope::Scope;
 pub use search::{Hit, NoteInfo, NoteRef, SearchResults, Symbol, SymbolKind};
 pub use session::{INDEXING, IndexEvent, VAULT_WAIT, VaultSession, VaultSlot};
 pub use sync::{Progress, SyncSummary};
+pub use vectors::VectorSet;
 pub use watch::Updates;
 
 use schema::Fields;
@@ -167,6 +171,8 @@ pub struct VaultIndex {
     changes: tokio::sync::watch::Sender<u64>,
     /// The folders this process may use (all by default).
     scope: scope::ScopeCell,
+    /// The embedder and the notes' vectors, when meaning is configured.
+    meaning: Mutex<meaning::Meaning>,
 }
 
 /// The payload of commits made once the writer's start-up sync is over: what a second process
@@ -224,6 +230,7 @@ impl VaultIndex {
             files: Mutex::new(None),
             changes: tokio::sync::watch::channel(0).0,
             scope: Default::default(),
+            meaning: Default::default(),
         })
     }
 

@@ -321,11 +321,35 @@ impl VaultIndex {
     /// The wikilink target that names `rel` unambiguously: its file name when that resolves to
     /// it, else its vault path without the extension.
     pub fn link_target(&self, rel: &str) -> Result<String, IndexError> {
+        self.link_target_from(rel, None)
+    }
+
+    /// [`VaultIndex::link_target`] for a link written in the note `from`: its file name when
+    /// that leads there from `from` (two notes of one name: the nearer one), else its path.
+    pub fn link_target_from(&self, rel: &str, from: Option<&str>) -> Result<String, IndexError> {
         let stem = scholia_vault::stem(rel);
-        if self.resolve_link(stem, None)?.is_some_and(|n| n.path == rel) {
+        if self.resolve_link(stem, from)?.is_some_and(|n| n.path == rel) {
             return Ok(stem.to_string());
         }
         Ok(rel.rsplit_once('.').map(|(p, _)| p).unwrap_or(rel).to_string())
+    }
+
+    /// The share of notes whose text holds `word` (as one index term): how common a word of
+    /// the vault's language it is. `None` when it is no single term.
+    pub fn word_share(&self, word: &str) -> Result<Option<f32>, IndexError> {
+        let terms = tokenizer::terms(word);
+        let searcher = self.searcher();
+        let n = searcher.num_docs().max(1) as f32;
+        let df = match terms.as_slice() {
+            [] => return Ok(None),
+            [term] => self.live_doc_freq(&searcher, &Term::from_field_text(self.fields.body, term))?,
+            // A word of a script without spaces is several terms: counted as a phrase.
+            _ => {
+                let q = self.parse_user_query(&format!("\"{}\"", word.replace('"', "")))?;
+                searcher.search(&*q, &tantivy::collector::Count)? as u64
+            }
+        };
+        Ok(Some(df as f32 / n))
     }
 
     /// The stored outline of one note.

@@ -86,6 +86,7 @@ impl Default for Signals {
             similar: 2.8,
             popularity: 0.2,
             name_stems: 0.4,
+            meaning: 0.0,
         })
     }
 }
@@ -95,6 +96,12 @@ impl Signals {
     pub fn score(&self, e: &Evidence) -> f32 {
         self.0.figures().iter().zip(e.figures()).map(|(w, x)| w * x).sum()
     }
+}
+
+/// A score to three decimals: sums made in another order (segments, hash maps) differ in the
+/// last bits, which must not reorder notes.
+fn steady(score: f32) -> f32 {
+    (score * 1000.0).round() / 1000.0
 }
 
 /// Notes scoring under this share of the best are left out, once there are [`MIN_RELATED`]:
@@ -132,14 +139,21 @@ impl VaultIndex {
         let mut evidence = self.evidence(&searcher, note, &stems, &terms, CANDIDATES)?;
         // Popularity and name stems only reorder the notes other evidence found (the same recall as
         // counting it for all, at a fraction of the lookups).
-        let mut before: Vec<(f32, DocAddress)> = evidence.iter().map(|(a, e)| (signals.score(e), *a)).collect();
-        before.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        // Ranked by score, then path: the same vault text gives the same order, whatever the
+        // segments (a note rewritten moves to a new one) and the order sums were made in.
+        let paths = |addrs: &mut dyn Iterator<Item = DocAddress>| -> Result<HashMap<DocAddress, String>, IndexError> {
+            addrs.map(|a| Ok((a, self.path_at(&searcher, a)?))).collect()
+        };
+        let mut before: Vec<(f32, DocAddress)> = evidence.iter().map(|(a, e)| (steady(signals.score(e)), *a)).collect();
+        let names = paths(&mut before.iter().map(|(_, a)| *a))?;
+        before.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| names[&a.1].cmp(&names[&b.1])));
         let leading: Vec<DocAddress> = before.iter().take(POPULARITY_FOR).map(|(_, a)| *a).collect();
         self.late_evidence(&searcher, &stems, &mut evidence, &leading)?;
         let scores: HashMap<DocAddress, f32> = evidence.into_iter().map(|(a, e)| (a, signals.score(&e))).collect();
 
-        let mut ranked: Vec<(f32, DocAddress)> = scores.into_iter().map(|(a, s)| (s, a)).collect();
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mut ranked: Vec<(f32, DocAddress)> = scores.into_iter().map(|(a, s)| (steady(s), a)).collect();
+        let names = paths(&mut ranked.iter().map(|(_, a)| *a))?;
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| names[&a.1].cmp(&names[&b.1])));
         let mut best = None;
         let scope = self.scope();
         let mut out = Vec::with_capacity(limit);

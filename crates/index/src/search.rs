@@ -38,6 +38,12 @@ pub struct SearchResults {
     pub hits: Vec<Hit>,
     #[serde(skip)]
     pub query: String,
+    /// How the hits were ranked.
+    #[serde(skip)]
+    pub mode: crate::SearchMode,
+    /// What the caller should know (meaning asked for and not to be had), said once.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 impl Summary for SearchResults {
@@ -116,7 +122,7 @@ impl VaultIndex {
         Ok((path, outline))
     }
 
-    fn parse_user_query(&self, query: &str) -> Result<Box<dyn Query>, IndexError> {
+    pub(crate) fn parse_user_query(&self, query: &str) -> Result<Box<dyn Query>, IndexError> {
         if query.trim().is_empty() {
             return Err(IndexError::EmptyQuery);
         }

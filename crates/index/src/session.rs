@@ -101,9 +101,11 @@ pub struct VaultSession {
     /// Open editor buffers, replayed into the updater once it starts.
     buffers: Mutex<HashMap<String, String>>,
     /// Whether the start-up sync is over (or another process keeps the index current).
-    synced: tokio::sync::watch::Sender<bool>,
+    pub(crate) synced: tokio::sync::watch::Sender<bool>,
     /// Opened without checking the vault (see [`VaultSession::open_current`]).
     deferred: std::sync::atomic::AtomicBool,
+    /// Where a server gets its embedder, once its vault is indexed (see `meaning/upkeep.rs`).
+    pub(crate) meaning_source: Mutex<Option<crate::meaning::Source>>,
 }
 
 /// How long a second process waits for the first to finish indexing the vault.
@@ -131,6 +133,7 @@ impl VaultSession {
             buffers: Mutex::new(HashMap::new()),
             synced: tokio::sync::watch::channel(false).0,
             deferred: std::sync::atomic::AtomicBool::new(false),
+            meaning_source: Mutex::new(None),
         })
     }
 
@@ -280,8 +283,14 @@ impl VaultSession {
         }
     }
 
-    /// BM25 over the vault's notes (off the runtime).
-    pub async fn search(&self, query: &str, limit: usize) -> Result<SearchResults, Error> {
+    /// The vault's notes for `query`, by words (BM25), meaning (vectors) or both fused (see
+    /// [`crate::SearchMode`]; `None`: both when the vault has vectors), off the runtime.
+    pub async fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        mode: Option<crate::SearchMode>,
+    ) -> Result<SearchResults, Error> {
         if !(1..=1000).contains(&limit) {
             return Err(Error::invalid(format!(
                 "limit: {limit} is not valid; valid: an integer from 1 to 1000"
@@ -289,20 +298,22 @@ impl VaultSession {
         }
         let (index, q) = (self.index.clone(), query.to_string());
         let deferred = self.deferred.load(std::sync::atomic::Ordering::Relaxed);
-        let hits = scholia_base::blocking(move || {
-            let hits = index.search(&q, limit, None)?;
+        let (hits, mode, warnings) = scholia_base::blocking(move || {
+            let found = index.search_mode(&q, limit, None, mode)?;
             // Answered before the vault was checked: a note shown that changed since it was
             // indexed is re-read, and the question asked again.
-            let shown: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+            let shown: Vec<&str> = found.0.iter().map(|h| h.path.as_str()).collect();
             if deferred && index.refresh_if_changed(&shown)? {
-                return Ok(index.search(&q, limit, None)?);
+                return Ok(index.search_mode(&q, limit, None, mode)?);
             }
-            Ok(hits)
+            Ok(found)
         })
         .await?;
         Ok(SearchResults {
             hits,
             query: query.to_string(),
+            mode,
+            warnings,
         })
     }
 
@@ -334,6 +345,8 @@ impl VaultSession {
     /// starts an indexing job (reported and ended by the session).
     pub async fn maintain(self: Arc<Self>, start_job: &(dyn Fn() -> Job + Send + Sync), shutdown: CancellationToken) {
         let mut job = start_job();
+        // Vectors follow once the index holds the vault (a reader's too: it reads the file).
+        tokio::spawn(self.clone().keep_meaning(shutdown.clone()));
         self.index.keep_merged();
         if !self.index.is_writer() {
             // Another process keeps the index current: what it committed is the vault.

@@ -118,7 +118,7 @@ impl Library {
             scholia_vault::contain::link(&title, &url)
         });
         env.add_filter("md_target", |s: String| scholia_vault::contain::target(&s));
-        env.add_filter("md_passage", |s: String| scholia_vault::contain::passage(&s));
+        env.add_filter("md_passage", |s: String| scholia_vault::contain::quote(&s));
         // Untrusted values in prompts: attribute values cannot end their attribute or tag,
         // and no interpolated text can open or close an `<untrusted-data>` fence.
         env.add_filter("attr", |s: String| attr(&s));

@@ -6,8 +6,10 @@
 //! - [`web`]: web search, SSRF-safe page fetching, main-content extraction;
 //! - [`sonar`]: Perplexity Sonar tiers through OpenRouter;
 //! - [`gemini_cli`]: spawning the Gemini CLI in a private directory;
-//! - [`interactions`]: the Gemini Interactions API (background deep research).
+//! - [`interactions`]: the Gemini Interactions API (background deep research);
+//! - [`embeddings`]: an OpenAI-compatible `/v1/embeddings` endpoint as an embedder.
 
+pub mod embeddings;
 pub mod gemini_cli;
 pub mod http;
 pub mod interactions;

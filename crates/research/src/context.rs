@@ -35,7 +35,13 @@ pub struct Context {
     /// `None` when OpenRouter is not configured.
     pub sonar: Option<Sonar>,
     pub deep_search: DeepSearchDefaults,
+    /// The embedder, when meaning is configured (built on first use, blocking): long pages'
+    /// passages are chosen by it.
+    pub embedder: EmbedderSource,
 }
+
+/// Gets the embedder when one is configured (blocking; `None` without one or when it failed).
+pub type EmbedderSource = Arc<dyn Fn() -> Option<Arc<dyn scholia_embed::Embedder>> + Send + Sync>;
 
 /// deep_search's defaults when a request does not say.
 #[derive(Debug, Clone, Copy)]

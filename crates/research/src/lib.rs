@@ -10,6 +10,7 @@ pub mod gate;
 pub mod language;
 pub mod note;
 pub mod offline;
+pub mod pages;
 pub mod record;
 pub mod sonar;
 

@@ -68,11 +68,14 @@ pub(crate) fn select(
     // sentences with any of the note's weighed words explain it next best.
     let every: HashMap<String, f32> = terms.0.iter().cloned().collect();
     let (mut new, mut back) = (Vec::new(), Vec::new());
+    // Sentences already shown, and the note's own: each is quoted once, and never to the note
+    // that holds it.
+    let mut quoted: HashSet<String> = own_sentences(&input.own);
     for r in related {
         let links_back = index.links_of(&r.path)?.contains(&input.rel);
         if links_back {
             back.push(RelatedNote {
-                target: index.link_target(&r.path)?,
+                target: index.link_target_from(&r.path, Some(&input.rel))?,
                 terms: Vec::new(),
                 passages: Vec::new(),
                 path: r.path,
@@ -99,17 +102,31 @@ pub(crate) fn select(
             .collect();
         let mut names = vec![r.title.clone(), scholia_vault::stem(&r.path).to_string()];
         names.extend(parsed.aliases.iter().cloned());
-        let mut passages = passage::best(&text, &weights, PASSAGES_PER_NOTE, tokenizer::terms);
+        let fresh = |found: Vec<String>, quoted: &HashSet<String>| -> Vec<String> {
+            found
+                .into_iter()
+                .filter(|p| !quoted.contains(&sentence_key(p)))
+                .take(PASSAGES_PER_NOTE)
+                .collect()
+        };
+        let mut passages = fresh(
+            passage::best(&text, &weights, PASSAGES_PER_NOTE + 4, tokenizer::terms),
+            &quoted,
+        );
         if passages.is_empty() {
-            passages = passage::best(&text, &every, PASSAGES_PER_NOTE, tokenizer::terms);
+            passages = fresh(
+                passage::best(&text, &every, PASSAGES_PER_NOTE + 4, tokenizer::terms),
+                &quoted,
+            );
         }
-        let mentioned_on = mention_line(&input.own, &names);
+        quoted.extend(passages.iter().map(|p| sentence_key(p)));
+        let mentioned_on = mention_line(index, &input.own, &names);
         // A note without a passage says nothing of why it is related: left out.
         if passages.is_empty() && mentioned_on.is_none() {
             continue;
         }
         new.push(RelatedNote {
-            target: index.link_target(&r.path)?,
+            target: index.link_target_from(&r.path, Some(&input.rel))?,
             terms: surface.show(&display_terms(&Terms(shared), SHARED_TERMS), SHARED_TERMS),
             passages,
             mentioned_on,
@@ -123,31 +140,36 @@ pub(crate) fn select(
     Ok((key, new))
 }
 
-/// The first line of `text` naming one of `names` as whole words (any case) outside a link:
-/// an unlinked mention. Names shorter than four characters say too little.
-fn mention_line(text: &str, names: &[String]) -> Option<usize> {
-    let names: Vec<String> = names
-        .iter()
-        .map(|n| n.trim().to_lowercase())
-        .filter(|n| n.chars().count() >= 4)
-        .collect();
-    text.lines().enumerate().find_map(|(i, line)| {
-        let lower = line.to_lowercase();
-        names.iter().any(|n| names_in(&lower, n)).then_some(i + 1)
-    })
+/// The first line of `text` that names one of `names` as the note (see
+/// [`scholia_vault::mentions`]); a one-word name only when the word is no common word of the
+/// vault's language (in at most [`COMMON_SHARE`] of its notes).
+fn mention_line(index: &VaultIndex, text: &str, names: &[String]) -> Option<usize> {
+    let common = |word: &str| {
+        index
+            .word_share(word)
+            .ok()
+            .flatten()
+            .is_some_and(|share| share > COMMON_SHARE)
+    };
+    let (at, _) = scholia_vault::mentions::first(text, names, &common)?;
+    Some(scholia_vault::lines::LineIndex::new(text).line_of(at) as usize + 1)
 }
 
-/// Whether `line` holds `name` as whole words, not inside a `[[link]]`.
-fn names_in(line: &str, name: &str) -> bool {
-    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
-    line.match_indices(name).any(|(at, _)| {
-        let before = line[..at].chars().next_back();
-        let after = line[at + name.len()..].chars().next();
-        let in_link = line[..at]
-            .rfind("[[")
-            .is_some_and(|open| !line[open..at].contains("]]"));
-        !word(before) && !word(after) && !in_link
-    })
+/// A one-word name found in more than this share of the vault's notes is a common word.
+const COMMON_SHARE: f32 = 0.03;
+
+/// A sentence as compared for repeats: its words, lower-cased.
+fn sentence_key(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// The note's own sentences, as [`sentence_key`]s.
+fn own_sentences(text: &str) -> HashSet<String> {
+    let reading = scholia_vault::reading::blocks(text).join("\n");
+    passage::sentences(&reading, &HashSet::new())
+        .iter()
+        .map(|s| sentence_key(s))
+        .collect()
 }
 
 /// The notes offline research would cite for the note at `rel` whose text is `text`, best
@@ -192,7 +214,7 @@ fn display_terms(terms: &Terms, n: usize) -> Vec<String> {
 /// shown instead of index terms (`Einführung`, not `einfuhrung`). Words of links, file names
 /// and addresses are left out (`%20laws` is no word of the note), and a term that is no single
 /// word of the note (a CJK character pair) has none.
-pub(crate) struct Surface(HashMap<String, String>);
+pub(crate) struct Surface(HashMap<String, String>, String);
 
 impl Surface {
     pub(crate) fn of(text: &str) -> Surface {
@@ -222,13 +244,66 @@ impl Surface {
                 }
             }
         }
-        Surface(map)
+        Surface(map, text.to_string())
     }
 
-    /// The first `n` of `terms` a reader can be shown, as the note writes them.
+    /// The first `n` of `terms` a reader can be shown, as the note writes them: a word of the
+    /// note, or in a script without spaces the word around a character pair (`リン` →
+    /// `リンク`); each once.
     pub(crate) fn show(&self, terms: &[String], n: usize) -> Vec<String> {
-        terms.iter().filter_map(|t| self.0.get(t).cloned()).take(n).collect()
+        let mut out: Vec<String> = Vec::new();
+        for t in terms {
+            let shown = self.0.get(t).cloned().or_else(|| unspaced_word(&self.1, t));
+            if let Some(s) = shown
+                && !out.contains(&s)
+            {
+                out.push(s);
+            }
+            if out.len() == n {
+                break;
+            }
+        }
+        out
     }
+}
+
+/// The script class of a letter written without spaces between words: kanji, hiragana,
+/// katakana (with its long-vowel mark), Thai.
+fn script(c: char) -> Option<u8> {
+    match c as u32 {
+        0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0xF900..=0xFAFF => Some(0),
+        0x3040..=0x309F => Some(1),
+        0x30A0..=0x30FF | 0x31F0..=0x31FF => Some(2),
+        0x0E00..=0x0E7F => Some(3),
+        _ => None,
+    }
+}
+
+/// The word of `text` around `term` (a character pair of a script without spaces): the pair
+/// widened on each side while the letters are of its script; `None` when `term` is not such a
+/// pair of `text`.
+fn unspaced_word(text: &str, term: &str) -> Option<String> {
+    let chars: Vec<char> = term.chars().collect();
+    // One script throughout, and not hiragana: a pair with a particle or a word ending in it is
+    // a fragment (`たみ`, `えば`), not a word of the note.
+    let kind = chars.first().and_then(|c| script(*c))?;
+    if kind == 1 || chars.iter().any(|c| script(*c) != Some(kind)) {
+        return None;
+    }
+    let at = text.find(term)?;
+    let before: Vec<char> = text[..at]
+        .chars()
+        .rev()
+        .take_while(|c| script(*c) == Some(kind))
+        .take(6)
+        .collect();
+    let after: String = text[at + term.len()..]
+        .chars()
+        .take_while(|c| script(*c) == Some(kind))
+        .take(6)
+        .collect();
+    let word: String = before.into_iter().rev().chain(chars).collect::<String>() + &after;
+    (word.chars().count() >= 2).then_some(word)
 }
 
 fn terms_of(index: &VaultIndex, likeness: &scholia_index::Likeness) -> Result<Terms, IndexError> {
@@ -310,6 +385,8 @@ pub(crate) async fn research(
             })).collect::<Vec<_>>(),
             "linked": related.iter().filter(|r| r.links_back).map(|r| &r.target).collect::<Vec<_>>(),
             "provenance": provenance,
+            "when": time::OffsetDateTime::now_utc().date().to_string(),
+            "topics": topics.len(),
             "focus": (!focus.is_empty()).then_some(focus.as_str()),
             // The fixed sentences in the note's language (English when unknown).
             "lang": crate::language::of(&input.own),
@@ -372,9 +449,12 @@ mod tests {
             &["20laws", "20motion", "lucide", "send"],
             &[] as &[&str],
         );
-        // A CJK character pair is no word: not shown.
+        // A CJK character pair is shown as the whole word it belongs to (a katakana run),
+        // never as the bare pair; a hiragana pair is no word at all.
         let pair = tokenizer::terms("ゴート").into_iter().nth(1).unwrap_or_default();
-        check("ゴートゥーファイル", &[pair.as_str()], &[] as &[&str]);
+        check("ゴートゥーファイル", &[pair.as_str()], &["ゴートゥーファイル"]);
+        let kana = tokenizer::terms("ことば").into_iter().next().unwrap_or_default();
+        check("ことばを書く", &[kana.as_str()], &[] as &[&str]);
         // Plain words stay as written.
         check("Rye flour feeds the starter.", &["rye", "starter"], &["Rye", "starter"]);
         check("Rye flour feeds the starter. Whole rye is best.", &["rye"], &["rye"]);

@@ -221,6 +221,126 @@ pub fn passage(s: &str) -> String {
     out
 }
 
+/// A note's sentence quoted for a reader, on one line, inert as [`passage`] makes text, and
+/// readable in the raw Markdown an editor shows: code spans stay code spans, and a word that
+/// would make markup (`[[…]]`, `[x](…)`, `<tag>`, `$math$`, `%%`, an entity, a URL) becomes a
+/// code span itself rather than a word full of backslashes.
+pub fn quote(s: &str) -> String {
+    let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::with_capacity(one_line.len() + 16);
+    let mut rest = one_line.as_str();
+    while !rest.is_empty() {
+        // A code span: a run of backticks to the next run of as many.
+        if let Some(open) = rest.find('`') {
+            let ticks = rest[open..].chars().take_while(|c| *c == '`').count();
+            let body = &rest[open + ticks..];
+            let fence = "`".repeat(ticks);
+            if let Some(close) = find_run(body, &fence) {
+                words(&rest[..open], &mut out);
+                let code = &body[..close];
+                if crate::plugins::inline_query(code) {
+                    // A note's own inline query is quoted as its text, never run here.
+                    words(code, &mut out);
+                } else {
+                    out.push_str(&rest[open..open + ticks + close + ticks]);
+                }
+                rest = &body[close + ticks..];
+                continue;
+            }
+            // An unmatched backtick is no code: dropped.
+            words(&rest[..open], &mut out);
+            rest = body;
+            continue;
+        }
+        words(rest, &mut out);
+        break;
+    }
+    // At the start of the line (after the quote's `> `): no heading, list, quote or fence.
+    let starts_block = out.starts_with(['#', '-', '+', '*', '>', '~', '=', '|'])
+        || out
+            .split_once(['.', ')'])
+            .is_some_and(|(n, _)| !n.is_empty() && n.len() < 10 && n.chars().all(|c| c.is_ascii_digit()));
+    if starts_block {
+        out.insert(0, '\\');
+    }
+    out
+}
+
+/// Where a run of exactly `fence` starts in `s`.
+fn find_run(s: &str, fence: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = s[from..].find(fence) {
+        let at = from + i;
+        let before = s[..at].ends_with('`');
+        let after = s[at + fence.len()..].starts_with('`');
+        if !before && !after {
+            return Some(at);
+        }
+        from = at + fence.len();
+    }
+    None
+}
+
+/// Plain text's words, each that would make markup written as a code span.
+fn words(text: &str, out: &mut String) {
+    let urls = urls_in(text);
+    let mut at = 0;
+    for (i, piece) in text.split_inclusive(char::is_whitespace).scan(0usize, |pos, p| {
+        let start = *pos;
+        *pos += p.len();
+        Some((start, p))
+    }) {
+        if i < at {
+            continue;
+        }
+        let word = piece.trim_end();
+        let space = &piece[word.len()..];
+        let in_url = urls.iter().any(|u| u.start <= i && i < u.end);
+        if in_url || markup(word) {
+            let bare: String = word.chars().filter(|c| *c != '`').collect();
+            // A code span that begins with `=` or `$=` is a query Dataview runs: those leading
+            // characters stay outside it, escaped.
+            let lead = match bare.starts_with('=') || bare.starts_with("$=") {
+                true => bare.len() - bare.trim_start_matches(['=', '$']).len(),
+                false => 0,
+            };
+            for c in bare[..lead].chars() {
+                out.push('\\');
+                out.push(c);
+            }
+            if lead < bare.len() {
+                out.push('`');
+                out.push_str(&bare[lead..]);
+                out.push('`');
+            }
+        } else {
+            out.push_str(word);
+        }
+        out.push_str(space);
+        at = i + piece.len();
+    }
+}
+
+/// Whether a word would make markup where it is quoted.
+fn markup(word: &str) -> bool {
+    let b = word.as_bytes();
+    word.contains(['[', ']', '$', '\\'])
+        || word.contains("%%")
+        || b.windows(2)
+            .any(|w| w[0] == b'<' && (w[1].is_ascii_alphabetic() || matches!(w[1], b'/' | b'!' | b'?')))
+        || entity(word)
+        || (word.starts_with('#') && word[1..].starts_with(char::is_alphanumeric))
+}
+
+/// `&name;` or `&#123;`: an entity a renderer would turn into another character.
+fn entity(word: &str) -> bool {
+    word.match_indices('&').any(|(i, _)| {
+        let rest = &word[i + 1..];
+        rest.find(';')
+            .is_some_and(|end| end > 0 && rest[..end].chars().all(|c| c.is_ascii_alphanumeric() || c == '#'))
+    })
+}
+
 /// A title (of a page, a note, a model) inside link text or emphasis: one line, bounded,
 /// with the characters that would end its construct escaped.
 pub fn text(s: &str) -> String {
@@ -277,6 +397,39 @@ pub fn target(s: &str) -> String {
         t = t.replace("%%", "%").replace("$$", "$");
     }
     t.trim().to_string()
+}
+
+#[cfg(test)]
+mod quote_tests {
+    use super::*;
+
+    #[test]
+    fn quotes_read_as_the_note_reads_and_stay_inert() {
+        let check = |s: &str, want: &str| {
+            let q = quote(s);
+            assert_eq!(q, want, "{s}");
+            assert!(check("Research", 2, &format!("> {q}"), &Links::none()).is_ok(), "{q}");
+        };
+        check("Use `[aliases]` to find files.", "Use `[aliases]` to find files.");
+        check("Type [[Note]] or [x](y) here.", "Type `[[Note]]` or `[x](y)` here.");
+        check(
+            "Costs $5 or 100%% of <b>it</b> &copy; R&D",
+            "Costs `$5` or `100%%` of `<b>it</b>` `&copy;` R&D",
+        );
+        check(
+            "See https://example.com/a%20b now.",
+            "See `https://example.com/a%20b` now.",
+        );
+        check("#tag then a # alone and C# code.", "`#tag` then a # alone and C# code.");
+        check("- not a list", "\\- not a list");
+        check("1. not a list either", "\\1. not a list either");
+        check(
+            "An ``a`b`` span and a lone ` tick.",
+            "An ``a`b`` span and a lone  tick.",
+        );
+        check("plain words, nothing else.", "plain words, nothing else.");
+        check("a =?\\ query and $=[x]", "a \\=`?\\` query and \\$\\=`[x]`");
+    }
 }
 
 #[cfg(test)]

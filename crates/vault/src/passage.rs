@@ -17,8 +17,10 @@ const MIN_UNSPACED_CHARS: usize = 8;
 pub fn best(text: &str, weights: &HashMap<String, f32>, n: usize, tokens: impl Fn(&str) -> Vec<String>) -> Vec<String> {
     let parsed = parse(text, "");
     let headings: std::collections::HashSet<&str> = parsed.headings.iter().map(|h| h.text.as_str()).collect();
+    // As a reader reads the note: code stays code, links are their visible text.
+    let reading = crate::reading::blocks(text).join("\n");
     let mut scored: Vec<(f32, usize, String)> = Vec::new();
-    for (i, sentence) in sentences(&parsed.plain_text, &headings).into_iter().enumerate() {
+    for (i, sentence) in sentences(&reading, &headings).into_iter().enumerate() {
         let mut seen = std::collections::HashSet::new();
         let score: f32 = tokens(&sentence)
             .into_iter()
@@ -57,15 +59,27 @@ pub fn sentences(plain: &str, headings: &std::collections::HashSet<&str>) -> Vec
             continue;
         }
         let mut start = 0;
+        let mut in_code = false;
         let chars: Vec<(usize, char)> = line.char_indices().collect();
         for (k, &(i, c)) in chars.iter().enumerate() {
             let next = chars.get(k + 1).map(|&(_, c)| c);
-            let ends = match c {
-                // Chinese and Japanese, Devanagari and Bengali, Urdu, Khmer, Myanmar.
-                '。' | '！' | '？' | '।' | '۔' | '។' | '៕' | '။' => true,
-                '.' | '!' | '?' => next.is_none_or(char::is_whitespace) && !abbreviation(&line[start..i]),
-                _ => false,
-            };
+            let prev = k.checked_sub(1).map(|p| chars[p].1);
+            if c == '`' {
+                in_code = !in_code;
+            }
+            let ends = !in_code
+                && match c {
+                    // Chinese and Japanese, Devanagari and Bengali, Urdu, Khmer, Myanmar.
+                    '。' | '！' | '？' | '।' | '۔' | '។' | '៕' | '။' => true,
+                    '.' | '!' | '?' => next.is_none_or(char::is_whitespace) && !abbreviation(&line[start..i]),
+                    _ => false,
+                }
+                // Two sentences a lost line break glued together: `basis.Example`.
+                || (c == '.'
+                    && !in_code
+                    && prev.is_some_and(char::is_lowercase)
+                    && next.is_some_and(char::is_uppercase)
+                    && chars.get(k + 2).is_some_and(|&(_, c)| c.is_lowercase()));
             if ends {
                 push_sentence(&mut out, &line[start..i + c.len_utf8()]);
                 start = i + c.len_utf8();

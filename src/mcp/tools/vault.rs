@@ -23,6 +23,10 @@ pub struct FindNotesInput {
     #[serde(default = "ten")]
     #[schemars(range(min = 1, max = 50))]
     limit: u32,
+    /// lexical (words, BM25), semantic (meaning, when the vault has vectors) or hybrid (both,
+    /// fused); leave out for hybrid when the vault has vectors, else lexical. Quoted phrases
+    /// and title: queries are always lexical
+    mode: Option<scholia_index::SearchMode>,
 }
 
 fn ten() -> u32 {
@@ -34,6 +38,11 @@ fn ten() -> u32 {
 pub struct Found {
     pub query: String,
     pub results: Vec<Hit>,
+    /// How the results were ranked: lexical, semantic or hybrid.
+    pub mode: scholia_index::SearchMode,
+    /// Why meaning was not used when it was asked for (no embeddings, endpoint down).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Summary for Found {
@@ -53,8 +62,9 @@ impl Tool for FindNotes {
     const TITLE: &'static str = "Find notes";
 
     fn description() -> String {
-        "Full-text search of the user's vault (BM25 over titles, headings, tags and text; \
-         \"quoted phrases\", title:word). Use this first whenever the question may be answered by \
+        "Search the user's vault: by words (BM25 over titles, headings, tags and text; \
+         \"quoted phrases\", title:word) and, when the vault has embeddings, by meaning too, fused \
+         (`mode`). Use this first whenever the question may be answered by \
          the user's own notes: it is instant and free. Returns paths to pass to read_note."
             .into()
     }
@@ -66,7 +76,7 @@ impl Tool for FindNotes {
     fn run(s: &Scholia, a: FindNotesInput, _: RunContext) -> BoxFuture<'_, Result<Reply<Found>, Error>> {
         Box::pin(async move {
             let vault = s.vault().await?;
-            let found = vault.search(&a.query, a.limit as usize).await?;
+            let found = vault.search(&a.query, a.limit as usize, a.mode).await?;
             let text: Vec<String> = found
                 .hits
                 .iter()
@@ -78,6 +88,8 @@ impl Tool for FindNotes {
             let value = Found {
                 query: a.query,
                 results: found.hits,
+                mode: found.mode,
+                warnings: found.warnings,
             };
             Ok(Reply::new(value, text.join("\n")))
         })

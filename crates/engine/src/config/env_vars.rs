@@ -51,6 +51,19 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "DEEP_SEARCH_MAX_ITERATIONS",
         "deep_search: rounds at most (default 5, at least 2)",
     ),
+    (
+        "SCHOLIA_EMBED_MODEL_PATH",
+        "embeddings: a sentence-transformers model directory run in-process (e.g. all-MiniLM-L6-v2)",
+    ),
+    (
+        "SCHOLIA_EMBED_BASE_URL",
+        "embeddings: base URL of an OpenAI-compatible API (…/v1; Ollama, llama.cpp, OpenAI)",
+    ),
+    ("SCHOLIA_EMBED_MODEL", "embeddings: the endpoint's model"),
+    (
+        "SCHOLIA_EMBED_API_KEY",
+        "embeddings: the endpoint's key (optional for local servers)",
+    ),
     ("SCHOLIA_SEARCH", "web search: duckduckgo (default) or searxng:URL"),
     ("SCHOLIA_DUCKDUCKGO_URL", "web search: DuckDuckGo base URL"),
     (

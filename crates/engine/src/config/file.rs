@@ -21,6 +21,8 @@ pub struct FileConfig {
     pub(super) deep_search: FileDeepSearch,
     #[serde(default)]
     pub(super) tasks: FileTasks,
+    #[serde(default)]
+    pub(super) embeddings: FileEmbeddings,
     /// LSP only: the vault root.
     #[serde(default)]
     pub(super) vault: Option<String>,
@@ -54,6 +56,16 @@ pub(super) struct FileSearch {
 pub(super) struct FileTasks {
     /// USD per million tokens of Gemini deep research, for estimates and costs.
     pub(super) price: Option<Price>,
+}
+
+/// Embeddings: a local sentence-transformers directory, or an OpenAI-compatible endpoint.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileEmbeddings {
+    pub(super) model_path: Option<String>,
+    pub(super) base_url: Option<String>,
+    pub(super) model: Option<String>,
+    pub(super) api_key_env: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -126,6 +138,19 @@ impl FileConfig {
             "tasks.price",
             "table {input, output}: USD per million tokens of Gemini deep research",
         ),
+        (
+            "embeddings.model_path",
+            "string: a sentence-transformers model directory run in-process",
+        ),
+        (
+            "embeddings.base_url",
+            "string: an OpenAI-compatible embeddings API (…/v1)",
+        ),
+        ("embeddings.model", "string: the embeddings endpoint's model"),
+        (
+            "embeddings.api_key_env",
+            "string: the environment variable holding the embeddings key",
+        ),
     ];
 
     pub fn from_toml(text: &str) -> Result<FileConfig, ConfigError> {
@@ -170,6 +195,10 @@ impl FileConfig {
                 "deep_search.correction_model",
                 self.deep_search.correction_model.is_some(),
             ),
+            ("embeddings.model_path", self.embeddings.model_path.is_some()),
+            ("embeddings.base_url", self.embeddings.base_url.is_some()),
+            ("embeddings.model", self.embeddings.model.is_some()),
+            ("embeddings.api_key_env", self.embeddings.api_key_env.is_some()),
         ];
         debug_assert!(set.iter().all(|(k, _)| super::trust::SENSITIVE.contains(k)));
         set.iter().filter(|(_, on)| *on).map(|(k, _)| *k).collect()
@@ -188,5 +217,6 @@ impl FileConfig {
         self.deep_search.gemini_cli = None;
         self.deep_search.model = None;
         self.deep_search.correction_model = None;
+        self.embeddings = FileEmbeddings::default();
     }
 }

@@ -4,14 +4,16 @@
 //! Precedence, for every setting alike (`layers.rs`): LSP initializationOptions / CLI flags >
 //! environment > `.scholia.toml` in the vault root > defaults. Code map: `settings.rs` the
 //! [`Settings`] and how each is found, `file.rs` the file's shape, `env_vars.rs` every
-//! variable read, `trust.rs` trusted vaults. Directories are `scholia_base::Dirs`.
+//! variable read, `embeddings.rs` where vectors come from, `trust.rs` trusted vaults. Directories are `scholia_base::Dirs`.
 
+mod embeddings;
 mod env_vars;
 mod file;
 mod layers;
 mod settings;
 pub mod trust;
 
+pub use embeddings::EmbedConfig;
 pub use env_vars::ENV_VARS;
 pub use file::FileConfig;
 pub use scholia_base::{Dirs, DirsError, Env, ProcessEnv};

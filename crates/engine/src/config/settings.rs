@@ -68,6 +68,8 @@ pub struct Settings {
     pub sonar_model: Option<String>,
     /// Settings of an untrusted vault's `.scholia.toml` that were ignored.
     pub untrusted: Option<super::trust::Untrusted>,
+    /// Where vectors come from; `None`: search and related notes by words alone.
+    pub embeddings: Option<super::embeddings::EmbedConfig>,
 }
 
 impl Settings {
@@ -147,6 +149,7 @@ impl Settings {
                 .map(backend)
                 .transpose()?,
             sonar_model: l.text("sonar.model", None, |f| f.sonar.model.clone())?.map(|p| p.value),
+            embeddings: super::embeddings::embeddings(&l)?,
             untrusted,
             dirs,
         })

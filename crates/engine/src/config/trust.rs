@@ -25,6 +25,10 @@ pub const SENSITIVE: &[&str] = &[
     "deep_search.gemini_cli",
     "deep_search.model",
     "deep_search.correction_model",
+    "embeddings.model_path",
+    "embeddings.base_url",
+    "embeddings.model",
+    "embeddings.api_key_env",
 ];
 
 /// The file in the config directory that records trusted vaults.

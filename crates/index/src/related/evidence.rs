@@ -53,6 +53,9 @@ pub struct Evidence {
     /// Share of the stems of its file name found in the note's text: its name in any form
     /// (`names_it` needs the name as written).
     pub name_stems: f32,
+    /// Cosine of the two notes' vectors (their meaning), when the vault has embeddings; 0
+    /// without them.
+    pub meaning: f32,
 }
 
 /// The stems of the note's text and title, counted: stemmed once per query.
@@ -73,7 +76,7 @@ impl Stems {
 
 impl Evidence {
     /// Every figure, in the order of the fields (what `benches/related/fit.py` reads).
-    pub fn figures(&self) -> [f32; 12] {
+    pub fn figures(&self) -> [f32; 13] {
         [
             self.content,
             self.linked,
@@ -87,6 +90,7 @@ impl Evidence {
             self.similar,
             self.popularity,
             self.name_stems,
+            self.meaning,
         ]
     }
 }
@@ -111,6 +115,7 @@ impl VaultIndex {
         }
         self.graph(searcher, note, &mut found)?;
         self.similar(searcher, note, stems, &mut found)?;
+        self.meaning_evidence(searcher, &note.rel, candidates, &mut found)?;
         self.names_both_ways(searcher, note, candidates, &mut found)?;
         for tag in &note.tags {
             let q = TermQuery::new(

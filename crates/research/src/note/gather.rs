@@ -155,11 +155,29 @@ impl Gathering<'_> {
         };
         let render = |text: &str| render_for(&topic.topic, &topic.context, text);
         let system = ctx.library.render(prompts::SYSTEM, json!({}))?;
+        let mut chosen = None;
         let mut text: &str = &page.content.markdown;
         if let Some(window_tokens) = self.llm.context_tokens().await {
             let fixed = window::estimate_tokens(&system) + window::estimate_tokens(&render("")?) + 64;
             let room = (window_tokens as usize).saturating_sub(fixed + EXTRACT_TOKENS as usize);
-            text = window::fit_text(text, room.max(200)).0;
+            let (cut, longer) = window::fit_text(text, room.max(200));
+            // Too long: the paragraphs closest to the topic by meaning, when there are embeddings.
+            if longer {
+                let (source, topic, page_text, chars) = (
+                    ctx.embedder.clone(),
+                    format!("{}\n{}", topic.topic, topic.context),
+                    text.to_string(),
+                    cut.len(),
+                );
+                chosen = scholia_base::spawn_blocking(move || {
+                    source().and_then(|e| crate::pages::closest(&e, &topic, &page_text, chars))
+                })
+                .await;
+            }
+            text = cut;
+        }
+        if let Some(c) = &chosen {
+            text = c;
         }
         let prompt = render(text)?;
         let answer = self

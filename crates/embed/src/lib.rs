@@ -1,0 +1,57 @@
+//! Meaning as vectors. The [`Embedder`] port (what the index and the pipelines ask of a model:
+//! texts in, unit vectors out), a sentence-transformers BERT model run in this process on the
+//! CPU ([`local::LocalModel`]: WordPiece tokenizer, safetensors weights, the pooling and
+//! normalisation the model directory declares), and the int8 form vectors are kept in.
+//!
+//! Depends on `base` only. An endpoint (OpenAI-compatible `/v1/embeddings`) is an adapter in
+//! `providers`; the engine chooses which one the index gets.
+
+mod bert;
+pub mod local;
+mod safetensors;
+mod vector;
+pub mod wordpiece;
+
+pub use vector::{Quantized, cosine, dot_i8, normalize};
+
+/// Why texts could not be embedded.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("embedding model `{path}`: {message}")]
+    Model { path: String, message: String },
+    #[error("embeddings endpoint: {0}")]
+    Endpoint(String),
+    #[error("embedding stopped: {0}")]
+    Stopped(String),
+}
+
+impl scholia_base::Coded for EmbedError {
+    fn code(&self) -> &'static str {
+        match self {
+            EmbedError::Model { .. } => "EMBED_MODEL",
+            EmbedError::Endpoint(_) => "EMBED_ENDPOINT",
+            EmbedError::Stopped(_) => "CANCELLED",
+        }
+    }
+    fn kind(&self) -> scholia_base::ErrorKind {
+        match self {
+            EmbedError::Model { .. } => scholia_base::ErrorKind::InvalidInput,
+            EmbedError::Endpoint(_) => scholia_base::ErrorKind::Upstream,
+            EmbedError::Stopped(_) => scholia_base::ErrorKind::Cancelled,
+        }
+    }
+}
+
+/// Turns texts into unit vectors of one model. Blocking; called off the async runtime.
+pub trait Embedder: Send + Sync {
+    /// What produced the vectors (vectors of another model are recomputed).
+    fn model_id(&self) -> String;
+    fn dims(&self) -> usize;
+    /// The most tokens a text is read to (longer texts are cut); chunks are made to fit it.
+    fn max_tokens(&self) -> usize;
+    /// A text's length in the model's tokens, as [`Embedder::embed`] would count it (an
+    /// estimate for endpoints).
+    fn count_tokens(&self, text: &str) -> usize;
+    /// One unit vector per text, in order.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}

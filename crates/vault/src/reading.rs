@@ -1,0 +1,133 @@
+//! A note as a reader sees it, one line per block (paragraph, list item, heading, table
+//! cell): inline code kept as code spans (`` `[aliases]` `` stays code, and a `!` in it ends no
+//! sentence), links as their visible text (`[[Note#Part|shown]]` → `shown`, `[[Note#Part]]` →
+//! `Note › Part`), and what a reader does not see as text left out — embeds, images, HTML,
+//! `%%` comments, footnote marks, code blocks, front matter.
+
+use pulldown_cmark::{CodeBlockKind, Event, LinkType, Tag, TagEnd};
+
+use crate::lines::normalized;
+use crate::parse::events;
+
+/// The blocks of `text` as a reader reads them, each on one line.
+pub fn blocks(text: &str) -> Vec<String> {
+    let text = &*normalized(text);
+    let mut out: Vec<String> = Vec::new();
+    let mut line = String::new();
+    let mut skip = 0usize; // inside an image, an embed or a code block
+    let mut wikilink: Option<(String, bool)> = None; // (target as written, has an alias)
+    let mut comment = false;
+    let end = |line: &mut String, out: &mut Vec<String>| {
+        let l = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !l.is_empty() {
+            out.push(l);
+        }
+        line.clear();
+    };
+    for (event, _) in events(text).1 {
+        match event {
+            Event::Start(Tag::Image { .. })
+            | Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_) | CodeBlockKind::Indented)) => {
+                skip += 1;
+            }
+            Event::End(TagEnd::Image) | Event::End(TagEnd::CodeBlock) => skip = skip.saturating_sub(1),
+            _ if skip > 0 => {}
+            Event::Start(Tag::Link {
+                link_type: LinkType::WikiLink { has_pothole },
+                dest_url,
+                ..
+            }) => {
+                wikilink = Some((dest_url.to_string(), has_pothole));
+            }
+            Event::End(TagEnd::Link) if wikilink.is_some() => {
+                let (dest, aliased) = wikilink.take().expect("open");
+                if !aliased {
+                    line.push_str(&shown_target(&dest));
+                }
+            }
+            Event::Text(t) if wikilink.as_ref().is_some_and(|(_, aliased)| !aliased) => {
+                let _ = t;
+            }
+            Event::Text(t) => {
+                for (i, part) in t.split("%%").enumerate() {
+                    if i > 0 {
+                        comment = !comment;
+                    }
+                    if !comment {
+                        line.push_str(part);
+                    }
+                }
+            }
+            Event::Code(c) if !comment => {
+                let ticks = if c.contains('`') { "``" } else { "`" };
+                let pad = if c.starts_with('`') || c.ends_with('`') {
+                    " "
+                } else {
+                    ""
+                };
+                line.push_str(&format!("{ticks}{pad}{c}{pad}{ticks}"));
+            }
+            // A callout's `[!type] Title` line is a label of its own.
+            Event::SoftBreak if line.trim_start().starts_with("[!") => end(&mut line, &mut out),
+            Event::SoftBreak => line.push(' '),
+            Event::HardBreak => end(&mut line, &mut out),
+            Event::End(
+                TagEnd::Paragraph
+                | TagEnd::Heading(_)
+                | TagEnd::Item
+                | TagEnd::TableCell
+                | TagEnd::TableRow
+                | TagEnd::BlockQuote(_)
+                | TagEnd::FootnoteDefinition,
+            ) => end(&mut line, &mut out),
+            Event::Start(Tag::Item | Tag::BlockQuote(_) | Tag::Heading { .. }) => end(&mut line, &mut out),
+            _ => {}
+        }
+    }
+    end(&mut line, &mut out);
+    out
+}
+
+/// What Obsidian shows for a wikilink without alias: `Note`, `Note › Part`, `Part` (a link
+/// within the note); block ids are not shown.
+fn shown_target(dest: &str) -> String {
+    let parts: Vec<&str> = dest
+        .split('#')
+        .map(str::trim)
+        .filter(|p| !p.is_empty() && !p.starts_with('^'))
+        .collect();
+    parts.join(" › ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_reader_reads() {
+        let check = |text: &str, want: &[&str]| assert_eq!(blocks(text), want, "{text:?}");
+        check(
+            "Use `[aliases]` to find them; see [[Help and support#Report bugs]] or [[Note|this one]].",
+            &["Use `[aliases]` to find them; see Help and support › Report bugs or this one."],
+        );
+        check(
+            "An image ![alt](x.png) and ![[Embedded]] here.",
+            &["An image and here."],
+        );
+        check(
+            "Text %%hidden%% shown.\n\n- item *one*\n- two <b>bold</b>",
+            &["Text shown.", "item one", "two bold"],
+        );
+        check("# Title\n\n```\ncode block\n```\nAfter.", &["Title", "After."]);
+        check(
+            "Link [[#Local heading]] and [[Note#^abc123]].",
+            &["Link Local heading and Note."],
+        );
+        check("Code with a tick: `` a`b ``.", &["Code with a tick: ``a`b``."]);
+        check("| a | `b` |\n|---|---|\n| 1 | 2 |\n", &["a", "`b`", "1", "2"]);
+        check(
+            "> [!note] Advice\n> Feed it daily.",
+            &["[!note] Advice", "Feed it daily."],
+        );
+    }
+}
