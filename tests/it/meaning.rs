@@ -148,3 +148,35 @@ async fn the_local_model_answers_a_paraphrase() {
         stdout(&out)
     );
 }
+
+/// Related notes find by meaning too: offline research on a note lists one that shares no
+/// word with it but its meaning (and quotes its sentence), only when the vault has vectors.
+#[tokio::test(flavor = "multi_thread")]
+async fn related_notes_find_a_note_by_its_meaning() {
+    let server = fakes().await;
+    let files = [
+        ("Kombucha.md", "# Kombucha\n\nA scoby ferments sweet tea for a week.\n"),
+        (
+            "Party.md",
+            "# Party\n\nWe served fizzy soda and sparkling beverage at the party.\n",
+        ),
+        ("Taxes.md", "# Taxes\n\nFile the income return before April ends.\n"),
+        ("Garden.md", "# Garden\n\nWater the tomatoes every morning in summer.\n"),
+    ];
+    let research = async |e: &EnvVars| {
+        let v = TestVault::with_files(&files);
+        let out = v.cli(e, &["index"]).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        let out = v.cli(e, &["research", "Kombucha.md"]).await;
+        (out, v.read("Kombucha.md"))
+    };
+    let (out, with) = research(&endpoint(&server, "fake-embed")).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(with.contains("[[Party]]"), "{with}");
+    assert!(with.contains("fizzy soda"), "the sentence that explains it: {with}");
+    assert!(!with.contains("[[Taxes]]") && !with.contains("[[Garden]]"), "{with}");
+    // By words alone it shares nothing with any note: nothing to research, nothing written.
+    let (out, without) = research(&Vec::new()).await;
+    assert!(stderr(&out).contains("no words it shares"), "{}", stderr(&out));
+    assert!(!without.contains("[[Party]]"), "{without}");
+}

@@ -57,6 +57,20 @@ impl Engine {
         }
     }
 
+    /// Gives `session` the embedder before a pipeline reads it (research's related notes), off
+    /// the runtime; nothing when it has one or none is configured (a failure is the warning
+    /// search gives, and research goes on by words).
+    pub(crate) async fn meaning_now(&self, session: &VaultSession) {
+        if self.settings.embeddings.is_none() || session.index().embedder().is_some() {
+            return;
+        }
+        let (cell, config) = (self.embedder.clone(), self.settings.embeddings.clone());
+        let built = scholia_base::spawn_blocking(move || build(&cell, config.as_ref())).await;
+        if let Ok(Some(e)) = built {
+            session.index().set_embedder(e);
+        }
+    }
+
     /// Gives `session` a way to get the embedder later, off the runtime (a server: it loads
     /// the model in the background once the vault is indexed).
     pub fn meaning_for(self: &Arc<Self>, session: &VaultSession) {

@@ -155,6 +155,8 @@ impl Engine {
         let text = writer.read(note).await?;
         // A session that answered before checking the vault: the note itself is current.
         vault.refresh_shown(vec![note.rel.clone()]).await?;
+        // Related notes weigh meaning where the vault has vectors, on every surface.
+        self.meaning_now(vault).await;
         let read = started.elapsed();
         let research = note::research_note(&self.ctx, vault.index(), note, text, depth, focus, job).await?;
         let researched = started.elapsed();

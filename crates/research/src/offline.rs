@@ -119,6 +119,10 @@ pub(crate) fn select(
                 &quoted,
             );
         }
+        if passages.is_empty() && index.near_in_meaning(&input.rel, &r.path) {
+            // Related by meaning: its sentences closest in meaning to the note.
+            passages = fresh(closest_in_meaning(index, &input.rel, &text), &quoted);
+        }
         quoted.extend(passages.iter().map(|p| sentence_key(p)));
         let mentioned_on = mention_line(index, &input.own, &names);
         // A note without a passage says nothing of why it is related: left out.
@@ -138,6 +142,29 @@ pub(crate) fn select(
     }
     new.extend(back);
     Ok((key, new))
+}
+
+/// Sentences of a related note's `text` considered for their meaning.
+const MEANING_SENTENCES: usize = 24;
+
+/// The sentences of `text` nearest in meaning to the note `rel` (its stored vector), best
+/// first; none without vectors or an embedder that answers.
+fn closest_in_meaning(index: &VaultIndex, rel: &str, text: &str) -> Vec<String> {
+    let (Some(embedder), Some(mine)) = (index.embedder(), index.note_vector(rel)) else {
+        return Vec::new();
+    };
+    let sentences = passage::quotable(text, MEANING_SENTENCES);
+    let inputs: Vec<&str> = sentences.iter().map(String::as_str).collect();
+    let Ok(vectors) = embedder.embed(&inputs) else {
+        return Vec::new();
+    };
+    let mut scored: Vec<(f32, usize)> = vectors
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (mine.dot(&scholia_embed::Quantized::new(v)), i))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().map(|(_, i)| sentences[i].clone()).collect()
 }
 
 /// The first line of `text` that names one of `names` as the note (see
@@ -340,7 +367,8 @@ pub(crate) async fn research(
         let (index, input) = (index.clone(), input.clone());
         scholia_base::spawn_blocking(move || select(&index, &input, RELATED_NOTES)).await?
     };
-    if terms.is_empty() {
+    // Words it shares, or notes near it in meaning (with vectors): either is something to say.
+    if terms.is_empty() && related.is_empty() {
         return Err(ResearchError::NoTopics(
             input.rel,
             " (no words it shares with other notes)".into(),

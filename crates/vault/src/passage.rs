@@ -48,6 +48,25 @@ pub fn best(text: &str, weights: &HashMap<String, f32>, n: usize, tokens: impl F
     out
 }
 
+/// Every sentence of `text` (Markdown) that could be quoted, in order, each cut at
+/// [`MAX_CHARS`]; at most `n`.
+pub fn quotable(text: &str, n: usize) -> Vec<String> {
+    let parsed = parse(text, "");
+    let headings: std::collections::HashSet<&str> = parsed.headings.iter().map(|h| h.text.as_str()).collect();
+    let reading = crate::reading::blocks(text).join("\n");
+    let mut out: Vec<String> = Vec::new();
+    for s in sentences(&reading, &headings) {
+        let s = cut(&s, MAX_CHARS);
+        if out.len() == n {
+            break;
+        }
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
 /// The sentences of a note's plain text: its lines are blocks (headings, paragraphs, items,
 /// cells); headings and fragments too short to stand alone are skipped.
 pub fn sentences(plain: &str, headings: &std::collections::HashSet<&str>) -> Vec<String> {
