@@ -4,6 +4,7 @@
 pub mod args;
 mod notes;
 mod render;
+mod setup;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -11,7 +12,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use args::Command;
+use args::{Command, McpAction};
 use scholia::config::{Dirs, ProcessEnv};
 use scholia::engine::{DiskWriter, Engine, Job};
 use scholia::error::{Error, ErrorKind};
@@ -234,6 +235,35 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Lsp { describe: true } => render::json(&scholia::lsp::describe())?,
         Command::Lsp { describe: false } => scholia::lsp::serve_stdio()?,
         Command::Mcp {
+            action:
+                Some(McpAction::Install {
+                    client,
+                    vault,
+                    scope,
+                    http,
+                    token_env,
+                    dry_run,
+                    force,
+                    list,
+                    json,
+                }),
+            ..
+        } => {
+            let ask = setup::Ask {
+                client,
+                vault,
+                scope,
+                http,
+                token_env,
+                dry_run,
+                force,
+                list,
+                json,
+            };
+            return setup::install(ask);
+        }
+        Command::Mcp {
+            action: None,
             vault,
             http,
             token_env,

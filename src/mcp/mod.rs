@@ -3,6 +3,7 @@
 //! derived in `schema.rs`), notes as `note:///` resources, progress and cancellation through
 //! engine jobs (`progress.rs`); over stdio or streamable HTTP (`http.rs`).
 
+mod calls;
 mod http;
 mod progress;
 mod schema;
@@ -14,9 +15,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult, Implementation,
+    InitializeResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    ServerCapabilities,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -163,6 +165,21 @@ fn instructions(offered: &[&str]) -> String {
         );
     }
     out.push_str("Long tools report progress and stop when the request is cancelled; a cancelled run changes no note.");
+    let long: Vec<&str> = ["research_note", "deep_search", "search", "start_deep_research"]
+        .into_iter()
+        .filter(|t| offered.contains(t))
+        .collect();
+    if !long.is_empty() {
+        out.push_str(&format!(
+            "\nIf your client supports MCP tasks (io.modelcontextprotocol/tasks), {} answer with a task at once when the work may outlast a call (research with a model, deep search, Sonar deep research, background research): poll it with tasks/get until it is completed; its result is the tool's own. ",
+            long.join(", ")
+        ));
+        if offered.contains(&"start_deep_research") {
+            out.push_str(
+                "Without tasks, start work of many minutes with start_deep_research and follow it with check_research_status and get_research_results.",
+            );
+        }
+    }
     out
 }
 
@@ -174,6 +191,10 @@ pub struct Scholia {
     policy: Arc<Policy>,
     /// The folders the vault is confined to, set on it when it opens.
     scope: Arc<scholia_index::Scope>,
+    /// The vault's root, once `open_vault` named it.
+    root: Arc<std::sync::OnceLock<PathBuf>>,
+    /// The calls answered with a task that this server runs.
+    driving: Arc<calls::Driving>,
 }
 
 impl Scholia {
@@ -187,7 +208,14 @@ impl Scholia {
             host,
             policy: Arc::new(policy),
             scope: Arc::new(scope),
+            root: Arc::default(),
+            driving: Arc::default(),
         }
+    }
+
+    /// The vault's root, as calls record it.
+    fn root(&self) -> Option<String> {
+        self.root.get().map(|r| r.to_string_lossy().into_owned())
     }
 
     /// Notes are resources only where `read_note` is offered: the tool list decides what a
@@ -225,6 +253,9 @@ impl Scholia {
     pub fn open_vault(&self, root: PathBuf, dirs: Dirs) {
         let (host, engine, self_scope) = (self.host.clone(), self.engine.clone(), self.scope.clone());
         host.vault().mark_opening(&root);
+        let _ = self.root.set(root.clone());
+        // Calls a stopped server left for this vault run again here.
+        self.keep_calls();
         tokio::spawn(async move {
             let jobs = engine.jobs().clone();
             let start = move || {
@@ -293,10 +324,12 @@ pub fn serve(options: McpOptions) -> anyhow::Result<()> {
         let server = Scholia::with_policy(engine, host.clone(), policy, scope);
         server.open_vault(root, dirs);
         let served = match options.http {
-            None => serve_stdio(server).await,
-            Some(addr) => http::serve(server, addr, token, host.shutdown_token().clone()).await,
+            None => serve_stdio(server.clone()).await,
+            Some(addr) => http::serve(server.clone(), addr, token, host.shutdown_token().clone()).await,
         };
         host.shutdown().await;
+        // The calls still running here are taken over by the next server at once.
+        server.release_calls().await;
         served
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
@@ -354,8 +387,12 @@ impl ServerHandler for Scholia {
     fn get_info(&self) -> InitializeResult {
         let names: Vec<&str> = self.tools().iter().map(|t| t.name()).collect();
         let capabilities = match self.offers_resources() {
-            true => ServerCapabilities::builder().enable_tools().enable_resources().build(),
-            false => ServerCapabilities::builder().enable_tools().build(),
+            true => ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_tasks()
+                .build(),
+            false => ServerCapabilities::builder().enable_tools().enable_tasks().build(),
         };
         let mut info = InitializeResult::new(capabilities).with_instructions(instructions(&names));
         info.server_info = Implementation::new("scholia", env!("CARGO_PKG_VERSION")).with_title("scholia");
@@ -385,8 +422,15 @@ impl ServerHandler for Scholia {
     ) -> Result<CallToolResponse, ErrorData> {
         let run = progress::RunContext::new(&context);
         let offered = || self.tools().iter().map(|t| t.name()).collect::<Vec<_>>().join(", ");
+        let tasks = context.client_capabilities().is_some_and(|c| c.supports_tasks());
         match table::find(&request.name) {
             Some(tool) => match self.policy.offers(tool) {
+                Ok(()) if tasks && tool.long(self, request.arguments.as_ref().unwrap_or(&Default::default())) => {
+                    let run = progress::RunContext::detached(Arc::new(scholia_engine::NoProgress), Default::default());
+                    Ok(CallToolResponse::Task(
+                        self.start_call(tool, request.arguments, run).await?,
+                    ))
+                }
                 Ok(()) => Ok(CallToolResponse::Complete(
                     tool.call(self, request.arguments, run).await,
                 )),
@@ -397,6 +441,18 @@ impl ServerHandler for Scholia {
                 None,
             )),
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.task(&request.task_id).await?))
+    }
+
+    async fn cancel_task(&self, request: CancelTaskParams, _: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.cancel(&request.task_id).await
     }
 
     async fn list_resources(

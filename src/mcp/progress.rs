@@ -15,17 +15,37 @@ use scholia_engine::{Engine, Job, JobStart, ProgressSink, Update};
 
 /// What a long tool needs of its request.
 pub struct RunContext {
-    peer: Peer<RoleServer>,
-    token: Option<ProgressToken>,
+    report: Report,
     cancelled: CancellationToken,
+}
+
+/// Where a run's progress goes.
+enum Report {
+    /// Progress notifications to the client that called, when it gave a progress token.
+    Client {
+        peer: Peer<RoleServer>,
+        token: Option<ProgressToken>,
+    },
+    /// A task's status (MCP tasks): whoever polls reads it.
+    Task(Arc<dyn ProgressSink>),
 }
 
 impl RunContext {
     pub fn new(ctx: &RequestContext<RoleServer>) -> RunContext {
         RunContext {
-            peer: ctx.peer.clone(),
-            token: ctx.meta.get_progress_token(),
+            report: Report::Client {
+                peer: ctx.peer.clone(),
+                token: ctx.meta.get_progress_token(),
+            },
             cancelled: ctx.ct.clone(),
+        }
+    }
+
+    /// A run that outlives its request (a task): progress to `sink`, stopped by `cancelled`.
+    pub fn detached(sink: Arc<dyn ProgressSink>, cancelled: CancellationToken) -> RunContext {
+        RunContext {
+            report: Report::Task(sink),
+            cancelled,
         }
     }
 
@@ -37,10 +57,12 @@ impl RunContext {
         title: &str,
         op: impl AsyncFnOnce(&Job) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let (peer, token) = (self.peer, self.token);
-        let job = engine
-            .jobs()
-            .start(title, true, |start: &JobStart| sink(peer, token, start));
+        let job = match self.report {
+            Report::Client { peer, token } => engine
+                .jobs()
+                .start(title, true, |start: &JobStart| sink(peer, token, start)),
+            Report::Task(to) => engine.jobs().start(title, true, |_: &JobStart| to),
+        };
         // The request's cancellation reaches the job; the link ends with the call.
         let link = CancellationToken::new();
         let (request, job_token, done) = (self.cancelled, job.token().clone(), link.clone());

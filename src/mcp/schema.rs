@@ -41,6 +41,12 @@ pub fn input<T: JsonSchema>() -> JsonObject {
     if let Some(Value::Object(props)) = o.get_mut("properties") {
         for spec in props.values_mut() {
             *spec = without_null(spec.take());
+            // A value left out is no value: nothing to show as a default.
+            if let Some(o) = spec.as_object_mut()
+                && o.get("default") == Some(&Value::Null)
+            {
+                o.remove("default");
+            }
             if spec.get("type").and_then(Value::as_str) == Some("string") && spec.get("maxLength").is_none() {
                 spec["maxLength"] = MAX_ARG_CHARS.into();
             }
@@ -226,6 +232,10 @@ pub fn check(tool: &str, schema: &JsonObject, args: &mut JsonObject, engine_chec
                         None => return Err(invalid(field, &value, &values.join(", "))),
                     };
                 } else if s.trim().is_empty() {
+                    // `minLength: 0` says empty is a value of its own (a task's whole note).
+                    if is_required && spec.get("minLength") == Some(&Value::from(0)) {
+                        continue;
+                    }
                     if is_required {
                         return Err(Error::invalid(format!("{field}: empty; give {}", what(spec))));
                     }

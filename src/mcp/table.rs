@@ -47,9 +47,19 @@ pub trait Tool: Send + Sync + 'static {
     const ENGINE_CHECKED: &'static [&'static str] = &[];
     /// It writes notes (or reports) in the vault: not offered by a read-only server.
     const WRITES: bool = false;
+    /// Its answer is a background task's id (`task_id`): for a client that declares the tasks
+    /// extension, that task is the call's task, and its result is the task's results.
+    const BACKGROUND: bool = false;
+    /// How often a client should poll this tool's task, in milliseconds.
+    const TASK_POLL_MS: u64 = 2_000;
     fn description() -> String;
     /// The hints beside the title (which `tools/list` adds).
     fn annotations() -> ToolAnnotations;
+    /// Whether this call may outlast a host's time limit for a call (about 60 seconds): a
+    /// client that declares the tasks extension gets a task for it at once.
+    fn long(_s: &Scholia, _input: &Self::Input) -> bool {
+        Self::BACKGROUND
+    }
     fn run(s: &Scholia, input: Self::Input, run: RunContext) -> BoxFuture<'_, Result<Reply<Self::Output>, Error>>;
 }
 
@@ -59,6 +69,14 @@ pub trait Entry: Send + Sync {
     fn writes(&self) -> bool;
     fn describe(&self) -> rmcp::model::Tool;
     fn call<'a>(&'a self, s: &'a Scholia, args: Option<JsonObject>, run: RunContext) -> BoxFuture<'a, CallToolResult>;
+    /// Whether the call `args` make may outlast a host's time limit; arguments that do not
+    /// parse make a call that fails at once.
+    fn long(&self, s: &Scholia, args: &JsonObject) -> bool;
+    fn background(&self) -> bool;
+    fn poll_ms(&self) -> u64;
+    /// Checks `args` as a call would, without running the tool.
+    #[cfg(test)]
+    fn parse(&self, args: JsonObject) -> Result<(), Error>;
 }
 
 struct Def<T>(PhantomData<T>);
@@ -80,6 +98,27 @@ impl<T: Tool> Entry for Def<T> {
             .with_title(T::TITLE)
             .with_raw_output_schema(std::sync::Arc::new(schema::output::<T::Output>()))
             .with_annotations(annotations)
+    }
+
+    fn long(&self, s: &Scholia, args: &JsonObject) -> bool {
+        let mut args = args.clone();
+        schema::check(T::NAME, &schema::input::<T::Input>(), &mut args, T::ENGINE_CHECKED)
+            .and_then(|()| schema::read::<T::Input>(args))
+            .is_ok_and(|input| T::long(s, &input))
+    }
+
+    fn background(&self) -> bool {
+        T::BACKGROUND
+    }
+
+    fn poll_ms(&self) -> u64 {
+        T::TASK_POLL_MS
+    }
+
+    #[cfg(test)]
+    fn parse(&self, mut args: JsonObject) -> Result<(), Error> {
+        schema::check(T::NAME, &schema::input::<T::Input>(), &mut args, T::ENGINE_CHECKED)?;
+        schema::read::<T::Input>(args).map(|_| ())
     }
 
     fn call<'a>(&'a self, s: &'a Scholia, args: Option<JsonObject>, run: RunContext) -> BoxFuture<'a, CallToolResult> {

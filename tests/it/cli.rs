@@ -414,6 +414,11 @@ fn the_readme_commands_table_matches_help() {
         } else {
             let options = help(&[&c]);
             real.insert(c.clone(), flags(options.split("Options:").nth(1).unwrap()));
+            // A server command with actions of its own (`mcp install`).
+            for t in commands(&[c.as_str()]) {
+                let options = help(&[&c, &t]);
+                real.insert(format!("{c} {t}"), flags(options.split("Options:").nth(1).unwrap()));
+            }
         }
     }
     assert_eq!(documented, real, "the README's commands table and `--help` differ");
@@ -441,4 +446,78 @@ fn offline_research_is_steered_by_a_focus() {
         "{}",
         stderr(&out)
     );
+}
+
+/// `scholia mcp install` (issue 40) against a temporary HOME: the dry run prints the host's
+/// file naming the binary by its absolute path and writes nothing; the install merges, keeps
+/// the other servers, backs the file up, and refuses to replace a different entry.
+#[test]
+fn mcp_install_writes_each_host_s_file() {
+    let v = TestVault::example();
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_scholia")).unwrap();
+    let out = v.run(&["mcp", "install", "--client", "cursor", "--dry-run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let shown: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(shown["mcpServers"]["scholia"]["command"], bin.to_str().unwrap());
+    assert!(std::path::Path::new(shown["mcpServers"]["scholia"]["command"].as_str().unwrap()).is_absolute());
+    assert!(!v.root.join(".cursor").exists(), "a dry run writes nothing");
+
+    let desktop = v.home.join(".config/Claude/claude_desktop_config.json");
+    std::fs::create_dir_all(desktop.parent().unwrap()).unwrap();
+    std::fs::write(
+        &desktop,
+        r#"{"mcpServers": {"files": {"command": "npx"}}, "theme": "dark"}"#,
+    )
+    .unwrap();
+    let out = v.run(&["mcp", "install", "--client", "claude-desktop"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("added scholia") && stdout(&out).contains("restart Claude Desktop"),
+        "{}",
+        stdout(&out)
+    );
+    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&desktop).unwrap()).unwrap();
+    assert_eq!(written["mcpServers"]["files"]["command"], "npx");
+    assert_eq!(written["theme"], "dark");
+    assert_eq!(
+        written["mcpServers"]["scholia"]["args"][2],
+        v.root.canonicalize().unwrap().to_str().unwrap()
+    );
+    let backups = std::fs::read_dir(desktop.parent().unwrap())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains("scholia-backup")
+        })
+        .count();
+    assert_eq!(backups, 1);
+
+    // Another vault's scholia is there: refused (exit 1, the file unchanged) unless --force.
+    let before = std::fs::read_to_string(&desktop).unwrap();
+    let other = TestVault::empty();
+    let out = v.run(&[
+        "mcp",
+        "install",
+        "--client",
+        "claude-desktop",
+        "--vault",
+        other.root.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&desktop).unwrap(), before);
+
+    let out = v.run(&["mcp", "install", "--list"]);
+    let listed = stdout(&out);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("claude-desktop") && l.contains("present")),
+        "{listed}"
+    );
+    let out = v.run(&["mcp", "install", "--client", "emacs"]);
+    assert!(stderr(&out).contains("valid: claude-desktop, claude-code, cursor, vscode, codex, zed"));
 }

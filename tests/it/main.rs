@@ -15,6 +15,7 @@ mod links;
 mod local_models;
 mod lsp;
 mod mcp;
+mod mcp_tasks;
 mod meaning;
 mod nvim;
 mod plugins;

@@ -34,6 +34,18 @@ pub(crate) async fn connect_with(
     policy: scholia::mcp::Policy,
     scope: scholia::index::Scope,
 ) -> (Client, tokio_util::sync::DropGuard) {
+    serve_to(v, extra, policy, scope, ()).await
+}
+
+/// An MCP server in this process on `v`, and `client` (a handler saying what the client
+/// declares) connected to it.
+pub(crate) async fn serve_to<C: rmcp::ClientHandler>(
+    v: &TestVault,
+    extra: &EnvVars,
+    policy: scholia::mcp::Policy,
+    scope: scholia::index::Scope,
+    client: C,
+) -> (RunningService<RoleClient, C>, tokio_util::sync::DropGuard) {
     let map = v.env(extra);
     let engine = scholia::engine::Engine::load(&map, Some(&v.root), None).unwrap();
     let dirs = scholia::config::Dirs::from_env(&map).unwrap();
@@ -45,7 +57,7 @@ pub(crate) async fn connect_with(
     let (server_read, server_write) = tokio::io::split(server_side);
     tokio::spawn(scholia::mcp::serve_streams(server, server_read, server_write));
     let (client_read, client_write) = tokio::io::split(client_side);
-    let client = ().serve((client_read, client_write)).await.unwrap();
+    let client = client.serve((client_read, client_write)).await.unwrap();
     (client, shutdown.drop_guard())
 }
 
@@ -165,7 +177,8 @@ async fn every_invalid_argument_is_a_tool_error_naming_the_field() {
         ("search", json!({"query": "x", "timeout": "soon"}), "INVALID_TIMEOUT", "timeout: `soon` is not valid"),
         ("search", json!({"query": "x", "note": "Missing.md"}), "NOTE_NOT_FOUND", "note `Missing.md`: no such note"),
         ("search", json!({"query": "x", "note": "../x.md"}), "INVALID_PATH", "note `../x.md`: `..` is not allowed"),
-        ("start_deep_research", json!({"note": "Missing.md"}), "NOTE_NOT_FOUND", "note `Missing.md`: no such note"),
+        ("start_deep_research", json!({}), INVALID, "query: missing"),
+        ("start_deep_research", json!({"query": "", "note": "Missing.md"}), "NOTE_NOT_FOUND", "note `Missing.md`: no such note"),
         ("fetch_page", json!({}), INVALID, "url: missing; give an http(s) URL"),
         ("fetch_page", json!({"url": "ftp://example.com/x"}), "INVALID_URL", "url `ftp://example.com/x`: only http and https URLs are fetched"),
         ("fetch_page", json!({"url": "not a url"}), "INVALID_URL", "url `not a url`: not a valid URL"),

@@ -5,8 +5,10 @@
 //! calls and back; they do not set up, default or decide.
 
 pub mod config;
+pub mod defaults;
 mod events;
 pub mod host;
+pub mod mcp_setup;
 mod meaning;
 mod ops;
 pub mod provenance;

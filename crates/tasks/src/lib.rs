@@ -8,8 +8,10 @@
 //! Code map: `service.rs` the [`Tasks`] API (start, status, results, cancel, list),
 //! `views.rs` the typed answers every surface shows, `results.rs` a finished task's output,
 //! `runner.rs` the leased runner, `report.rs` saving reports, `notify.rs` notifications,
-//! `store.rs` SQLite, `estimate.rs` cost and duration estimates.
+//! `store.rs` SQLite, `estimate.rs` cost and duration estimates, `calls.rs` calls answered with
+//! a task (MCP tasks) and kept for whoever polls them.
 
+pub mod calls;
 pub mod estimate;
 mod notify;
 mod report;

@@ -120,6 +120,11 @@ impl Tasks {
         &self.store
     }
 
+    /// The calls answered with a task, driven by this process.
+    pub fn calls(&self) -> crate::calls::Calls {
+        crate::calls::Calls::new(self.store.clone(), self.owner.clone(), crate::lease(self.poll))
+    }
+
     /// Sets where finished tasks are announced when desktop notifications are unavailable.
     pub fn set_announce(&self, announce: Announce) {
         *scholia_base::lock(&self.announce) = Some(announce);

@@ -44,6 +44,27 @@ const MIGRATIONS: &[&str] = &[
     );",
     // Research-note tasks name their vault's root beside the note's vault path.
     "ALTER TABLE tasks ADD COLUMN vault TEXT;",
+    // Calls answered with a task (MCP tasks): see `calls.rs`.
+    "CREATE TABLE calls (
+        id TEXT PRIMARY KEY,
+        tool TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        vault TEXT,
+        status TEXT NOT NULL,
+        message TEXT,
+        percent INTEGER,
+        result TEXT,
+        error TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        ttl_ms INTEGER NOT NULL,
+        poll_ms INTEGER NOT NULL,
+        resumed INTEGER NOT NULL DEFAULT 0,
+        cancel_requested INTEGER NOT NULL DEFAULT 0,
+        lease_owner TEXT,
+        lease_until INTEGER
+    );
+    CREATE INDEX calls_status ON calls(status);",
 ];
 
 /// A task as stored.

@@ -159,3 +159,116 @@ fn the_instructions_name_every_tool_offered_and_no_other() {
         "{some}"
     );
 }
+
+/// A value a call may give `field` of `spec`: the first of an enum, the least of a range, a
+/// path, a URL, or a plain word.
+fn sample(field: &str, spec: &Value) -> Value {
+    if let Some(first) = spec["enum"].as_array().and_then(|e| e.first()) {
+        return first.clone();
+    }
+    match (field, spec["type"].as_str()) {
+        ("path", _) => "Ideas/Koji.md".into(),
+        ("to", _) => "Ideas/Koji rice.md".into(),
+        ("url", _) => "https://example.org/koji".into(),
+        (_, Some("integer" | "number")) => spec["minimum"].clone(),
+        (_, Some("boolean")) => false.into(),
+        _ => "koji".into(),
+    }
+}
+
+#[test]
+fn exactly_the_required_arguments_make_a_valid_call() {
+    for entry in TOOLS {
+        let t = entry.describe();
+        let props = t.input_schema["properties"].as_object().unwrap();
+        let mut args = JsonObject::new();
+        for r in t
+            .input_schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let r = r.as_str().unwrap();
+            args.insert(r.into(), sample(r, &props[r]));
+        }
+        if let Err(e) = entry.parse(args.clone()) {
+            panic!("{}: {args:?} is refused: {}", entry.name(), e.message);
+        }
+    }
+}
+
+/// What the engine applies to each argument a call leaves out, where that is a constant.
+fn engine_defaults() -> Vec<(&'static str, &'static str, Value)> {
+    use scholia_engine::defaults as d;
+    vec![
+        ("find_notes", "limit", d::SEARCH_LIMIT.into()),
+        ("list_notes", "limit", d::LIST_LIMIT.into()),
+        ("list_notes", "offset", 0.into()),
+        ("read_note", "offset", 0.into()),
+        ("read_note", "outline", false.into()),
+        ("fetch_page", "max_chars", d::PAGE_CHARS.into()),
+        ("research_note", "depth", "shallow".into()),
+        ("edit_note", "mode", "append".into()),
+        ("edit_note", "content", "".into()),
+        ("create_note", "content", "".into()),
+        ("start_deep_research", "enable_notifications", d::NOTIFY.into()),
+        ("start_deep_research", "max_wait_hours", d::MAX_WAIT_HOURS.into()),
+        ("get_research_results", "include_sources", d::INCLUDE_SOURCES.into()),
+        ("cancel_research", "save_partial", d::SAVE_PARTIAL.into()),
+        ("save_research_to_markdown", "output_dir", d::REPORT_DIR.into()),
+        ("save_research_to_markdown", "filename_prefix", d::REPORT_PREFIX.into()),
+        (
+            "save_research_to_markdown",
+            "include_metadata",
+            d::REPORT_METADATA.into(),
+        ),
+        ("save_research_to_markdown", "include_sources", d::REPORT_SOURCES.into()),
+    ]
+}
+
+#[test]
+fn every_default_a_schema_lists_is_the_one_the_engine_applies() {
+    let table = engine_defaults();
+    let mut listed = Vec::new();
+    for t in list() {
+        let props = t.input_schema["properties"].as_object().unwrap();
+        for (field, spec) in props {
+            let Some(shown) = spec.get("default") else { continue };
+            listed.push((t.name.to_string(), field.clone()));
+            let applied = table
+                .iter()
+                .find(|(tool, f, _)| *tool == t.name.as_ref() && f == field)
+                .unwrap_or_else(|| panic!("{}.{field}: default {shown} is not one the engine applies", t.name));
+            assert_eq!(shown, &applied.2, "{}.{field}", t.name);
+            let required = t.input_schema.get("required").and_then(Value::as_array);
+            assert!(
+                !required.is_some_and(|r| r.iter().any(|r| r == field)),
+                "{}.{field}: a defaulted argument is optional",
+                t.name
+            );
+        }
+    }
+    for (tool, field, _) in &table {
+        assert!(
+            listed.iter().any(|(t, f)| t == tool && f == field),
+            "{tool}.{field}: the schema does not show the engine's default"
+        );
+    }
+    // What the schema cannot list as a constant: the Sonar tier and its deadline come from
+    // the engine's settings and the model table.
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().to_string_lossy().into_owned();
+    let env = std::collections::HashMap::from([("HOME".to_string(), home)]);
+    let engine = scholia_engine::Engine::load(&env, None, None).unwrap();
+    assert_eq!(engine.sonar_tier(None), "sonar");
+    let req = scholia_providers::sonar::AskRequest::new("koji", Some(engine.sonar_tier(None)), None).unwrap();
+    assert_eq!(req.timeout_ms, req.model.timeout_ms);
+    let search = list().into_iter().find(|t| t.name == "search").unwrap();
+    let timeout = search.input_schema["properties"]["timeout"]["description"]
+        .as_str()
+        .unwrap();
+    for m in scholia_research::sonar::MODELS {
+        assert!(timeout.contains(&format!("{} {}", m.name, m.timeout_ms)), "{timeout}");
+    }
+}

@@ -3,7 +3,7 @@
 
 use rmcp::model::ToolAnnotations;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::mcp::Scholia;
@@ -25,7 +25,7 @@ fn edits_vault(destructive: bool, idempotent: bool) -> ToolAnnotations {
 
 pub struct EditNote;
 
-#[derive(Deserialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum EditMode {
     /// The section's body becomes `content` (needs expected_hash)

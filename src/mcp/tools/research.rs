@@ -21,6 +21,9 @@ use scholia_research::sonar::{self, SonarAnswer};
 /// its sources and for how to read all of it.
 pub const MAX_FIELD: usize = 18_000;
 
+/// About how long hosts wait for a tool call before they cancel it.
+const HOST_CALL_LIMIT_MS: u64 = 60_000;
+
 pub struct ResearchNote;
 
 #[derive(Deserialize, JsonSchema)]
@@ -48,12 +51,20 @@ impl Tool for ResearchNote {
          reads the top pages), and writes a synthesis citing only sources it gathered. Without a \
          language model configured it runs offline: related vault notes with their matching \
          passages. Takes seconds (shallow) to minutes (deep); reports progress. Returns a preview; \
-         read the whole section with read_note(path, heading=\"Research\")."
+         read the whole section with read_note(path, heading=\"Research\"). With a language model \
+         and a client that supports MCP tasks it answers at once with a task (research may \
+         outlast a call): poll tasks/get for this same result."
             .into()
     }
 
     fn annotations() -> ToolAnnotations {
         researches().idempotent(false)
+    }
+
+    /// With a language model it reads the web (minutes at depth deep); offline it takes
+    /// seconds.
+    fn long(s: &Scholia, _: &ResearchNoteInput) -> bool {
+        s.engine.providers().llm.is_some()
     }
 
     fn run(s: &Scholia, a: ResearchNoteInput, run: RunContext) -> BoxFuture<'_, Result<Reply<ResearchOutcome>, Error>> {
@@ -183,6 +194,7 @@ impl Tool for DeepSearch {
     type Output = DeepSearchReply;
     const NAME: &'static str = "deep_search";
     const TITLE: &'static str = "Deep search";
+    const TASK_POLL_MS: u64 = 5_000;
 
     fn description() -> String {
         "Multi-round web research with verification: round 1 drafts a cited report from five \
@@ -192,12 +204,18 @@ impl Tool for DeepSearch {
          quick answer. Runs the Gemini CLI when installed, else the research LLM with scholia's own \
          search. Pass `note` to also write the report into that note's `## Research` section as \
          `### <query>`. Errors carry a code: CLI_NOT_FOUND, EXECUTION_ERROR, TIMEOUT, \
-         INVALID_INPUT, CANCELLED."
+         INVALID_INPUT, CANCELLED. A client that supports MCP tasks gets a task at once (it takes \
+         minutes): poll tasks/get for this same result."
             .into()
     }
 
     fn annotations() -> ToolAnnotations {
         researches()
+    }
+
+    /// Several rounds of search and verification: minutes.
+    fn long(_: &Scholia, _: &DeepSearchInput) -> bool {
+        true
     }
 
     fn run(s: &Scholia, a: DeepSearchInput, run: RunContext) -> BoxFuture<'_, Result<Reply<DeepSearchReply>, Error>> {
@@ -236,9 +254,11 @@ pub struct AskInput {
     /// The question
     #[schemars(schema_with = "question_schema")]
     query: Raw,
+    #[serde(default)]
     #[schemars(schema_with = "model_schema")]
     model: Raw,
-    /// Overall deadline in milliseconds, retries included (default per model)
+    // Described by `timeout_schema`, with each model's own deadline.
+    #[serde(default)]
     #[schemars(schema_with = "timeout_schema")]
     timeout: Raw,
     /// Optional: a note of the vault to write the answer into
@@ -269,9 +289,17 @@ fn timeout_schema(_: &mut SchemaGenerator) -> Schema {
     s.insert("type".into(), "integer".into());
     s.insert("minimum".into(), sonar::MIN_TIMEOUT_MS.into());
     s.insert("maximum".into(), sonar::MAX_TIMEOUT_MS.into());
+    let per_model: Vec<String> = sonar::MODELS
+        .iter()
+        .map(|m| format!("{} {}", m.name, m.timeout_ms))
+        .collect();
     s.insert(
         "description".into(),
-        "Overall deadline in milliseconds, retries included (default per model)".into(),
+        format!(
+            "Overall deadline in milliseconds, retries included (default: the model's own: {})",
+            per_model.join(", ")
+        )
+        .into(),
     );
     s
 }
@@ -304,13 +332,24 @@ impl Tool for Ask {
     fn description() -> String {
         format!(
             "{} Pass `note` to also write the answer into that note's `## Research` section as \
-             `### <query>`.",
+             `### <query>`. A client that supports MCP tasks gets a task at once when the deadline \
+             passes a minute (sonar-deep-research, sonar-reasoning-pro): poll tasks/get for this \
+             same result.",
             sonar::tool_description()
         )
     }
 
     fn annotations() -> ToolAnnotations {
         researches()
+    }
+
+    /// A deadline beyond a host's limit for a call (sonar-deep-research's 300 s,
+    /// sonar-reasoning-pro's 120 s, or a `timeout` given above 60 s).
+    fn long(s: &Scholia, a: &AskInput) -> bool {
+        let query = a.query.as_ref().and_then(Value::as_str).unwrap_or("?");
+        let model = a.model.as_ref().and_then(Value::as_str);
+        sonar::AskRequest::new(query, Some(s.engine.sonar_tier(model)), a.timeout.as_ref())
+            .is_ok_and(|r| r.timeout_ms > HOST_CALL_LIMIT_MS)
     }
 
     fn run(s: &Scholia, a: AskInput, run: RunContext) -> BoxFuture<'_, Result<Reply<AskReply>, Error>> {

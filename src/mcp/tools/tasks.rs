@@ -9,10 +9,36 @@ use crate::mcp::Scholia;
 use crate::mcp::progress::RunContext;
 use crate::mcp::table::{Reply, Tool, reads_vault};
 use scholia_base::Error;
+use scholia_engine::defaults;
 use scholia_engine::{
     BoxFuture, Engine, Estimate as Estimated, ReportSave, SavedReport, TaskCancelled, TaskKind, TaskResults, TaskStart,
     TaskStarted, TaskStatus,
 };
+
+fn notify() -> bool {
+    defaults::NOTIFY
+}
+fn max_wait_hours() -> f64 {
+    defaults::MAX_WAIT_HOURS
+}
+fn include_sources() -> bool {
+    defaults::INCLUDE_SOURCES
+}
+fn save_partial() -> bool {
+    defaults::SAVE_PARTIAL
+}
+fn report_dir() -> String {
+    defaults::REPORT_DIR.into()
+}
+fn report_prefix() -> String {
+    defaults::REPORT_PREFIX.into()
+}
+fn report_metadata() -> bool {
+    defaults::REPORT_METADATA
+}
+fn report_sources() -> bool {
+    defaults::REPORT_SOURCES
+}
 
 /// The store is local: reading it never calls a provider and costs nothing.
 fn store_only() -> ToolAnnotations {
@@ -23,13 +49,17 @@ pub struct Start;
 
 #[derive(Deserialize, JsonSchema)]
 pub struct StartInput {
-    /// The research question (for a research-note task, the optional focus)
-    query: Option<String>,
-    /// A desktop notification when it completes (default true)
-    enable_notifications: Option<bool>,
-    /// Give up (and cancel at the provider) after this many hours (default 8)
+    /// The research question; for a research-note task, the aspect of the note to focus on
+    /// ("" for the whole note)
+    #[schemars(length(min = 0))]
+    query: String,
+    /// A desktop notification when it completes
+    #[serde(default = "notify")]
+    enable_notifications: bool,
+    /// Give up (and cancel at the provider) after this many hours
+    #[serde(default = "max_wait_hours")]
     #[schemars(range(min = 0.1, max = 72.0))]
-    max_wait_hours: Option<f64>,
+    max_wait_hours: f64,
     /// The Gemini deep-research agent (default: the server's, else the seed's)
     model: Option<String>,
     /// gemini: Gemini Deep Research (needs GEMINI_API_KEY); deep-search: scholia's own
@@ -47,6 +77,8 @@ impl Tool for Start {
     type Output = TaskStarted;
     const NAME: &'static str = "start_deep_research";
     const TITLE: &'static str = "Start background deep research";
+    const BACKGROUND: bool = true;
+    const TASK_POLL_MS: u64 = 5_000;
 
     fn description() -> String {
         "Start deep research in the background: Gemini Deep Research when the server has \
@@ -54,7 +86,9 @@ impl Tool for Start {
          else scholia's own deep search; or, with `note`, deep research of that note written into \
          its `## Research` section. Returns a task_id at once; follow it with \
          check_research_status and read it with get_research_results. Gemini costs real money \
-         (see estimate_research_cost); for a quick answer use `search` instead."
+         (see estimate_research_cost); for a quick answer use `search` instead. A client that \
+         supports MCP tasks gets that task as the call's task: tasks/get follows it and, once \
+         completed, gives get_research_results' answer."
             .into()
     }
 
@@ -82,10 +116,10 @@ impl Tool for Start {
                 None => None,
             };
             let req = TaskStart {
-                query: a.query.unwrap_or_default(),
+                query: a.query,
                 kind: a.kind,
-                notify: a.enable_notifications,
-                max_wait_hours: a.max_wait_hours,
+                notify: Some(a.enable_notifications),
+                max_wait_hours: Some(a.max_wait_hours),
                 model: a.model,
                 note: a.note,
             };
@@ -134,8 +168,9 @@ pub struct Results;
 pub struct ResultsInput {
     /// The task id start_deep_research returned
     task_id: String,
-    /// Include the cited sources (default true)
-    include_sources: Option<bool>,
+    /// Include the cited sources
+    #[serde(default = "include_sources")]
+    include_sources: bool,
 }
 
 impl Tool for Results {
@@ -157,7 +192,7 @@ impl Tool for Results {
 
     fn run(s: &Scholia, a: ResultsInput, _: RunContext) -> BoxFuture<'_, Result<Reply<TaskResults>, Error>> {
         Box::pin(async move {
-            let r = s.engine.task_results(&a.task_id, a.include_sources).await?;
+            let r = s.engine.task_results(&a.task_id, Some(a.include_sources)).await?;
             let text = r.report.clone();
             Ok(Reply::new(r, text))
         })
@@ -170,8 +205,9 @@ pub struct Cancel;
 pub struct CancelInput {
     /// The task id start_deep_research returned
     task_id: String,
-    /// Keep the report written so far as the task's results (default true)
-    save_partial: Option<bool>,
+    /// Keep the report written so far as the task's results
+    #[serde(default = "save_partial")]
+    save_partial: bool,
 }
 
 impl Tool for Cancel {
@@ -194,7 +230,12 @@ impl Tool for Cancel {
     }
 
     fn run(s: &Scholia, a: CancelInput, _: RunContext) -> BoxFuture<'_, Result<Reply<TaskCancelled>, Error>> {
-        Box::pin(async move { Ok(Reply::new(s.engine.cancel_task(&a.task_id, a.save_partial).await?, "")) })
+        Box::pin(async move {
+            Ok(Reply::new(
+                s.engine.cancel_task(&a.task_id, Some(a.save_partial)).await?,
+                "",
+            ))
+        })
     }
 }
 
@@ -233,15 +274,18 @@ pub struct Save;
 pub struct SaveInput {
     /// The task id start_deep_research returned
     task_id: String,
-    /// The directory, relative to the vault (default research_reports; only inside the vault or
-    /// scholia's data directory)
-    output_dir: Option<String>,
-    /// The file name's first part (default research)
-    filename_prefix: Option<String>,
-    /// A table of task id, status, duration, tokens and cost (default true)
-    include_metadata: Option<bool>,
-    /// A Sources list at the end (default true)
-    include_sources: Option<bool>,
+    /// The directory, relative to the vault (only inside the vault or scholia's data directory)
+    #[serde(default = "report_dir")]
+    output_dir: String,
+    /// The file name's first part
+    #[serde(default = "report_prefix")]
+    filename_prefix: String,
+    /// A table of task id, status, duration, tokens and cost
+    #[serde(default = "report_metadata")]
+    include_metadata: bool,
+    /// A Sources list at the end
+    #[serde(default = "report_sources")]
+    include_sources: bool,
 }
 
 impl Tool for Save {
@@ -268,10 +312,10 @@ impl Tool for Save {
         Box::pin(async move {
             let vault = s.vault().await.ok();
             let opts = ReportSave {
-                output_dir: a.output_dir,
-                prefix: a.filename_prefix,
-                include_metadata: a.include_metadata,
-                include_sources: a.include_sources,
+                output_dir: Some(a.output_dir),
+                prefix: Some(a.filename_prefix),
+                include_metadata: Some(a.include_metadata),
+                include_sources: Some(a.include_sources),
             };
             let saved = s
                 .engine

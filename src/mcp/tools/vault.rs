@@ -10,6 +10,7 @@ use crate::mcp::progress::RunContext;
 use crate::mcp::table::{MAX_TEXT, Reply, Tool, reads_vault};
 use scholia_base::{Error, Summary};
 use scholia_engine::BoxFuture;
+use scholia_engine::defaults;
 use scholia_index::{Hit, NoteContent, NoteList, PAGE_CHARS};
 use scholia_providers::web::fetch::Page;
 
@@ -30,7 +31,7 @@ pub struct FindNotesInput {
 }
 
 fn ten() -> u32 {
-    10
+    defaults::SEARCH_LIMIT
 }
 
 /// The notes that match, best first.
@@ -178,7 +179,7 @@ pub struct ListNotesInput {
 }
 
 fn fifty() -> u32 {
-    50
+    defaults::LIST_LIMIT
 }
 
 impl Tool for ListNotes {
@@ -226,7 +227,7 @@ pub struct FetchPageInput {
 }
 
 fn twenty_thousand() -> usize {
-    20_000
+    defaults::PAGE_CHARS
 }
 
 const _: () = assert!(MAX_TEXT == 24_000, "fetch_page's max_chars range is MAX_TEXT");

@@ -83,7 +83,7 @@ const ERRORS = [
   ['fetch_page', { url: 'ftp://example.com/x' }, 'INVALID_URL', 'only http and https'],
   ['start_deep_research', { query: 'q', max_wait_hours: 0 }, 'INVALID_INPUT', 'max_wait_hours: `0` is not valid'],
   ['start_deep_research', { kind: 'bard', query: 'q' }, 'INVALID_INPUT', 'kind: `bard` is not valid; valid: gemini, deep-search, research-note'],
-  ['start_deep_research', { note: 'Missing.md' }, 'NOTE_NOT_FOUND', 'note `Missing.md`: no such note'],
+  ['start_deep_research', { query: '', note: 'Missing.md' }, 'NOTE_NOT_FOUND', 'note `Missing.md`: no such note'],
   ['check_research_status', { task_id: 'no-such-task' }, 'UNKNOWN_TASK', 'no task `no-such-task`'],
   ['get_research_results', { task_id: 'no-such-task' }, 'UNKNOWN_TASK', 'no task'],
   ['cancel_research', {}, 'INVALID_INPUT', 'task_id: missing'],

@@ -12,18 +12,16 @@ use std::sync::Arc;
 use scholia_base::{Error, ErrorKind, blocking};
 use scholia_tasks::estimate::Estimate;
 use scholia_tasks::{
-    DEFAULT_MAX_WAIT_HOURS, Kind, LIST_LIMIT, MAX_LIST_LIMIT, SaveOptions, SavedReport, StartRequest, TaskCancelled,
-    TaskList, TaskNote, TaskResults, TaskStarted, TaskStatus, Tasks,
+    Kind, LIST_LIMIT, MAX_LIST_LIMIT, SaveOptions, SavedReport, StartRequest, TaskCancelled, TaskList, TaskNote,
+    TaskResults, TaskStarted, TaskStatus, Tasks,
 };
 use scholia_vault::confine::ConfinedDir;
 
 use crate::Engine;
 pub(crate) use run::TaskRunner;
 
-/// Reports are saved here in the vault unless a request names a directory.
-pub const REPORT_DIR: &str = "research_reports";
-/// Saved reports' file names start with this unless a request names a prefix.
-pub const REPORT_PREFIX: &str = "research";
+use crate::defaults;
+pub use crate::defaults::{REPORT_DIR, REPORT_PREFIX};
 
 /// How a surface asks to save a report; every `None` takes the default (the vault's
 /// [`REPORT_DIR`], [`REPORT_PREFIX`], the metadata table and the sources list included).
@@ -44,7 +42,7 @@ pub struct TaskStart {
     pub kind: Option<Kind>,
     /// A desktop notification (or the editor's message) when it ends; default on.
     pub notify: Option<bool>,
-    /// Give up after this long (default [`DEFAULT_MAX_WAIT_HOURS`], within
+    /// Give up after this long (default [`defaults::MAX_WAIT_HOURS`], within
     /// [`scholia_tasks::MAX_WAIT_HOURS`]).
     pub max_wait_hours: Option<f64>,
     /// The Gemini agent (default: `[tasks] agent`/GEMINI_DEEP_RESEARCH_AGENT, else
@@ -150,8 +148,8 @@ impl Engine {
             .start(StartRequest {
                 query: req.query,
                 kind,
-                notify: req.notify.unwrap_or(true),
-                max_wait_hours: req.max_wait_hours.unwrap_or(DEFAULT_MAX_WAIT_HOURS),
+                notify: req.notify.unwrap_or(defaults::NOTIFY),
+                max_wait_hours: req.max_wait_hours.unwrap_or(defaults::MAX_WAIT_HOURS),
                 model,
                 note,
             })
@@ -172,7 +170,11 @@ impl Engine {
     /// (saving writes it whole); sources unless `include_sources` is false.
     pub async fn task_results(&self, id: &str, include_sources: Option<bool>) -> Result<TaskResults, Error> {
         let (t, r) = self.open_tasks().await?.results(id).await?;
-        Ok(TaskResults::of(t, r, include_sources.unwrap_or(true)))
+        Ok(TaskResults::of(
+            t,
+            r,
+            include_sources.unwrap_or(defaults::INCLUDE_SOURCES),
+        ))
     }
 
     /// Cancels a task here and at its provider, keeping what it has so far unless
@@ -181,7 +183,7 @@ impl Engine {
         let (t, kept) = self
             .open_tasks()
             .await?
-            .cancel(id, save_partial.unwrap_or(true))
+            .cancel(id, save_partial.unwrap_or(defaults::SAVE_PARTIAL))
             .await?;
         Ok(TaskCancelled::of(t, kept))
     }
@@ -242,8 +244,8 @@ impl Engine {
         let save = SaveOptions {
             output_dir: self.report_dir(vault_root, opts.output_dir.as_deref()).await?,
             prefix: opts.prefix.unwrap_or_else(|| REPORT_PREFIX.into()),
-            include_metadata: opts.include_metadata.unwrap_or(true),
-            include_sources: opts.include_sources.unwrap_or(true),
+            include_metadata: opts.include_metadata.unwrap_or(defaults::REPORT_METADATA),
+            include_sources: opts.include_sources.unwrap_or(defaults::REPORT_SOURCES),
         };
         Ok(self.open_tasks().await?.save(&self.ctx.library, id, save).await?)
     }
