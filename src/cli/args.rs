@@ -31,6 +31,19 @@ pub enum Command {
         #[arg(long, hide = true)]
         background: bool,
     },
+    /// Every problem the editor's diagnostics find (links to missing notes, headings, blocks,
+    /// embeds; names several notes share), as path:line:col lines; exit 1 when there is an error
+    Check {
+        /// Notes or folders to check, relative to the vault or the current directory (default:
+        /// the whole vault)
+        paths: Vec<PathBuf>,
+        /// Vault directory (default: the current directory)
+        #[arg(long, value_name = "DIR")]
+        vault: Option<PathBuf>,
+        /// text (path:line:col: severity: message [code]), json, or github (workflow commands)
+        #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "json", "github"])]
+        format: String,
+    },
     /// Full-text search of the vault (BM25; "quoted phrases", title:word)
     Search {
         /// Words, "quoted phrases", title:word

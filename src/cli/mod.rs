@@ -97,6 +97,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
                 eprintln!("scholia: warning: {w}");
             }
         }
+        Command::Check { paths, vault, format } => return check(paths, vault, &format),
         Command::Search {
             query,
             vault,
@@ -352,6 +353,35 @@ fn dir_or_cwd(dir: Option<PathBuf>) -> Result<PathBuf> {
 }
 
 /// Opens the vault's index and syncs it (a progress bar on a terminal when `show_progress`).
+/// `scholia check`: the index brought up to date, then every note's problems.
+fn check(paths: Vec<PathBuf>, vault: Option<PathBuf>, format: &str) -> Result<ExitCode> {
+    let root = dir_or_cwd(vault)?;
+    let dirs = Dirs::from_env(&ProcessEnv).map_err(Error::from)?;
+    let (session, _) = VaultSession::open_synced(&root, &dirs, &mut render::index_bar(format == "text"))?;
+    let root = session.vault().root().to_path_buf();
+    let cwd = std::env::current_dir().unwrap_or_else(|_| root.clone());
+    let mut under = Vec::new();
+    for p in paths {
+        let abs = if p.is_absolute() { p.clone() } else { cwd.join(&p) };
+        let abs = std::fs::canonicalize(&abs).unwrap_or(abs);
+        match scholia::vault::paths::relative(&root, &abs) {
+            Some(rel) => under.push(rel),
+            None => {
+                return Err(Error::invalid(format!(
+                    "{}: not in the vault {}; give notes or folders inside it",
+                    p.display(),
+                    root.display()
+                ))
+                .into());
+            }
+        }
+    }
+    let index = session.index().clone();
+    let checked = index.check_notes(&under)?;
+    render::checked(&checked, format)?;
+    Ok(ExitCode::from(u8::from(checked.errors > 0)))
+}
+
 fn open_vault(
     dir: Option<PathBuf>,
     show_progress: bool,

@@ -196,3 +196,50 @@ fn highlight(snippet: &str, ranges: &[Range<usize>], ansi: bool) -> String {
     out.push_str(&snippet[at..]);
     out
 }
+
+/// `scholia check`'s report: one line per problem (`text`: `path:line:col: severity: message
+/// [code]`; `github`: workflow commands the Actions log turns into annotations), then the
+/// summary on stderr; or the whole report as JSON.
+pub fn checked(c: &scholia::index::Checked, format: &str) -> anyhow::Result<()> {
+    use scholia::engine::Summary;
+    use scholia::index::Severity;
+    if format == "json" {
+        return json(c);
+    }
+    let name = |s: Severity| match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    for p in &c.problems {
+        match format {
+            "github" => {
+                // Workflow command values escape `%`, CR and LF; properties also `:` and `,`.
+                let data = |s: &str| s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A");
+                let prop = |s: &str| data(s).replace(':', "%3A").replace(',', "%2C");
+                println!(
+                    "::{} file={},line={},col={},title={}::{}",
+                    name(p.severity),
+                    prop(&p.path),
+                    p.line,
+                    p.col,
+                    p.code,
+                    data(&p.message)
+                );
+            }
+            _ => println!(
+                "{}:{}:{}: {}: {} [{}]",
+                p.path,
+                p.line,
+                p.col,
+                name(p.severity),
+                p.message,
+                p.code
+            ),
+        }
+    }
+    for (path, why) in &c.unread {
+        eprintln!("{path}: not checked: {why}");
+    }
+    eprintln!("{}", c.summary());
+    Ok(())
+}

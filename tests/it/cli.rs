@@ -521,3 +521,45 @@ fn mcp_install_writes_each_host_s_file() {
     let out = v.run(&["mcp", "install", "--client", "emacs"]);
     assert!(stderr(&out).contains("valid: claude-desktop, claude-code, cursor, vscode, codex, zed"));
 }
+
+/// `scholia check` (issue 41): broken links as `path:line:col` lines and exit 1; a clean vault
+/// exits 0; GitHub annotations; only the paths asked for.
+#[test]
+fn check_lists_every_problem_and_fails_on_errors() {
+    let v = TestVault::with_files(&[
+        ("A.md", "# A\n\nSee [[B]] and [[Nope]].\n\nAnd [[B#Missing]].\n"),
+        ("B.md", "# B\n\nBack to [[A]].\n"),
+        ("Sub/C.md", "# C\n\n![[gone.png]]\n"),
+    ]);
+    let out = v.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "A.md:3:15: error: no note named `Nope` in the vault [unresolved-link]\n\
+         A.md:5:5: error: `B.md` has no heading `Missing` [unresolved-heading]\n\
+         Sub/C.md:3:1: error: no file `gone.png` in the vault [missing-embed]\n"
+    );
+    assert!(
+        stderr(&out).contains("3 notes checked: 3 errors, 0 warnings"),
+        "{}",
+        stderr(&out)
+    );
+    let out = v.run(&["check", "--format", "github", "Sub"]);
+    assert_eq!(
+        stdout(&out),
+        "::error file=Sub/C.md,line=3,col=1,title=missing-embed::no file `gone.png` in the vault\n"
+    );
+    let out = v.run(&["check", "--format", "json", "B.md"]);
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!((json["notes"].as_u64(), json["errors"].as_u64()), (Some(1), Some(0)));
+    v.write("A.md", "# A\n\nSee [[B]].\n");
+    v.write("Sub/C.md", "# C\n");
+    let out = v.run(&["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).is_empty());
+    let out = v.run(&["check", "--format", "xml"]);
+    assert!(stderr(&out).contains("text, json, github"), "{}", stderr(&out));
+    let out = v.run(&["check", "/etc"]);
+    assert!(stderr(&out).contains("not in the vault"), "{}", stderr(&out));
+}

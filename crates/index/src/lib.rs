@@ -7,12 +7,14 @@
 //! Depends on `base` and `vault` only: it knows notes, never models, pipelines or protocols.
 
 mod background;
+mod check;
 mod edits;
 #[cfg(test)]
 mod fixture;
 pub mod fresh;
 mod graph;
 mod meaning;
+mod mentions;
 mod merges;
 mod moves;
 mod names;
@@ -27,6 +29,7 @@ mod search;
 mod session;
 mod symbols;
 mod sync;
+mod tags;
 mod templates;
 pub mod tokenizer;
 mod vectors;
@@ -42,9 +45,11 @@ use tantivy::directory::{Directory, MmapDirectory};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyError, Term};
 
 pub use background::Check;
+pub use check::{Checked, Found, Severity};
 pub use edits::{Backlink, Backlinks, Created, EditTarget, Edited, LinkLine, NoteOutline};
 pub use graph::{LinkScope, link_key};
 pub use meaning::{EmbedProgress, Embedded, SearchMode};
+pub use mentions::Mention;
 pub use moves::{MovePlan, RenamePlan};
 pub use notes::{NoteContent, NoteList, PAGE_CHARS};
 pub use problems::{LinkProblem, Problem};
@@ -59,6 +64,7 @@ pub use scope::Scope;
 pub use search::{Hit, NoteInfo, NoteRef, SearchResults, Symbol, SymbolKind};
 pub use session::{INDEXING, IndexEvent, VAULT_WAIT, VaultSession, VaultSlot};
 pub use sync::{Progress, SyncSummary};
+pub use tags::{TagCount, TagUses};
 pub use vectors::VectorSet;
 pub use watch::Updates;
 

@@ -431,21 +431,72 @@ pub(crate) fn pick_ranked<'r>(ranked: &'r [(bool, String)], from: Option<&str>) 
 }
 
 /// The note a link from `from` means among `ranked` (each seen as its "not named exactly by
-/// its path" flag and folder): named by its path, else in `from`'s folder, else the first.
+/// its path" flag and folder, in Obsidian's order: shortest path first): named by its path,
+/// else the one nearest `from` in the folder tree (its own folder first, then the longest
+/// common folder prefix — in a vault of one folder per language, `[[Canvas]]` in `en/` is
+/// `en/`'s Canvas), else the first.
 fn pick_in<'r, T>(ranked: &'r [T], seen: impl Fn(&'r T) -> (bool, &'r str), from: Option<&str>) -> Option<&'r T> {
-    let from_dir = from.and_then(|f| f.rsplit_once('/').map(|(d, _)| d)).unwrap_or("");
     let first = ranked.first()?;
+    let Some(from_dir) = from.map(|f| f.rsplit_once('/').map_or("", |(d, _)| d)) else {
+        return Some(first);
+    };
     let best = seen(first).0;
-    let same_folder = ranked
-        .iter()
-        .take_while(|r| seen(r).0 == best)
-        .find(|r| seen(r).1 == from_dir);
-    Some(same_folder.unwrap_or(first))
+    let shared = |dir: &str| -> usize {
+        if dir == from_dir {
+            return usize::MAX;
+        }
+        let (a, b) = (dir.split('/'), from_dir.split('/'));
+        a.zip(b).take_while(|(x, y)| !x.is_empty() && x == y).count()
+    };
+    let mut nearest = first;
+    let mut nearest_shared = shared(seen(first).1);
+    for r in ranked.iter().take_while(|r| seen(r).0 == best).skip(1) {
+        let s = shared(seen(r).1);
+        if s > nearest_shared {
+            (nearest, nearest_shared) = (r, s);
+        }
+    }
+    Some(nearest)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An ambiguous name means the note nearest the linking note in the folder tree: its own
+    /// folder, then the longest common folder prefix, then the shortest path.
+    #[test]
+    fn an_ambiguous_name_is_the_nearest_note() {
+        let files: Vec<(&str, &str)> = [
+            "da/Plugin/Canvas.md",
+            "en/Plugins/Canvas.md",
+            "en/Plugins/Deep/Canvas.md",
+            "fr/Extensions/Canvas.md",
+            "Canvas notes/x.md",
+        ]
+        .into_iter()
+        .map(|p| (p, "# t"))
+        .collect();
+        let f = crate::fixture::vault(&files);
+        let check = |from: Option<&str>, expected: &str| {
+            let got = f.index.resolve_link("Canvas", from).unwrap().map(|n| n.path);
+            assert_eq!(got.as_deref(), Some(expected), "from {from:?}");
+        };
+        check(
+            Some("en/Linking notes and files/Embed files.md"),
+            "en/Plugins/Canvas.md",
+        );
+        check(Some("en/Plugins/Deep/Other.md"), "en/Plugins/Deep/Canvas.md");
+        check(Some("en/Plugins/Other.md"), "en/Plugins/Canvas.md");
+        check(Some("fr/Autre.md"), "fr/Extensions/Canvas.md");
+        check(Some("da/x.md"), "da/Plugin/Canvas.md");
+        // Nothing nearer than the root: Obsidian's shortest path.
+        check(Some("Top.md"), "da/Plugin/Canvas.md");
+        check(None, "da/Plugin/Canvas.md");
+        // A path names exactly, wherever the link is.
+        let got = f.index.resolve_link("fr/Extensions/Canvas", Some("en/x.md")).unwrap();
+        assert_eq!(got.map(|n| n.path).as_deref(), Some("fr/Extensions/Canvas.md"));
+    }
 
     /// Picking from the owned ranking is picking from [`Named`], from every folder.
     #[test]

@@ -403,6 +403,23 @@ fn nameable(words: &[String]) -> bool {
 /// not with the vault (a word that begins 100,000 names costs one look-up per distinct word
 /// after it in the text).
 fn mentioned(text: &str, searcher: &Searcher, index: &VaultIndex) -> Result<Vec<(String, f32)>, IndexError> {
+    let found = mentioned_names(text, searcher, index)?;
+    let mut out = Vec::with_capacity(found.len());
+    for name in found {
+        let name_words: Vec<String> = name.split(' ').map(str::to_string).collect();
+        let strength = index.name_strength(searcher, &name_words)?;
+        out.push((name, strength));
+    }
+    Ok(out)
+}
+
+/// The names of notes (as indexed: their words joined by spaces) that occur in `text` as
+/// whole words.
+pub(crate) fn mentioned_names(
+    text: &str,
+    searcher: &Searcher,
+    index: &VaultIndex,
+) -> Result<BTreeSet<String>, IndexError> {
     let words = tokenizer::tokens(text);
     let mut firsts: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, w) in words.iter().enumerate() {
@@ -429,13 +446,7 @@ fn mentioned(text: &str, searcher: &Searcher, index: &VaultIndex) -> Result<Vec<
                 })?;
         }
     }
-    let mut out = Vec::with_capacity(found.len());
-    for name in found {
-        let name_words: Vec<String> = name.split(' ').map(str::to_string).collect();
-        let strength = index.name_strength(searcher, &name_words)?;
-        out.push((name, strength));
-    }
-    Ok(out)
+    Ok(found)
 }
 
 /// One segment's names, walked along a text's words.

@@ -12,7 +12,7 @@ use scholia_vault::scan::Stamp;
 
 /// Bumped whenever the schema or what goes into it changes: an index of another format is
 /// rebuilt, not read.
-pub const FORMAT: u32 = 7;
+pub const FORMAT: u32 = 8;
 
 #[derive(Clone, Copy)]
 pub struct Fields {
@@ -27,6 +27,11 @@ pub struct Fields {
     pub title: Field,
     pub headings: Field,
     pub tags: Field,
+    /// Each tag lower-cased, and each of its parents (`project` for `project/alpha`): the
+    /// notes carrying a tag, nested ones included, are a term lookup.
+    pub tag_keys: Field,
+    /// Each tag as written: the vault's tags, in their own case, for completion.
+    pub tag_names: Field,
     /// The owner's text: the note without scholia's `## Research` section.
     pub body: Field,
     /// The `## Research` section's text: searchable, never the note's own words (related
@@ -80,6 +85,8 @@ pub fn build() -> (Schema, Fields) {
         title: b.add_text_field("title", words(WORDS, true) | STORED),
         headings: b.add_text_field("headings", words(WORDS, true)),
         tags: b.add_text_field("tags", words(WORDS, false)),
+        tag_keys: b.add_text_field("tag_keys", STRING),
+        tag_names: b.add_text_field("tag_names", STRING),
         body: b.add_text_field("body", words(BODY, true)),
         research: b.add_text_field("research", words(BODY, true)),
         sym_title: b.add_text_field("sym_title", prefixes.clone()),
@@ -223,8 +230,24 @@ pub fn document(fields: &Fields, rel: &str, stamp: Stamp, indexed: &IndexedNote)
     for h in &note.headings {
         d.add_text(fields.sym_head, &h.text);
     }
+    let mut keys: Vec<String> = Vec::new();
     for t in &note.tags {
         d.add_text(fields.tags, t);
+        d.add_text(fields.tag_names, t.trim_matches('/'));
+        let key = scholia_vault::tags::key(t);
+        let mut parent = key.as_str();
+        loop {
+            if !keys.iter().any(|k| k == parent) {
+                keys.push(parent.to_string());
+            }
+            match parent.rsplit_once('/') {
+                Some((p, _)) if !p.is_empty() => parent = p,
+                _ => break,
+            }
+        }
+    }
+    for k in keys {
+        d.add_text(fields.tag_keys, k);
     }
     for key in crate::graph::link_keys(&own.links, rel) {
         d.add_text(fields.links, key);

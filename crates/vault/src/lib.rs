@@ -28,6 +28,7 @@ pub mod root;
 pub mod scan;
 pub mod section;
 pub mod stamp;
+pub mod tags;
 pub mod write;
 
 use std::path::{Path, PathBuf};

@@ -34,6 +34,8 @@ pub struct ParsedNote {
     pub aliases: Vec<String>,
     pub headings: Vec<Heading>,
     pub tags: Vec<String>,
+    /// Where each inline `#tag` is: the tag as written and the bytes of its name (after `#`).
+    pub tag_spans: Vec<(String, Range<usize>)>,
     pub links: Vec<Link>,
     /// The readable text without markup, for full-text search.
     pub plain_text: String,
@@ -137,7 +139,7 @@ pub fn parse(text: &str, stem: &str) -> ParsedNote {
                 }
                 links.on(&event, range.clone(), text);
                 if !in_code_block && literal_with_hash(t, &range, text) {
-                    collect_inline_tags(text, range.clone(), &mut note.tags);
+                    collect_inline_tags(text, range.clone(), &mut note.tags, &mut note.tag_spans);
                 }
             }
             Event::SoftBreak | Event::HardBreak if heading.is_some() => {
@@ -249,7 +251,12 @@ fn is_tag_char(c: char) -> bool {
 
 /// Obsidian tags: `#` at the start of a line or after whitespace, then letters, digits, `_`,
 /// `-` or `/`, with at least one character that is not a digit.
-fn collect_inline_tags(source: &str, range: Range<usize>, tags: &mut Vec<String>) {
+fn collect_inline_tags(
+    source: &str,
+    range: Range<usize>,
+    tags: &mut Vec<String>,
+    spans: &mut Vec<(String, Range<usize>)>,
+) {
     let slice = &source[range.clone()];
     for (i, _) in slice.match_indices('#') {
         let abs = range.start + i;
@@ -261,6 +268,7 @@ fn collect_inline_tags(source: &str, range: Range<usize>, tags: &mut Vec<String>
         let tag = tag.trim_end_matches('/');
         if !tag.is_empty() && !tag.chars().all(|c| c.is_ascii_digit()) {
             tags.push(tag.to_string());
+            spans.push((tag.to_string(), abs + 1..abs + 1 + tag.len()));
         }
     }
 }
