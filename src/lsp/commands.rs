@@ -53,7 +53,10 @@ pub const ACTIONS: &[(&str, &str)] = &[
     (ASK_TITLE, ASK),
     (BACKGROUND_TITLE, BACKGROUND),
 ];
-const KIND: &str = "source.scholia.research";
+/// A refactor kind, not `source.*`: VS Code's light bulb (Ctrl+.) lists quick fixes and
+/// refactors at the cursor and hides source actions under "Source Action…"; Neovim's `gra`,
+/// eglot and Helix list every kind.
+pub const KIND: &str = "refactor.scholia.research";
 
 fn action(title: &str, command: Option<Command>, disabled: Option<String>) -> CodeActionOrCommand {
     CodeActionOrCommand::CodeAction(CodeAction {

@@ -1,5 +1,6 @@
-//! Diagnostics: links that lead nowhere (`scholia_index::link_problems`) and the contradictions
-//! research found, for open notes. Pushed (`publishDiagnostics`, a short pause after typing)
+//! Diagnostics: links that lead nowhere (`scholia_index::link_problems`), the contradictions
+//! research found, and hints where a note names another without linking it
+//! (`mentions.rs`), for open notes. Pushed (`publishDiagnostics`, a short pause after typing)
 //! to clients that do not pull; answered on `textDocument/diagnostic` for clients that do, and
 //! both recomputed when the index commits.
 
@@ -18,23 +19,25 @@ use scholia_index::{LinkProblem, Problem};
 const SETTLE: Duration = Duration::from_millis(200);
 pub const SOURCE: &str = "scholia";
 
-/// The diagnostics of an open note's current text.
-async fn compute(state: &State, uri: &Uri) -> Option<(Vec<Diagnostic>, i32)> {
+/// The diagnostics of an open note's current text, and its version.
+pub async fn compute(state: &State, uri: &Uri) -> Option<(Vec<Diagnostic>, i32)> {
     let index = state.index()?;
     let rel = state.rel(uri).await?;
     let (text, version) = state.docs().get(uri).map(|d| (d.text.clone(), d.version))?;
     let t = text.clone();
     let engine = state.engine_now();
-    let (problems, contradictions) = scholia_base::blocking(move || {
+    let (problems, contradictions, mentions) = scholia_base::blocking(move || {
         let links = index.link_problems(&rel, &t)?;
         let found = engine.map(|e| e.contradictions(&rel, &t)).unwrap_or_default();
-        Ok((links, found))
+        let mentions = index.unlinked_mentions(&rel, &t)?;
+        Ok((links, found, mentions))
     })
     .await
     .ok()?;
     let doc = Document::new(text, version);
     let enc = state.encoding();
     let mut out: Vec<Diagnostic> = problems.iter().map(|p| link_diagnostic(&doc, p, enc)).collect();
+    out.extend(super::mentions::hints(&doc, &mentions, enc));
     for c in contradictions {
         let related = state.uri_of(&c.source_note).map(|uri| {
             vec![DiagnosticRelatedInformation {

@@ -23,6 +23,13 @@ pub(crate) struct Snapshot {
     open: HashMap<String, (String, i32)>,
 }
 
+impl Snapshot {
+    /// The version of each open note, for versioned edits.
+    pub fn versions(&self) -> HashMap<String, i32> {
+        self.open.iter().map(|(r, (_, v))| (r.clone(), *v)).collect()
+    }
+}
+
 impl Texts for Snapshot {
     fn read(&self, rel: &str) -> Result<String, String> {
         match self.open.get(rel) {
@@ -131,7 +138,18 @@ async fn anchor_at(state: &State, uri: &Uri, pos: Position) -> RpcResult<Option<
     Ok(Some((anchor, subject, doc)))
 }
 
+/// The tag written at `pos` of `uri`, if any.
+async fn tag_at(state: &State, uri: &Uri, pos: Position) -> Option<(scholia_vault::tags::TagSpan, Document)> {
+    let text = state.text(uri).await?;
+    let doc = Document::new(text, 0);
+    let at = doc.offset(pos, state.encoding());
+    super::tags::at(&doc.text, at).map(|t| (t, doc))
+}
+
 pub async fn references(state: &State, uri: Uri, pos: Position, declaration: bool) -> RpcResult<Option<Vec<Location>>> {
+    if let Some((tag, _)) = tag_at(state, &uri, pos).await {
+        return super::tags::references(state, &tag.tag).await;
+    }
     // On a link or heading: what it names; anywhere else in a note (front matter, body text):
     // the note itself, as most notes have no title heading (the file name is the title).
     let anchor = match anchor_at(state, &uri, pos).await? {
@@ -165,6 +183,12 @@ pub async fn references(state: &State, uri: Uri, pos: Position, declaration: boo
 }
 
 pub async fn prepare_rename(state: &State, uri: Uri, pos: Position) -> RpcResult<Option<PrepareRenameResponse>> {
+    if let Some((tag, doc)) = tag_at(state, &uri, pos).await {
+        return Ok(Some(PrepareRenameResponse::RangeWithPlaceholder {
+            range: doc.range(tag.range.clone(), state.encoding()),
+            placeholder: tag.tag,
+        }));
+    }
     let Some(text) = state.text(&uri).await else {
         return Ok(None);
     };
@@ -217,6 +241,9 @@ fn heading_part(text: &str, link: &Link) -> Option<std::ops::Range<usize>> {
 }
 
 pub async fn rename(state: &State, uri: Uri, pos: Position, new_name: String) -> RpcResult<Option<WorkspaceEdit>> {
+    if let Some((tag, _)) = tag_at(state, &uri, pos).await {
+        return super::tags::rename(state, &tag.tag, &new_name).await;
+    }
     let Some((anchor, subject, doc)) = anchor_at(state, &uri, pos).await? else {
         return Err(errors::invalid(
             "position: not on a wikilink, the note's title or a heading; nothing to rename",

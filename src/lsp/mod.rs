@@ -10,11 +10,13 @@ mod documents;
 mod errors;
 mod lens;
 mod links;
+mod mentions;
 mod navigation;
 mod progress;
 mod queries;
 mod root;
 mod settings;
+mod tags;
 mod writer;
 
 use std::collections::HashMap;
@@ -663,6 +665,9 @@ impl LanguageServer for Backend {
     async fn code_action(&self, params: CodeActionParams) -> RpcResult<Option<CodeActionResponse>> {
         let uri = &params.text_document.uri;
         let mut actions = diagnostics::create_note_actions(&self.state, uri, params.range).await;
+        if let Some((found, version)) = diagnostics::compute(&self.state, uri).await {
+            actions.extend(mentions::actions(uri, version, &found, params.range));
+        }
         actions.extend(commands::source_actions(&params.context.diagnostics, uri));
         if let Some(research) = commands::code_actions(&self.state, uri, params.range).await {
             actions.extend(research);

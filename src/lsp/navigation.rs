@@ -1,4 +1,5 @@
-//! `workspace/symbol`, `textDocument/definition` on wikilinks, and `[[` completion.
+//! `workspace/symbol`, `textDocument/definition` on wikilinks, and `[[` completion (tags:
+//! `tags.rs`).
 
 use tower_lsp_server::jsonrpc::{Error, Result as RpcResult};
 use tower_lsp_server::ls_types::*;
@@ -11,6 +12,9 @@ use scholia_vault::parse;
 /// Symbols answered at most, as gopls and clangd do: a picker shows the best; more typing narrows.
 const SYMBOL_LIMIT: usize = 100;
 const COMPLETION_LIMIT: usize = 50;
+/// Notes read for `[[` completion before ranking their names: the index ranks notes, the
+/// editor wants names that start with the text first.
+const COMPLETION_CANDIDATES: usize = 200;
 
 fn internal(e: impl std::fmt::Display) -> Error {
     Error {
@@ -34,6 +38,11 @@ fn line_location(uri: Uri, line: u32) -> Location {
 }
 
 pub async fn symbols(state: &State, q: String) -> RpcResult<Option<WorkspaceSymbolResponse>> {
+    if q.starts_with('#') {
+        return Ok(Some(WorkspaceSymbolResponse::Nested(
+            super::tags::symbols(state, &q).await?,
+        )));
+    }
     let Some(index) = state.index() else {
         return Ok(Some(WorkspaceSymbolResponse::Nested(Vec::new())));
     };
@@ -160,11 +169,19 @@ pub async fn completion(state: &State, uri: Uri, pos: Position) -> RpcResult<Opt
     let cursor = doc.offset(pos, enc);
     let line_start = doc.offset(Position::new(pos.line, 0), enc);
     let before = &doc.text[line_start..cursor];
-    let Some(open) = before.rfind("[[") else {
-        return Ok(None);
+    let open_link = before.rfind("[[").filter(|&open| !before[open + 2..].contains("]]"));
+    let Some(open) = open_link else {
+        // Not in a link: a tag, when one is being typed.
+        let items = super::tags::completion(state, &doc, pos).await?;
+        return Ok(items.map(|items| {
+            CompletionResponse::List(CompletionList {
+                is_incomplete: true,
+                items,
+            })
+        }));
     };
     let typed = &before[open + 2..];
-    if typed.contains("]]") || typed.contains('|') {
+    if typed.contains('|') {
         return Ok(None);
     }
     let typed_start = line_start + open + 2;
@@ -209,23 +226,46 @@ pub async fn completion(state: &State, uri: Uri, pos: Position) -> RpcResult<Opt
         }
     } else {
         let prefix = typed.to_string();
-        let notes = query(index, move |i| i.notes_named(&prefix, COMPLETION_LIMIT)).await?;
-        for (i, n) in notes.into_iter().enumerate() {
+        let notes = query(index, move |i| i.notes_named(&prefix, COMPLETION_CANDIDATES)).await?;
+        // Each name once: a note's file name, then its aliases that say something else.
+        let mut names: Vec<(String, String, String, bool)> = Vec::new();
+        for n in notes {
             let stem = scholia_vault::stem(&n.path).to_string();
-            let mut push = |label: String, insert: String, detail: String| {
-                items.push(CompletionItem {
-                    label: label.clone(),
-                    kind: Some(CompletionItemKind::FILE),
-                    detail: Some(detail),
-                    sort_text: Some(format!("{i:05}{label}")),
-                    filter_text: Some(format!("{typed} {label}")),
-                    ..inserting(edit_range, &format!("{insert}{close}"), snippets)
-                });
-            };
-            push(stem.clone(), stem.clone(), n.path.clone());
+            names.push((stem.clone(), stem.clone(), n.path.clone(), false));
             for alias in &n.outline.aliases {
-                push(alias.clone(), format!("{stem}|{alias}"), format!("alias of {}", n.path));
+                if !alias.eq_ignore_ascii_case(&stem) && !names.iter().any(|(l, _, p, _)| l == alias && *p == n.path) {
+                    names.push((
+                        alias.clone(),
+                        format!("{stem}|{alias}"),
+                        format!("alias of {}", n.path),
+                        true,
+                    ));
+                }
             }
+        }
+        let wanted = typed.to_lowercase();
+        // Names that start with what was typed first, then those with a word that does; file
+        // names before aliases; shorter before longer.
+        let rank = |label: &str, alias: bool| {
+            let l = label.to_lowercase();
+            let starts = match () {
+                _ if l.starts_with(&wanted) => 0,
+                _ if l.split_whitespace().any(|w| w.starts_with(&wanted)) => 1,
+                _ => 2,
+            };
+            (starts, alias, l.chars().count(), l)
+        };
+        names.sort_by(|a, b| rank(&a.0, a.3).cmp(&rank(&b.0, b.3)));
+        names.truncate(COMPLETION_LIMIT);
+        for (i, (label, insert, detail, _)) in names.into_iter().enumerate() {
+            items.push(CompletionItem {
+                label: label.clone(),
+                kind: Some(CompletionItemKind::FILE),
+                detail: Some(detail),
+                sort_text: Some(format!("{i:05}")),
+                filter_text: Some(format!("{typed} {label}")),
+                ..inserting(edit_range, &format!("{insert}{close}"), snippets)
+            });
         }
     }
     Ok(Some(CompletionResponse::List(CompletionList {

@@ -7,6 +7,7 @@ mod agents;
 mod attacks;
 mod cli;
 mod deep_search;
+mod editor_features;
 mod editors;
 mod hardening;
 mod index;

@@ -1,0 +1,241 @@
+//! The editor half of issue 41 through the language server: tags (completion, references,
+//! rename, symbols), unlinked-mention hints with their "Link" fixes, research actions at the
+//! cursor (not `source.*`), and ranked `[[` completion.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::{LspClient, TestVault, lsp_client::apply_text_edits};
+
+fn pos(line: u64, character: u64) -> Value {
+    json!({"line": line, "character": character})
+}
+
+async fn ready(v: &TestVault) -> LspClient {
+    v.lsp_ready(&Vec::new()).await
+}
+
+/// The diagnostics pushed for `uri` that carry `code`, waiting for them.
+async fn pushed(c: &mut LspClient, uri: &str, code: &str) -> Vec<Value> {
+    let u = uri.to_string();
+    let code = code.to_string();
+    let found = c
+        .wait_notification(Duration::from_secs(10), move |n| {
+            n["method"] == "textDocument/publishDiagnostics"
+                && n["params"]["uri"] == u.as_str()
+                && n["params"]["diagnostics"]
+                    .as_array()
+                    .is_some_and(|d| d.iter().any(|d| d["code"] == code.as_str()))
+        })
+        .await
+        .expect("diagnostics");
+    found["params"]["diagnostics"].as_array().unwrap().clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tags_complete_find_and_rename_across_the_vault() {
+    let v = TestVault::with_files(&[
+        (
+            "A.md",
+            "---\ntags: [project/alpha, idea]\n---\n# A\n\nAbout #project here.\n",
+        ),
+        ("B.md", "# B\n\n#Project/beta and #recipe\n"),
+        ("C.md", "# C\n\nNothing but `#code`.\n"),
+    ]);
+    let mut c = ready(&v).await;
+    let text = "# D\n\nNow #pro";
+    let uri = c.open(&v.path("D.md"), text).await;
+    let r = c
+        .request(
+            "textDocument/completion",
+            json!({"textDocument": {"uri": uri}, "position": pos(2, 8)}),
+        )
+        .await;
+    let labels: Vec<&str> = r["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["#project", "#project/alpha", "#Project/beta"], "{r}");
+    assert_eq!(r["items"][0]["textEdit"]["newText"], "project");
+
+    // References from a tag in A: the inline tag, the front-matter tag nested under it, B's.
+    let a = c.open(&v.path("A.md"), &v.read("A.md")).await;
+    let refs = c
+        .request(
+            "textDocument/references",
+            json!({"textDocument": {"uri": a}, "position": pos(5, 8), "context": {"includeDeclaration": true}}),
+        )
+        .await;
+    let places: Vec<(String, u64)> = refs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let uri = l["uri"].as_str().unwrap();
+            (
+                uri.rsplit('/').next().unwrap().to_string(),
+                l["range"]["start"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(places, [("A.md".into(), 1), ("A.md".into(), 5), ("B.md".into(), 2)]);
+
+    // Rename `project` to `work`: nested tags keep their part; C's code is untouched.
+    let prep = c
+        .request(
+            "textDocument/prepareRename",
+            json!({"textDocument": {"uri": a}, "position": pos(5, 8)}),
+        )
+        .await;
+    assert_eq!(prep["placeholder"], "project");
+    let edit = c
+        .request(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": a}, "position": pos(5, 8), "newName": "work"}),
+        )
+        .await;
+    let mut texts = std::collections::BTreeMap::new();
+    for change in edit["documentChanges"].as_array().unwrap() {
+        let file = change["textDocument"]["uri"]
+            .as_str()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .to_string();
+        let mut text = v.read(&file);
+        apply_text_edits(&mut text, change["edits"].as_array().unwrap());
+        texts.insert(file, text);
+    }
+    assert_eq!(
+        texts["A.md"],
+        "---\ntags: [work/alpha, idea]\n---\n# A\n\nAbout #work here.\n"
+    );
+    assert_eq!(texts["B.md"], "# B\n\n#work/beta and #recipe\n");
+    assert!(!texts.contains_key("C.md"));
+    let bad = c
+        .request_raw(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": a}, "position": pos(5, 8), "newName": "two words"}),
+        )
+        .await;
+    assert!(bad["error"]["message"].as_str().unwrap().contains("not a tag"), "{bad}");
+
+    let symbols = c.request("workspace/symbol", json!({"query": "#rec"})).await;
+    assert_eq!(symbols[0]["name"], "#recipe", "{symbols}");
+    assert!(symbols[0]["location"]["uri"].as_str().unwrap().ends_with("B.md"));
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unlinked_mentions_are_hints_with_a_link_fix() {
+    let mut files: Vec<(String, String)> = vec![
+        (
+            "Sourdough starter.md".into(),
+            "# Sourdough starter\n\nFlour and water.\n".into(),
+        ),
+        ("Kombucha.md".into(), "# Kombucha\n\nTea.\n".into()),
+    ];
+    // Enough notes that a one-word name is no common word of the vault.
+    for i in 0..40 {
+        files.push((
+            format!("Filler {i}.md"),
+            format!("# Filler {i}\n\nOther words entirely.\n"),
+        ));
+    }
+    let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let v = TestVault::with_files(&refs);
+    let mut c = ready(&v).await;
+    let text = "# Bread\n\nFeed the Sourdough starter, then Kombucha. Sourdough starter again; [[Kombucha]] linked.\n";
+    let uri = c.open(&v.path("Bread.md"), text).await;
+    let hints: Vec<Value> = pushed(&mut c, &uri, "unlinked-mention")
+        .await
+        .into_iter()
+        .filter(|d| d["code"] == "unlinked-mention")
+        .collect();
+    // Kombucha is linked in the note: no hint for it.
+    assert_eq!(hints.len(), 2, "{hints:?}");
+    assert_eq!(hints[0]["severity"], 4);
+    assert!(hints[0]["message"].as_str().unwrap().contains("Sourdough starter.md"));
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": hints[0]["range"], "context": {"diagnostics": []}}),
+        )
+        .await;
+    let titles: Vec<&str> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert!(titles.contains(&"Link `[[Sourdough starter]]`"), "{titles:?}");
+    let every = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"].as_str().unwrap().starts_with("Link every mention"))
+        .expect("link every mention");
+    let mut linked = text.to_string();
+    apply_text_edits(
+        &mut linked,
+        every["edit"]["documentChanges"][0]["edits"].as_array().unwrap(),
+    );
+    assert_eq!(
+        linked,
+        "# Bread\n\nFeed the [[Sourdough starter]], then Kombucha. [[Sourdough starter]] again; [[Kombucha]] linked.\n"
+    );
+    // Research actions are offered at the cursor, as refactors (VS Code's light bulb).
+    let research = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Research this note")
+        .expect("research action");
+    assert_eq!(research["kind"], "refactor.scholia.research");
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn completion_puts_names_that_start_with_the_text_first_once_each() {
+    let v = TestVault::with_files(&[
+        ("Internal links.md", "# Internal links\n"),
+        ("Interpreter.md", "---\naliases: [Interpreter]\n---\n# Interpreter\n"),
+        (
+            "Old/Linking.md",
+            "---\naliases: [Old internal links, Interface notes]\n---\n# Linking\n",
+        ),
+        ("Printing.md", "# Printing\n"),
+    ]);
+    let mut c = ready(&v).await;
+    let uri = c.open(&v.path("D.md"), "# D\n\n[[Inter").await;
+    let r = c
+        .request(
+            "textDocument/completion",
+            json!({"textDocument": {"uri": uri}, "position": pos(2, 7)}),
+        )
+        .await;
+    let mut items: Vec<(String, String)> = r["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["sortText"].as_str().unwrap().to_string(),
+                i["label"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    items.sort();
+    let labels: Vec<&str> = items.iter().map(|(_, l)| l.as_str()).collect();
+    let mut first = labels[..2].to_vec();
+    first.sort();
+    assert_eq!(first, ["Internal links", "Interpreter"], "{labels:?}");
+    // Names that only contain the text come after those that start with it.
+    assert_eq!(labels.last(), Some(&"Linking"), "{labels:?}");
+    assert_eq!(labels.iter().filter(|l| **l == "Interpreter").count(), 1, "{labels:?}");
+    c.shutdown().await;
+}
