@@ -255,7 +255,7 @@ pub async fn completion(state: &State, uri: Uri, pos: Position) -> RpcResult<Opt
             };
             (starts, alias, l.chars().count(), l)
         };
-        names.sort_by(|a, b| rank(&a.0, a.3).cmp(&rank(&b.0, b.3)));
+        names.sort_by_key(|a| rank(&a.0, a.3));
         names.truncate(COMPLETION_LIMIT);
         for (i, (label, insert, detail, _)) in names.into_iter().enumerate() {
             items.push(CompletionItem {
