@@ -37,6 +37,7 @@ pub const COMMANDS: &[&str] = &[
     super::queries::CANCEL,
     super::lens::REFERENCES,
     super::lens::SHOW_SOURCE,
+    super::create_note::CREATE_NOTE,
 ];
 
 const RESEARCH_TITLE: &str = "Research this note";
@@ -330,6 +331,7 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
             let a: SourceArgs = args(super::lens::SHOW_SOURCE, params.arguments, "{uri, source}")?;
             show_source(client, state, a).await
         }
+        super::create_note::CREATE_NOTE => super::create_note::execute(client, state, params.arguments).await,
         other => Err(invalid(format!(
             "command: `{other}` is not valid; valid: {}",
             COMMANDS.join(", ")

@@ -24,6 +24,11 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
+    /// The notes open in the editor.
+    pub fn open_notes(&self) -> std::collections::HashSet<String> {
+        self.open.keys().cloned().collect()
+    }
+
     /// The version of each open note, for versioned edits.
     pub fn versions(&self) -> HashMap<String, i32> {
         self.open.iter().map(|(r, (_, v))| (r.clone(), *v)).collect()
@@ -46,9 +51,11 @@ impl State {
     pub(crate) fn snapshot(&self, index: Arc<VaultIndex>) -> Snapshot {
         let open = self
             .docs()
-            .values()
-            .filter_map(|d| {
-                let note = self.note_at(d.path.clone()?)?;
+            .iter()
+            .filter_map(|(uri, d)| {
+                // The canonical path, else (still being resolved after didOpen) the URI's.
+                let path = d.path.clone().or_else(|| uri.to_file_path().map(|p| p.into_owned()))?;
+                let note = self.note_at(path)?;
                 Some((note.rel, (d.text.clone(), d.version)))
             })
             .collect();
@@ -240,7 +247,13 @@ fn heading_part(text: &str, link: &Link) -> Option<std::ops::Range<usize>> {
     Some(start..start + seg.trim().len())
 }
 
-pub async fn rename(state: &State, uri: Uri, pos: Position, new_name: String) -> RpcResult<Option<WorkspaceEdit>> {
+pub async fn rename(
+    state: &State,
+    client: &tower_lsp_server::Client,
+    uri: Uri,
+    pos: Position,
+    new_name: String,
+) -> RpcResult<Option<WorkspaceEdit>> {
     if let Some((tag, _)) = tag_at(state, &uri, pos).await {
         return super::tags::rename(state, &tag.tag, &new_name).await;
     }
@@ -255,6 +268,12 @@ pub async fn rename(state: &State, uri: Uri, pos: Position, new_name: String) ->
     let heading_rename =
         matches!(subject, Subject::Heading(_)) || matches!(&subject, Subject::Link { on_heading: true, .. });
     drop(doc);
+    if !heading_rename && !state.renames_files() {
+        // The editor cannot rename files: scholia moves the note itself (see `rename_here`).
+        let from = anchor.rel().to_string();
+        let to = scholia_index::renamed_path(&from, &new_name, "newName").map_err(|e| errors::rpc(&e.into()))?;
+        return super::rename_here::rename(state, client, from, to, texts).await;
+    }
     let plan = scholia_base::blocking(move || -> Result<Planned, scholia_base::Error> {
         match anchor {
             Anchor::Heading { rel, heading } if heading_rename => {
@@ -296,7 +315,7 @@ fn refuse_unread(unread: &[(String, String)], what: &str) -> Result<(), scholia_
 type Planned = (Vec<NoteEdits>, Option<(String, String)>);
 
 /// A note whose first heading is its file name keeps them equal: the heading is renamed too.
-fn retitle(plan: &mut scholia_index::RenamePlan, texts: &dyn Texts) {
+pub(super) fn retitle(plan: &mut scholia_index::RenamePlan, texts: &dyn Texts) {
     let old = scholia_vault::stem(&plan.from).to_string();
     let new = scholia_vault::stem(&plan.to).to_string();
     let Some(text) = texts.text(&plan.from) else { return };
@@ -324,7 +343,7 @@ fn retitle(plan: &mut scholia_index::RenamePlan, texts: &dyn Texts) {
 }
 
 /// Text edits (versioned for open notes) and then the file rename, if any.
-fn workspace_edit(
+pub(super) fn workspace_edit(
     state: &State,
     edits: Vec<NoteEdits>,
     versions: &HashMap<String, i32>,
@@ -361,6 +380,23 @@ fn workspace_edit(
             }),
             annotation_id: None,
         })));
+    }
+    if !state.document_changes() {
+        // A client of plain `changes` (no versions, no file operations).
+        let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
+        for op in ops {
+            if let DocumentChangeOperation::Edit(e) = op {
+                let edits = e.edits.into_iter().filter_map(|x| match x {
+                    OneOf::Left(t) => Some(t),
+                    OneOf::Right(_) => None,
+                });
+                changes.entry(e.text_document.uri).or_default().extend(edits);
+            }
+        }
+        return WorkspaceEdit {
+            changes: Some(changes),
+            ..Default::default()
+        };
     }
     WorkspaceEdit {
         document_changes: Some(DocumentChanges::Operations(ops)),

@@ -4,7 +4,9 @@
 //! buffers (unsaved text included) searchable; and runs the research pipelines from code
 //! actions as engine jobs that end in an edit of the buffer.
 
+mod capabilities;
 mod commands;
+mod create_note;
 mod diagnostics;
 mod documents;
 mod errors;
@@ -14,6 +16,7 @@ mod mentions;
 mod navigation;
 mod progress;
 mod queries;
+mod rename_here;
 mod root;
 mod settings;
 mod tags;
@@ -115,6 +118,12 @@ pub(crate) struct State {
     pull_diagnostics: OnceLock<bool>,
     diagnostic_refresh: OnceLock<bool>,
     code_lens_refresh: OnceLock<bool>,
+    /// The client applies `documentChanges`, and renames files in them (eglot 1.9 does not:
+    /// it drops the rename and keeps the text edits).
+    document_changes: OnceLock<bool>,
+    renames_files: OnceLock<bool>,
+    /// The client opens documents the server asks it to (`window/showDocument`).
+    show_document: OnceLock<bool>,
     docs: Mutex<HashMap<Uri, Document>>,
     /// URIs of notes answers named lately: building one (a path joined, percent-encoded and
     /// parsed) was a tenth of a `workspace/symbol` answer.
@@ -140,6 +149,9 @@ impl State {
             pull_diagnostics: OnceLock::new(),
             diagnostic_refresh: OnceLock::new(),
             code_lens_refresh: OnceLock::new(),
+            document_changes: OnceLock::new(),
+            renames_files: OnceLock::new(),
+            show_document: OnceLock::new(),
             docs: Mutex::new(HashMap::new()),
             uris: Mutex::new(HashMap::new()),
         }
@@ -163,6 +175,18 @@ impl State {
 
     fn code_lens_refresh(&self) -> bool {
         *self.code_lens_refresh.get().unwrap_or(&false)
+    }
+
+    fn document_changes(&self) -> bool {
+        *self.document_changes.get().unwrap_or(&false)
+    }
+
+    fn renames_files(&self) -> bool {
+        *self.renames_files.get().unwrap_or(&false)
+    }
+
+    fn shows_documents(&self) -> bool {
+        *self.show_document.get().unwrap_or(&false)
     }
 
     fn supports_progress(&self) -> bool {
@@ -450,42 +474,7 @@ impl LanguageServer for Backend {
                 .and_then(|g| g.position_encodings.as_deref()),
         );
         let _ = self.state.encoding.set(encoding);
-        let _ = self.state.work_done_progress.set(
-            params
-                .capabilities
-                .window
-                .as_ref()
-                .and_then(|w| w.work_done_progress)
-                .unwrap_or(false),
-        );
-        let _ = self.state.snippet_support.set(
-            params
-                .capabilities
-                .text_document
-                .as_ref()
-                .and_then(|t| t.completion.as_ref())
-                .and_then(|c| c.completion_item.as_ref())
-                .and_then(|i| i.snippet_support)
-                .unwrap_or(false),
-        );
-        let text_caps = params.capabilities.text_document.as_ref();
-        let _ = self
-            .state
-            .pull_diagnostics
-            .set(text_caps.and_then(|t| t.diagnostic.as_ref()).is_some());
-        let workspace_caps = params.capabilities.workspace.as_ref();
-        let _ = self.state.diagnostic_refresh.set(
-            workspace_caps
-                .and_then(|w| w.diagnostics.as_ref())
-                .and_then(|d| d.refresh_support)
-                .unwrap_or(false),
-        );
-        let _ = self.state.code_lens_refresh.set(
-            workspace_caps
-                .and_then(|w| w.code_lens.as_ref())
-                .and_then(|d| d.refresh_support)
-                .unwrap_or(false),
-        );
+        capabilities::read_client(&self.state, &params);
         let options = match params.initialization_options.as_ref().filter(|v| !v.is_null()) {
             None => Ok(None),
             Some(v) => FileConfig::from_json(v).map(Some).map_err(Error::from),
@@ -506,71 +495,7 @@ impl LanguageServer for Backend {
                 name: "scholia".into(),
                 version: Some(env!("CARGO_PKG_VERSION").into()),
             }),
-            capabilities: ServerCapabilities {
-                position_encoding: Some(encoding.kind()),
-                text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
-                    open_close: Some(true),
-                    change: Some(TextDocumentSyncKind::INCREMENTAL),
-                    save: Some(TextDocumentSyncSaveOptions::Supported(true)),
-                    ..Default::default()
-                })),
-                workspace_symbol_provider: Some(OneOf::Left(true)),
-                definition_provider: Some(OneOf::Left(true)),
-                completion_provider: Some(CompletionOptions {
-                    trigger_characters: Some(vec!["[".into(), "#".into()]),
-                    ..Default::default()
-                }),
-                code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
-                references_provider: Some(OneOf::Left(true)),
-                rename_provider: Some(OneOf::Right(RenameOptions {
-                    prepare_provider: Some(true),
-                    work_done_progress_options: Default::default(),
-                })),
-                hover_provider: Some(HoverProviderCapability::Simple(true)),
-                document_symbol_provider: Some(OneOf::Left(true)),
-                code_lens_provider: Some(CodeLensOptions {
-                    resolve_provider: Some(false),
-                }),
-                diagnostic_provider: Some(DiagnosticServerCapabilities::Options(DiagnosticOptions {
-                    identifier: Some(diagnostics::SOURCE.into()),
-                    inter_file_dependencies: true,
-                    workspace_diagnostics: false,
-                    work_done_progress_options: Default::default(),
-                })),
-                workspace: Some(WorkspaceServerCapabilities {
-                    workspace_folders: None,
-                    file_operations: Some(WorkspaceFileOperationsServerCapabilities {
-                        will_rename: Some(FileOperationRegistrationOptions {
-                            filters: vec![
-                                FileOperationFilter {
-                                    scheme: Some("file".into()),
-                                    pattern: FileOperationPattern {
-                                        glob: "**/*.{md,markdown,txt}".into(),
-                                        matches: Some(FileOperationPatternKind::File),
-                                        options: Some(FileOperationPatternOptions {
-                                            ignore_case: Some(true),
-                                        }),
-                                    },
-                                },
-                                FileOperationFilter {
-                                    scheme: Some("file".into()),
-                                    pattern: FileOperationPattern {
-                                        glob: "**".into(),
-                                        matches: Some(FileOperationPatternKind::Folder),
-                                        options: None,
-                                    },
-                                },
-                            ],
-                        }),
-                        ..Default::default()
-                    }),
-                }),
-                execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: COMMANDS.iter().map(|c| c.to_string()).collect(),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            },
+            capabilities: capabilities::server(encoding),
             ..Default::default()
         })
     }
@@ -610,6 +535,24 @@ impl LanguageServer for Backend {
         let enc = self.state.encoding();
         {
             let mut docs = self.state.docs();
+            // The same file under another spelling of its URI (percent-encoding, a client
+            // that renamed the buffer): the document moves to the URI the client now uses.
+            if !docs.contains_key(&uri)
+                && let Some(path) = uri.to_file_path()
+                && let Some(old) = docs
+                    .keys()
+                    .find(|k| k.to_file_path().is_some_and(|p| p == path))
+                    .cloned()
+                && let Some(doc) = docs.remove(&old)
+            {
+                docs.insert(uri.clone(), doc);
+            }
+            if !docs.contains_key(&uri)
+                && let [TextDocumentContentChangeEvent { range: None, text, .. }] = params.content_changes.as_slice()
+            {
+                // Never opened here, but the client sent the whole text: it is open now.
+                docs.insert(uri.clone(), Document::new(text.clone(), params.text_document.version));
+            }
             let Some(doc) = docs.get_mut(&uri) else {
                 tracing::warn!("didChange for a document that is not open: {}", uri.as_str());
                 return;
@@ -664,7 +607,7 @@ impl LanguageServer for Backend {
 
     async fn code_action(&self, params: CodeActionParams) -> RpcResult<Option<CodeActionResponse>> {
         let uri = &params.text_document.uri;
-        let mut actions = diagnostics::create_note_actions(&self.state, uri, params.range).await;
+        let mut actions = create_note::actions(&self.state, uri, params.range).await;
         if let Some((found, version)) = diagnostics::compute(&self.state, uri).await {
             actions.extend(mentions::actions(uri, version, &found, params.range));
         }
@@ -692,11 +635,61 @@ impl LanguageServer for Backend {
 
     async fn rename(&self, params: RenameParams) -> RpcResult<Option<WorkspaceEdit>> {
         let p = params.text_document_position;
-        links::rename(&self.state, p.text_document.uri, p.position, params.new_name).await
+        links::rename(
+            &self.state,
+            &self.client,
+            p.text_document.uri,
+            p.position,
+            params.new_name,
+        )
+        .await
     }
 
     async fn will_rename_files(&self, params: RenameFilesParams) -> RpcResult<Option<WorkspaceEdit>> {
         links::will_rename_files(&self.state, params).await
+    }
+
+    async fn did_rename_files(&self, params: RenameFilesParams) {
+        // The client renamed files (and their buffers): open documents follow, and every
+        // open note's diagnostics are made again now, not when the watcher sees the move.
+        {
+            let mut docs = self.state.docs();
+            for f in &params.files {
+                let (Ok(old), Ok(new)) = (f.old_uri.parse::<Uri>(), f.new_uri.parse::<Uri>()) else {
+                    continue;
+                };
+                if !docs.contains_key(&new)
+                    && let Some(mut doc) = docs.remove(&old)
+                {
+                    doc.path = None;
+                    docs.insert(new, doc);
+                }
+            }
+        }
+        // The index learns of the move now (the watcher would, a pause later).
+        if let (Some(index), Some(root)) = (self.state.index(), self.state.root.get()) {
+            let mut rels: Vec<String> = Vec::new();
+            for f in &params.files {
+                for u in [&f.old_uri, &f.new_uri] {
+                    if let Ok(uri) = u.parse::<Uri>()
+                        && let Some(path) = uri.to_file_path()
+                        && scholia_vault::paths::has_note_extension(&path)
+                        && let Some(rel) = scholia_vault::paths::relative(&root, &path)
+                    {
+                        rels.push(rel);
+                    }
+                }
+            }
+            let refreshed = scholia_base::blocking(move || {
+                let rels: Vec<&str> = rels.iter().map(String::as_str).collect();
+                Ok(index.refresh_if_changed(&rels)?)
+            })
+            .await;
+            if let Err(e) = refreshed {
+                tracing::warn!("didRenameFiles: {e}");
+            }
+        }
+        diagnostics::refresh_all(&self.client, &self.state).await;
     }
 
     async fn hover(&self, params: HoverParams) -> RpcResult<Option<Hover>> {

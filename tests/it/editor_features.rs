@@ -239,3 +239,96 @@ async fn completion_puts_names_that_start_with_the_text_first_once_each() {
     assert_eq!(labels.iter().filter(|l| **l == "Interpreter").count(), 1, "{labels:?}");
     c.shutdown().await;
 }
+
+/// Point 3: after a rename the editor applied (the file moved, the links rewritten in the
+/// buffer), the linking note's diagnostics are clean within 2 s — no "no note named" for
+/// links that lead to the new name.
+#[tokio::test(flavor = "multi_thread")]
+async fn diagnostics_clear_at_once_after_a_rename() {
+    let v = TestVault::with_files(&[
+        ("Wild yeasts and moulds.md", "# Wild yeasts and moulds\n"),
+        ("A.md", "# A\n\nSee [[Wild yeasts and moulds]].\n"),
+    ]);
+    let mut c = ready(&v).await;
+    let a_text = v.read("A.md");
+    let a = c.open(&v.path("A.md"), &a_text).await;
+    let old = c
+        .open(
+            &v.path("Wild yeasts and moulds.md"),
+            &v.read("Wild yeasts and moulds.md"),
+        )
+        .await;
+    let edit = c
+        .request(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": old}, "position": pos(0, 4), "newName": "Wild yeasts"}),
+        )
+        .await;
+    // The editor applies it: the file moves, the buffers change, then it says so.
+    let mut new_a = a_text.clone();
+    for op in edit["documentChanges"].as_array().unwrap() {
+        if op["textDocument"]["uri"] == a.as_str() {
+            apply_text_edits(&mut new_a, op["edits"].as_array().unwrap());
+        }
+    }
+    assert_eq!(new_a, "# A\n\nSee [[Wild yeasts]].\n");
+    std::fs::rename(v.path("Wild yeasts and moulds.md"), v.path("Wild yeasts.md")).unwrap();
+    c.change(&a, &new_a).await;
+    let new_uri = crate::support::lsp_client::file_uri(&v.path("Wild yeasts.md"));
+    c.notify(
+        "workspace/didRenameFiles",
+        json!({"files": [{"oldUri": old, "newUri": new_uri}]}),
+    )
+    .await;
+    let started = std::time::Instant::now();
+    let u = a.clone();
+    let clean = c
+        .wait_notification(Duration::from_secs(2), move |n| {
+            n["method"] == "textDocument/publishDiagnostics"
+                && n["params"]["uri"] == u.as_str()
+                && n["params"]["diagnostics"]
+                    .as_array()
+                    .is_some_and(|d| !d.iter().any(|d| d["code"] == "unresolved-link"))
+                && n["params"]["version"].as_i64() >= Some(2)
+        })
+        .await;
+    assert!(clean.is_some(), "still a broken link 2 s after the rename");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    c.shutdown().await;
+}
+
+/// Point 5: "Create note" makes the note on disk from the vault's template for new notes.
+#[tokio::test(flavor = "multi_thread")]
+async fn create_note_uses_the_vault_s_new_note_template() {
+    let v = TestVault::with_files(&[
+        (
+            "Templates/New note.md",
+            "---\ntags: [inbox]\n---\n# {{title}}\n\nWhy it matters:\n",
+        ),
+        ("Templates/Meeting.md", "# Meeting {{date}}\n"),
+        ("Plan.md", "# Plan\n\nTry [[Tempeh]].\n"),
+    ]);
+    let mut c = ready(&v).await;
+    let text = v.read("Plan.md");
+    let uri = c.open(&v.path("Plan.md"), &text).await;
+    let d = pushed(&mut c, &uri, "unresolved-link").await;
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": d[0]["range"], "context": {"diagnostics": []}}),
+        )
+        .await;
+    let create = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Create note `Tempeh.md`")
+        .expect("create action");
+    let made = c.request("workspace/executeCommand", create["command"].clone()).await;
+    assert_eq!(made["template"], "New note");
+    assert_eq!(
+        v.read("Tempeh.md"),
+        "---\ntags: [inbox]\n---\n# Tempeh\n\nWhy it matters:\n"
+    );
+    c.shutdown().await;
+}

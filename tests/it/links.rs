@@ -319,9 +319,26 @@ async fn diagnostics_are_pushed_then_follow_the_vault() {
         .iter()
         .find(|a| a["title"] == "Create note `Tempeh.md`")
         .expect("create action");
-    assert_eq!(create["edit"]["documentChanges"][0]["kind"], "create");
-    // The note is created (on disk, as another tool would): the problem goes away.
-    v.write("Tempeh.md", "# Tempeh\n");
+    // A command that makes the note on disk and opens it (not a hidden unsaved buffer).
+    assert_eq!(create["command"]["command"], "scholia.createNote");
+    let made = c.request("workspace/executeCommand", create["command"].clone()).await;
+    assert_eq!(made["path"], "Tempeh.md", "{made}");
+    assert_eq!(v.read("Tempeh.md"), "# Tempeh\n\n");
+    c.pump(Duration::from_millis(200)).await;
+    assert!(
+        c.server_requests
+            .iter()
+            .any(|r| r["method"] == "window/showDocument" && r["params"]["uri"] == made["uri"]),
+        "the new note is opened"
+    );
+    // Made again: refused, the note kept.
+    let again = c
+        .request_raw("workspace/executeCommand", create["command"].clone())
+        .await;
+    assert!(
+        again["error"]["message"].as_str().unwrap().contains("already exists"),
+        "{again}"
+    );
     c.wait_notification(Duration::from_secs(10), |n| {
         published(n, 2) && n["params"]["diagnostics"][0]["code"] == "unresolved-heading"
     })

@@ -165,3 +165,81 @@ async fn heading_renames_that_collide_are_refused() {
     assert_eq!(r["error"]["code"], -32803, "{r}");
     c.shutdown().await;
 }
+
+/// Issue 41, point 1: an editor that cannot rename files (eglot 1.9: `documentChanges`
+/// without `resourceOperations`) gets the note moved on disk by scholia, the closed linking
+/// notes rewritten there, the open ones as edits, and the note opened at its new path; a
+/// renamed note with unsaved changes is refused with a code the editor shows.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_editor_that_cannot_rename_files_never_gets_dangling_links() {
+    let v = TestVault::with_files(&[
+        ("Sourdough starter.md", "# Sourdough starter\n\nFlour and water.\n"),
+        ("Open.md", "# Open\n\nFeed the [[Sourdough starter]].\n"),
+        (
+            "Closed.md",
+            "# Closed\n\nMy [[Sourdough starter|starter]] and [[Sourdough starter#Feeding]].\n",
+        ),
+    ]);
+    let eglot = json!({
+        "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true}},
+        "window": {"showDocument": {"support": true}}
+    });
+    let mut c = v.lsp_capable(&v.root, &Vec::new(), eglot).await;
+    c.pump(Duration::from_millis(500)).await;
+    let note = v.read("Sourdough starter.md");
+    let uri = c.open(&v.path("Sourdough starter.md"), &note).await;
+    let open_text = v.read("Open.md");
+    let open_uri = c.open(&v.path("Open.md"), &open_text).await;
+    let edit = c
+        .request(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": uri}, "position": pos(&note, "Sourdough", 1), "newName": "Levain"}),
+        )
+        .await;
+    // The file moved, the closed linker rewritten on disk, the title heading with it.
+    assert!(!v.path("Sourdough starter.md").exists());
+    assert_eq!(v.read("Levain.md"), "# Levain\n\nFlour and water.\n");
+    assert_eq!(
+        v.read("Closed.md"),
+        "# Closed\n\nMy [[Levain|starter]] and [[Levain#Feeding]].\n"
+    );
+    // The open linker comes as an edit of its buffer, and no file operation is asked for.
+    assert_eq!(v.read("Open.md"), open_text, "not written under the editor");
+    let changes = edit["documentChanges"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{edit}");
+    assert_eq!(changes[0]["textDocument"]["uri"], open_uri.as_str());
+    assert!(!edit.to_string().contains("\"kind\":\"rename\""), "{edit}");
+    let mut buffer = open_text.clone();
+    crate::support::lsp_client::apply_text_edits(&mut buffer, changes[0]["edits"].as_array().unwrap());
+    assert_eq!(buffer, "# Open\n\nFeed the [[Levain]].\n");
+    // The note opens at its new path.
+    c.pump(Duration::from_millis(300)).await;
+    let shown: Vec<&Value> = c
+        .server_requests
+        .iter()
+        .filter(|r| r["method"] == "window/showDocument")
+        .collect();
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0]["params"]["uri"], file_uri(&v.path("Levain.md")).as_str());
+
+    // Unsaved changes in the note to rename: refused, nothing moved.
+    let levain = v.read("Levain.md");
+    let levain_uri = c.open(&v.path("Levain.md"), &levain).await;
+    c.change(&levain_uri, "# Levain\n\nFlour, water and salt.\n").await;
+    let refused = c
+        .request_raw(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": levain_uri}, "position": pos(&levain, "Levain", 1), "newName": "Mother"}),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], -32803, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unsaved changes"),
+        "{refused}"
+    );
+    assert!(v.path("Levain.md").exists() && !v.path("Mother.md").exists());
+    c.shutdown().await;
+}

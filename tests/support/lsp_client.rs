@@ -245,8 +245,8 @@ impl LspClient {
     pub async fn initialize_with(&mut self, root: &std::path::Path, options: Value, extra: Value) -> Value {
         let uri = file_uri(root);
         let mut capabilities = json!({
-            "window": {"workDoneProgress": true},
-            "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true}},
+            "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create", "rename", "delete"]}},
+            "window": {"workDoneProgress": true, "showDocument": {"support": true}},
             "general": {"positionEncodings": ["utf-16"]}
         });
         if let (Some(c), Some(e)) = (capabilities.as_object_mut(), extra.as_object()) {

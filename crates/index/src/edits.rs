@@ -246,6 +246,12 @@ impl VaultSession {
 
     /// Creates a note at `path` with `content` (after the template's text, when one of the
     /// vault's templates is named); never replaces a file.
+    /// The template an editor's "Create note" uses (see `templates::for_new_note`).
+    pub fn new_note_template(&self) -> Option<String> {
+        let index = self.index();
+        super::templates::for_new_note(index.vault().root(), &index.scope())
+    }
+
     pub async fn create_note(&self, path: &str, content: &str, template: Option<&str>) -> Result<Created, Error> {
         let rel = new_note_path(path, "path")?;
         no_nul("content", content)?;

@@ -178,6 +178,62 @@ impl VaultSession {
     }
 }
 
+impl VaultIndex {
+    /// A note renamed for an editor that cannot rename files itself (eglot: no `rename` in
+    /// its `resourceOperations`): the file moved and every closed linking note rewritten on
+    /// disk, all or nothing; the edits of the notes in `open` (the editor's buffers, whose
+    /// text `texts` gives) are returned for the editor to apply, not written under it. The
+    /// renamed note itself must be saved (its buffer the same as the file). `adjust` adds to
+    /// the plan (the title heading renamed with the file).
+    pub fn move_for_editor(
+        &self,
+        from: &str,
+        to: &str,
+        texts: &dyn super::refs::Texts,
+        open: &std::collections::HashSet<String>,
+        adjust: &dyn Fn(&mut super::RenamePlan),
+    ) -> Result<(Moved, Vec<NoteEdits>), Error> {
+        let root = self.vault().root().to_path_buf();
+        let abs = root.join(from);
+        self.check_destination("newName", to, Some(&abs))?;
+        if open.contains(from) {
+            let on_disk = self
+                .note_text_whole(from)
+                .map_err(|why| conflict(format!("`{from}`: {why}")))?;
+            if texts.text(from).is_some_and(|buffer| buffer != on_disk) {
+                return Err(conflict(format!(
+                    "`{from}` has unsaved changes: save it first (this editor cannot rename files, so scholia moves it on disk)"
+                )));
+            }
+        }
+        let moves = vec![(from.to_string(), to.to_string())];
+        let unindexed = self.unindexed_linkers(&moves)?;
+        let mut plan = self.plan_rename(from, to, "newName", texts)?;
+        refuse_unread(&plan.unread, from)?;
+        refuse_outside_links(self, &[from], from)?;
+        adjust(&mut plan);
+        let (buffers, disk): (Vec<NoteEdits>, Vec<NoteEdits>) = plan
+            .edits
+            .into_iter()
+            .partition(|e| e.rel != from && open.contains(&e.rel));
+        let change = change_of(
+            &root,
+            &disk,
+            vec![Move {
+                shown_from: from.to_string(),
+                shown_to: to.to_string(),
+                from: abs,
+                to: root.join(to),
+            }],
+        );
+        change.apply_with(&root, &NoFaults)?;
+        let mut all = disk;
+        all.extend(buffers.iter().cloned());
+        let moved = finish(self, from.to_string(), to.to_string(), &moves, &all, unindexed);
+        Ok((moved, buffers))
+    }
+}
+
 /// Messages name vault paths, never where the vault is on disk.
 fn relative_paths(mut e: Error, root: &Path) -> Error {
     let prefix = format!("{}/", root.display());

@@ -34,9 +34,9 @@ fn folder(root: &Path) -> Result<Option<String>, Error> {
         .map(|f| f.to_string()))
 }
 
-/// The text of the template `name` (its file name without extension, any case), read from
-/// inside the vault and the scope. `root` is canonical. Blocking.
-pub(crate) fn read(root: &Path, scope: &Scope, name: &str) -> Result<String, Error> {
+/// The templates folder and the templates in it that are notes inside the vault and the
+/// scope (links followed), sorted; an error says why none can be used. `root` is canonical.
+fn listed(root: &Path, scope: &Scope, name: &str) -> Result<(String, Vec<(String, std::path::PathBuf)>), Error> {
     let Some(folder) = folder(root)? else {
         return Err(Error::invalid(format!(
             "template: `{name}` cannot be used: the vault has no templates folder (Obsidian's Templates setting, or a `Templates` folder)"
@@ -58,7 +58,6 @@ pub(crate) fn read(root: &Path, scope: &Scope, name: &str) -> Result<String, Err
             scope.describe()
         )));
     }
-    // Only templates that are notes inside the vault and the scope, links followed.
     let mut usable: Vec<(String, std::path::PathBuf)> = std::fs::read_dir(&real_dir)
         .into_iter()
         .flatten()
@@ -73,6 +72,25 @@ pub(crate) fn read(root: &Path, scope: &Scope, name: &str) -> Result<String, Err
         })
         .collect();
     usable.sort();
+    Ok((folder, usable))
+}
+
+/// The template a note made from an editor's "Create note" starts from: the one named
+/// `New note`, else the only one; `None` when the vault has none (or several, none so named).
+pub(crate) fn for_new_note(root: &Path, scope: &Scope) -> Option<String> {
+    let (_, usable) = listed(root, scope, "New note").ok()?;
+    let names: Vec<String> = usable.iter().map(|(n, _)| scholia_vault::stem(n).to_string()).collect();
+    names
+        .iter()
+        .find(|n| n.eq_ignore_ascii_case("new note"))
+        .cloned()
+        .or_else(|| (names.len() == 1).then(|| names[0].clone()))
+}
+
+/// The text of the template `name` (its file name without extension, any case), read from
+/// inside the vault and the scope. `root` is canonical. Blocking.
+pub(crate) fn read(root: &Path, scope: &Scope, name: &str) -> Result<String, Error> {
+    let (folder, usable) = listed(root, scope, name)?;
     let wanted = name.trim().trim_end_matches(".md").to_lowercase();
     let Some((_, path)) = usable
         .iter()
