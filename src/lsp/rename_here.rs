@@ -27,7 +27,7 @@ pub async fn rename(
     let (f, t) = (from.clone(), to.clone());
     let (moved, buffers) =
         scholia_base::blocking(
-            move || Ok(index.move_for_editor(&f, &t, &texts, &open, &|plan| retitle(plan, &texts))?),
+            move || index.move_for_editor(&f, &t, &texts, &open, &|plan| retitle(plan, &texts)),
         )
         .await
         .map_err(|e| errors::rpc(&e))?;
