@@ -59,10 +59,8 @@ pub async fn code_lenses(state: &State, uri: Uri) -> RpcResult<Option<Vec<CodeLe
         let when = match state.engine_now() {
             Some(engine) => {
                 let run = stamp.run.clone();
-                scholia_base::spawn_blocking(move || engine.run_record(&run))
-                    .await
-                    .map(|r| r.at.clone())
-                    .filter(|at| !at.is_empty())
+                let file = uri.to_file_path().map(|p| p.into_owned());
+                scholia_base::spawn_blocking(move || engine.run_time(&run, file.as_deref()?)).await
             }
             None => None,
         }

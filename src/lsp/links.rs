@@ -91,6 +91,9 @@ fn subject_at(text: &str, offset: usize) -> Option<(Subject, std::ops::Range<usi
             link.range.clone(),
         ));
     }
+    if let Some(range) = title_value(text).filter(|r| r.start <= offset && offset <= r.end) {
+        return Some((Subject::Title, range));
+    }
     let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
     let title = parsed.headings.iter().find(|h| h.level == 1);
     let h = parsed.headings.iter().find(|h| h.section.start == line_start)?;
@@ -319,6 +322,10 @@ pub(super) fn retitle(plan: &mut scholia_index::RenamePlan, texts: &dyn Texts) {
     let old = scholia_vault::stem(&plan.from).to_string();
     let new = scholia_vault::stem(&plan.to).to_string();
     let Some(text) = texts.text(&plan.from) else { return };
+    // A front matter `title:` that is the file name follows it too.
+    if let Some(range) = title_value(&text).filter(|r| text[r.clone()] == old) {
+        add_edit(plan, &text, range, new.clone());
+    }
     let parsed = parse::parse(&text, &old);
     let Some(h1) = parsed.headings.iter().find(|h| h.level == 1) else {
         return;
@@ -329,6 +336,11 @@ pub(super) fn retitle(plan: &mut scholia_index::RenamePlan, texts: &dyn Texts) {
     let Some(range) = scholia_index::heading_text_range(&text, &h1.text) else {
         return;
     };
+    add_edit(plan, &text, range, new);
+}
+
+/// One more edit of the renamed note itself.
+fn add_edit(plan: &mut scholia_index::RenamePlan, text: &str, range: std::ops::Range<usize>, new: String) {
     match plan.edits.iter_mut().find(|e| e.rel == plan.from) {
         Some(own) => {
             own.edits.push((range, new));
@@ -336,10 +348,38 @@ pub(super) fn retitle(plan: &mut scholia_index::RenamePlan, texts: &dyn Texts) {
         }
         None => plan.edits.push(NoteEdits {
             rel: plan.from.clone(),
-            text,
+            text: text.to_string(),
             edits: vec![(range, new)],
         }),
     }
+}
+
+/// The bytes of the front matter's top-level `title:` value (quotes left out).
+fn title_value(text: &str) -> Option<std::ops::Range<usize>> {
+    let (_, inner, true) = scholia_vault::frontmatter::locate(text)? else {
+        return None;
+    };
+    let mut at = inner.start;
+    for line in text[inner].split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let Some(rest) = line.strip_prefix("title:") else {
+            continue;
+        };
+        let body = rest.trim_end_matches(['\n', '\r']);
+        let value = body.trim();
+        let lead = body.len() - body.trim_start().len();
+        let mut from = start + "title:".len() + lead;
+        let mut v = value;
+        for q in ['"', '\''] {
+            if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
+                v = &v[1..v.len() - 1];
+                from += 1;
+            }
+        }
+        return (!v.is_empty()).then_some(from..from + v.len());
+    }
+    None
 }
 
 /// Text edits (versioned for open notes) and then the file rename, if any.

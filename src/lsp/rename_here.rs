@@ -26,11 +26,9 @@ pub async fn rename(
     let was_open = open.contains(&from);
     let (f, t) = (from.clone(), to.clone());
     let (moved, buffers) =
-        scholia_base::blocking(
-            move || index.move_for_editor(&f, &t, &texts, &open, &|plan| retitle(plan, &texts)),
-        )
-        .await
-        .map_err(|e| errors::rpc(&e))?;
+        scholia_base::blocking(move || index.move_for_editor(&f, &t, &texts, &open, &|plan| retitle(plan, &texts)))
+            .await
+            .map_err(|e| errors::rpc(&e))?;
     tracing::info!(
         "renamed on disk for an editor that cannot rename files: {}",
         scholia_base::Summary::summary(&moved)

@@ -332,3 +332,31 @@ async fn create_note_uses_the_vault_s_new_note_template() {
     );
     c.shutdown().await;
 }
+
+/// Point 11: a front matter `title:` that is the note's name is renamed with it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rename_updates_a_title_that_is_the_name() {
+    let v = TestVault::with_files(&[
+        ("Koji.md", "---\ntitle: \"Koji\"\ntags: [ferment]\n---\nA mould.\n"),
+        ("Other.md", "---\ntitle: Something else\n---\nSee [[Koji]].\n"),
+    ]);
+    let mut c = ready(&v).await;
+    let text = v.read("Koji.md");
+    let uri = c.open(&v.path("Koji.md"), &text).await;
+    let edit = c
+        .request(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": uri}, "position": pos(1, 9), "newName": "Aspergillus"}),
+        )
+        .await;
+    let own = edit["documentChanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["textDocument"]["uri"] == uri.as_str())
+        .expect("the note's own edit");
+    let mut renamed = text.clone();
+    apply_text_edits(&mut renamed, own["edits"].as_array().unwrap());
+    assert_eq!(renamed, "---\ntitle: \"Aspergillus\"\ntags: [ferment]\n---\nA mould.\n");
+    c.shutdown().await;
+}

@@ -180,6 +180,7 @@ impl Engine {
                 how,
                 research.model.clone(),
                 research.sources.len(),
+                &note.abs,
             )
             .await;
         let edit = edit.stamped(stamp);

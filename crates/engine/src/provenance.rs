@@ -43,16 +43,39 @@ impl Engine {
         self.settings.dirs.data.join("provenance")
     }
 
-    /// Saves a run's record (off the runtime) and returns the stamp that names it.
+    /// Saves a run's record (off the runtime) and returns the stamp that names it; `note` is
+    /// the researched note's file, whose run time is kept apart (see [`Engine::run_time`]).
     pub(crate) async fn record_run(
         &self,
         record: RunRecord,
         depth: &str,
         model: Option<String>,
         sources: usize,
+        note: &std::path::Path,
     ) -> ResearchStamp {
         let (data, depth) = (self.settings.dirs.data.clone(), depth.to_string());
-        scholia_base::spawn_blocking(move || save_run(data, &record, &depth, model.as_deref(), sources)).await
+        let who = note_key(note);
+        scholia_base::spawn_blocking(move || {
+            let stamp = save_run(data.clone(), &record, &depth, model.as_deref(), sources);
+            save_time(&data, &stamp.run, &who);
+            stamp
+        })
+        .await
+    }
+
+    /// When run `run` was last made on the note at `note` (blocking): its own minute, even
+    /// when the same research (the same record, the same run) was made on another copy of the
+    /// vault or another note; else the record's, else `None`.
+    pub fn run_time(&self, run: &str, note: &std::path::Path) -> Option<String> {
+        if run.is_empty() || !run.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return None;
+        }
+        let own = self.provenance_dir().join(format!("{run}.{}.at", note_key(note)));
+        std::fs::read_to_string(own)
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .or_else(|| self.run_record(run).map(|r| r.at.clone()).filter(|t| !t.is_empty()))
     }
 
     /// The record of run `run` (blocking); `None` when it is not kept (another machine's
@@ -186,6 +209,35 @@ fn save_run(data: PathBuf, record: &RunRecord, depth: &str, model: Option<&str>,
     }
 }
 
+/// A note's file as a name part: the hash of its canonical path.
+fn note_key(note: &std::path::Path) -> String {
+    let real = std::fs::canonicalize(note).unwrap_or_else(|_| note.to_path_buf());
+    scholia_vault::stamp::hash(&real.to_string_lossy())
+}
+
+/// This minute as the time run `run` was made on note `who` (replacing an earlier one).
+fn save_time(data: &std::path::Path, run: &str, who: &str) {
+    let now = time::OffsetDateTime::now_utc();
+    let at = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}Z",
+        now.year(),
+        now.month() as u8,
+        now.day(),
+        now.hour(),
+        now.minute()
+    );
+    let dir = data.join("provenance");
+    let path = dir.join(format!("{run}.{who}.at"));
+    let tmp = dir.join(format!(".{run}.{who}.{}", std::process::id()));
+    let written = std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&tmp, &at))
+        .and_then(|()| std::fs::rename(&tmp, &path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        tracing::warn!("the run's time was not saved: {e}");
+    }
+}
+
 enum Cited {
     Url(String),
     Note(String),
@@ -249,6 +301,33 @@ mod tests {
         assert!(matches!(link_at(line, at("USDA")), Some(Cited::Url(u)) if u == "https://usda.example/k"));
         assert!(matches!(link_at(line, at("Koji")), Some(Cited::Note(t)) if t == "Koji"));
         assert!(link_at(line, at("See")).is_none());
+    }
+
+    /// The same research on two copies of a vault is one run; each copy's note keeps its own
+    /// time (issue 41, point 12).
+    #[test]
+    fn a_runs_time_is_its_own_notes() {
+        let data = tempfile::tempdir().unwrap();
+        let (a, b) = (data.path().join("copy-a/Koji.md"), data.path().join("copy-b/Koji.md"));
+        let home = data.path().to_string_lossy().into_owned();
+        let env = std::collections::HashMap::from([
+            ("HOME".to_string(), home.clone()),
+            ("SCHOLIA_DATA_DIR".to_string(), format!("{home}/data")),
+        ]);
+        let engine = Engine::load(&env, None, None).unwrap();
+        let dir = engine.settings.dirs.data.clone();
+        std::fs::create_dir_all(dir.join("provenance")).unwrap();
+        let (ka, kb) = (note_key(&a), note_key(&b));
+        assert_ne!(ka, kb);
+        std::fs::write(dir.join(format!("provenance/run1.{ka}.at")), "2026-11-25T12:02Z").unwrap();
+        std::fs::write(dir.join(format!("provenance/run1.{kb}.at")), "2026-11-25T12:16Z").unwrap();
+        assert_eq!(engine.run_time("run1", &a).as_deref(), Some("2026-11-25T12:02Z"));
+        assert_eq!(engine.run_time("run1", &b).as_deref(), Some("2026-11-25T12:16Z"));
+        save_time(&dir, "run1", &kb);
+        let now = engine.run_time("run1", &b).unwrap();
+        assert!(now.as_str() > "2026-11-25T12:16Z", "{now}");
+        assert_eq!(engine.run_time("run1", &a).as_deref(), Some("2026-11-25T12:02Z"));
+        assert_eq!(engine.run_time("../x", &a), None);
     }
 
     #[test]

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
-import { JobInfo, REFERENCES_COMMAND, SONAR_TIERS, STATUS_COMMAND, TaskSummary, resolveServer, researchArgs, selectionArgs, serverEnv, statusText, taskLabel } from './logic';
+import { JobInfo, REFERENCES_COMMAND, SONAR_TIERS, STATUS_COMMAND, TaskSummary, resolveServer, researchArgs, selectionArgs, serverEnv, startError, statusText, taskLabel } from './logic';
 
 let client: LanguageClient | undefined;
 let statusItem: vscode.StatusBarItem;
@@ -59,8 +59,16 @@ async function startClient(context: vscode.ExtensionContext, output: vscode.Outp
       },
     },
   };
+  if (path.isAbsolute(server.command) && !fs.existsSync(server.command)) {
+    throw new Error(startError(Object.assign(new Error('missing'), { code: 'ENOENT' }), server));
+  }
   client = new LanguageClient('scholia', 'scholia', serverOptions, clientOptions);
-  await client.start();
+  try {
+    await client.start();
+  } catch (e) {
+    client = undefined;
+    throw new Error(startError(e, server));
+  }
 }
 
 function run(command: string, args: string[]): Promise<string> {

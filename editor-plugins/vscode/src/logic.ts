@@ -57,6 +57,30 @@ export function resolveServer(
 }
 
 /**
+ * What the user is told when the server cannot start: the real reason (a spawn error's code
+ * and path, which VS Code's client rejects with as a plain object — "scholia: undefined"
+ * otherwise), the binary and where it came from, and what to do.
+ */
+export function startError(e: unknown, server: ServerChoice): string {
+  const err = e as { message?: unknown; code?: unknown; path?: unknown } | undefined;
+  const reason =
+    typeof err?.code === 'string' && err.code === 'ENOENT'
+      ? `\`${server.command}\` does not exist`
+      : typeof err?.code === 'string' && err.code === 'EACCES'
+        ? `\`${server.command}\` is not executable`
+        : typeof err?.message === 'string' && err.message !== ''
+          ? err.message
+          : e === undefined || e === null
+            ? 'no reason given'
+            : JSON.stringify(e);
+  const fix =
+    server.source === 'setting'
+      ? 'correct scholia.server.path (an absolute path to the scholia binary)'
+      : 'install scholia or set scholia.server.path';
+  return `the language server did not start: ${reason} (from ${server.source}); ${fix}. The Output panel (scholia) has the details.`;
+}
+
+/**
  * The server's environment: this process's, the `scholia.server.env` setting (only variables
  * the server reads) and the log level.
  */

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { researchArgs, resolveServer, selectionArgs, serverEnv, statusText } from '../src/logic';
+import { researchArgs, resolveServer, selectionArgs, serverEnv, startError, statusText } from '../src/logic';
 
 test('the server binary: setting, then bundled, then PATH, else a clear error', () => {
   const cases: [string, string | undefined, string | undefined, string][] = [
@@ -48,4 +48,15 @@ test('the status bar shows the newest cancellable job', () => {
     statusText([{ id: 2, title: 'Research this note', latest: { message: 'x', percent: 40 }, elapsed_ms: 5, cancellable: true }]),
     '$(sync~spin) scholia: Research this note 40% — x',
   );
+});
+
+test('a server that does not start says why, never "undefined"', () => {
+  const setting = { command: '/opt/nope/scholia', source: 'setting' as const };
+  const spawn = { code: 'ENOENT', errno: -2, syscall: 'spawn /opt/nope/scholia', path: '/opt/nope/scholia' };
+  const said = startError(spawn, setting);
+  assert.match(said, /`\/opt\/nope\/scholia` does not exist \(from setting\); correct scholia\.server\.path/);
+  assert.doesNotMatch(said, /undefined/);
+  assert.match(startError({ code: 'EACCES' }, setting), /is not executable/);
+  assert.match(startError(new Error('Connection to server got closed'), { command: 'scholia', source: 'PATH' }), /Connection to server got closed \(from PATH\); install scholia/);
+  assert.match(startError(undefined, setting), /did not start: no reason given/);
 });

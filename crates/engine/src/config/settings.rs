@@ -148,7 +148,21 @@ impl Settings {
                 .text("deep_search.backend", None, |f| f.deep_search.backend.clone())?
                 .map(backend)
                 .transpose()?,
-            sonar_model: l.text("sonar.model", None, |f| f.sonar.model.clone())?.map(|p| p.value),
+            sonar_model: l
+                .text("sonar.model", None, |f| f.sonar.model.clone())?
+                .map(|p| match scholia_providers::sonar::model(&p.value) {
+                    Ok(_) => Ok(p.value),
+                    Err(_) => Err(ConfigError::Invalid {
+                        field: p.field.to_string(),
+                        value: p.value.clone(),
+                        valid: scholia_providers::sonar::MODELS
+                            .iter()
+                            .map(|m| m.name)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    }),
+                })
+                .transpose()?,
             embeddings: super::embeddings::embeddings(&l)?,
             untrusted,
             dirs,
@@ -265,6 +279,16 @@ fn research_llm(l: &Layers) -> Result<Option<LlmConfig>, ConfigError> {
         .or_else(|| env.var("FIREWORKS_MODEL"))
         .or_else(|| file.model.clone());
     let Some((base, base_field)) = base else {
+        // Every `[llm]` setting is checked when read, used or not: a wrong value is never
+        // accepted silently to fail later.
+        l.ranged(
+            "llm.timeout_secs",
+            None,
+            |f| f.llm.timeout_secs,
+            LLM_TIMEOUT_SECS,
+            5..=3600,
+        )?;
+        l.ranged("llm.max_concurrency", None, |f| f.llm.max_concurrency, 4, 1..=64)?;
         if model.is_some() {
             return Err(ConfigError::Invalid {
                 field: "SCHOLIA_LLM_BASE_URL".into(),

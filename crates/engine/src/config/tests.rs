@@ -293,3 +293,25 @@ fn readme_is_current() {
         assert!(readme.contains(&format!("`{name}`")), "README lacks {name}");
     }
 }
+
+/// Issue 41, point 14: every setting is checked when read, used or not.
+#[test]
+fn settings_are_checked_when_read() {
+    let check = |toml: &str, expected: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let config = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(CONFIG_FILE), toml).unwrap();
+        let e = trusting(dir.path(), config.path(), &[]);
+        let err = Settings::load(&e, Some(dir.path()), None)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(expected), "{toml}: {err}");
+    };
+    check("[llm]\ntimeout_secs = 1\n", "llm.timeout_secs: `1` is not valid");
+    check("[llm]\nmax_concurrency = 0\n", "llm.max_concurrency");
+    check(
+        "[sonar]\nmodel = \"gpt-5\"\n",
+        "sonar.model: `gpt-5` is not valid; valid: sonar, sonar-pro, sonar-reasoning-pro, sonar-deep-research",
+    );
+}

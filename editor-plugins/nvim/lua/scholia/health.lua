@@ -56,7 +56,7 @@ function M.check()
   h.start('scholia: vault and index')
   local client = vim.lsp.get_clients({ name = 'scholia' })[1]
   if not client then
-    h.warn('no scholia language server is running', { 'open a Markdown note inside a vault (a folder with .obsidian, .scholia.toml or .git)' })
+    h.warn('no scholia language server is running', { 'open a Markdown note inside a vault (a folder with .obsidian or .scholia.toml, or a folder of notes)' })
     return
   end
   h.ok('language server running (client ' .. client.id .. '), root ' .. tostring(client.root_dir))

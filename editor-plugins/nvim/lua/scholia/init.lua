@@ -56,10 +56,20 @@ local function notify(msg, level)
   vim.notify('scholia: ' .. msg, level or vim.log.levels.INFO)
 end
 
+-- Why no server runs: the binary missing (named with where it was looked for), else the buffer.
+local function why_no_server()
+  local cmd = (M.config and M.config.cmd or { 'scholia' })[1]
+  if vim.fn.executable(cmd) == 0 then
+    local where = cmd:find('/') and cmd or ('PATH (' .. (vim.env.PATH or '') .. ')')
+    return string.format('the scholia binary `%s` was not found in %s; install it or set cmd = { "/path/to/scholia", "lsp" } in setup()', cmd, where)
+  end
+  return 'no scholia language server on this buffer (open a Markdown note of a vault)'
+end
+
 local function client(bufnr)
   local c = vim.lsp.get_clients({ name = 'scholia', bufnr = bufnr or 0 })[1]
   if not c then
-    notify('no scholia language server on this buffer (open a Markdown note of a vault)', vim.log.levels.ERROR)
+    notify(why_no_server(), vim.log.levels.ERROR)
   end
   return c
 end
@@ -334,6 +344,10 @@ function M.setup(opts)
     init_options = cfg.settings,
   })
   vim.lsp.enable('scholia')
+  -- Said at once, not at the first command: a Markdown buffer with no binary to serve it.
+  if vim.fn.executable(cfg.cmd[1]) == 0 then
+    vim.schedule(function() notify(why_no_server(), vim.log.levels.WARN) end)
+  end
   local group = vim.api.nvim_create_augroup('scholia', { clear = true })
   vim.api.nvim_create_autocmd('LspProgress', { group = group, callback = on_progress })
   vim.api.nvim_create_autocmd('LspAttach', {
