@@ -205,11 +205,14 @@ mod tests {
 
     #[test]
     fn a_tag_is_typed_after_hash_or_in_tags() {
-        let check = |text: &str, expected: Option<(&str, bool)>| {
-            let got = typed(text, text.len());
-            assert_eq!(got.as_ref().map(|(_, p, i)| (p.as_str(), *i)), expected, "{text:?}");
+        // `|` is the cursor.
+        let check = |marked: &str, expected: Option<(&str, bool)>| {
+            let cursor = marked.find('|').unwrap_or(marked.len());
+            let text = marked.replacen('|', "", 1);
+            let got = typed(&text, cursor);
+            assert_eq!(got.as_ref().map(|(_, p, i)| (p.as_str(), *i)), expected, "{marked:?}");
             if let Some((start, p, _)) = got {
-                assert_eq!(&text[start..], p.trim_start_matches('#'), "{text:?}");
+                assert_eq!(&text[start..cursor], p.trim_start_matches('#'), "{marked:?}");
             }
         };
         check("Some #pro", Some(("pro", true)));
@@ -218,9 +221,9 @@ mod tests {
         check("issue#12", None);
         check("[[Note#Hea", None);
         check("plain words", None);
-        check("---\ntags: [a, pro", Some(("pro", false)));
-        check("---\ntags:\n  - pro", Some(("pro", false)));
-        check("---\naliases:\n  - pro", None);
-        check("---\ntitle: pro", None);
+        check("---\ntags: [a, pro|]\n---\n", Some(("pro", false)));
+        check("---\ntags:\n  - pro|\n---\n", Some(("pro", false)));
+        check("---\naliases:\n  - pro|\n---\n", None);
+        check("---\ntitle: pro|\n---\n", None);
     }
 }

@@ -141,10 +141,16 @@ impl VaultIndex {
             let ranked = crate::names::Named::in_scope(&whole, &named, &key);
             for field in [self.fields.links, self.fields.research_links] {
                 for (source, _) in self.paths_with(&searcher, &Term::from_field_text(field, &key))? {
-                    if source == rel || out.contains(&source) || allowed.allows(&source) {
+                    // A note in the scope, or the same file under another path, is rewritten
+                    // with the move.
+                    if source == rel || out.contains(&source) || allowed.allows(&source) || allowed.holds_file(&source)
+                    {
                         continue;
                     }
-                    if ranked.pick(Some(&source)).is_some_and(|(p, _)| p == rel) || named.len() <= 1 {
+                    // A link that opens `rel`, or a twin of it (the same file through a
+                    // symlinked folder: the name resolves to the nearest path).
+                    let opens = |p: &str| p == rel || self.same_file(p, rel);
+                    if ranked.pick(Some(&source)).is_some_and(|(p, _)| opens(p)) || named.len() <= 1 {
                         out.push(source);
                     }
                 }
@@ -152,6 +158,15 @@ impl VaultIndex {
         }
         out.sort();
         Ok(out)
+    }
+
+    /// Whether two vault paths are one file (a folder linked into another).
+    pub(crate) fn same_file(&self, a: &str, b: &str) -> bool {
+        let root = self.vault().root();
+        match (std::fs::canonicalize(root.join(a)), std::fs::canonicalize(root.join(b))) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => false,
+        }
     }
 
     /// The notes `rel`'s own text links to (embeds too), resolved, each once, in the order

@@ -84,6 +84,16 @@ impl Scope {
         self.real.iter().any(|r| real.starts_with(r))
     }
 
+    /// Whether the file at `rel` (symlinks followed) lies in one of the folders, whatever
+    /// path names it: a folder linked into another shows the same files twice.
+    pub fn holds_file(&self, rel: &str) -> bool {
+        if self.folders.is_empty() {
+            return true;
+        }
+        let real = scholia_vault::confine::real_path(&self.root.join(rel));
+        self.real.iter().any(|r| real.starts_with(r))
+    }
+
     /// `Journal, Projects/Koji`.
     pub fn describe(&self) -> String {
         self.folders

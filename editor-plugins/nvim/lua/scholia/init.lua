@@ -18,6 +18,8 @@ M.commands = {
   references = 'scholia.references',
   -- Run by the "Show the contradicting source" code action.
   show_source = 'scholia.showSource',
+  -- Run by the "Create note" quick fix (the server makes the note and opens it).
+  create_note = 'scholia.createNote',
 }
 
 M.defaults = {
