@@ -19,6 +19,7 @@ pub mod embed;
 pub mod faults;
 pub mod interactions;
 pub mod llm;
+pub mod postgres;
 pub mod search;
 pub mod web;
 

@@ -276,6 +276,10 @@ pub enum Command {
         /// Offer only these tools (comma-separated names)
         #[arg(long, value_name = "NAMES", value_delimiter = ',')]
         tools: Option<Vec<String>>,
+        /// A team's tokens (TOML, owner-only): each token's hash with a name and its own scope
+        /// (read_only, allow_folder, tools); read again when it changes
+        #[arg(long, value_name = "FILE", requires = "http", conflicts_with_all = ["token_env", "read_only", "allow_folder", "tools"])]
+        tokens_file: Option<PathBuf>,
     },
 }
 

@@ -271,6 +271,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             read_only,
             allow_folder,
             tools,
+            tokens_file,
         } => scholia::mcp::serve(scholia::mcp::McpOptions {
             vault,
             http,
@@ -278,6 +279,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             read_only,
             allow_folders: allow_folder,
             tools,
+            tokens_file,
         })?,
     }
     Ok(ExitCode::SUCCESS)

@@ -95,7 +95,12 @@ impl Scholia {
         }
         let args = args.unwrap_or_default();
         let calls = self.calls().await?;
-        let root = self.root();
+        // A call made under a token's folders is not resumed by another server, which would
+        // run it with the server's own scope: it stays with the server that took it.
+        let root = match scholia_base::ambient::current() {
+            Some(_) => self.root().map(|r| format!("{r}\u{0}scoped")),
+            None => self.root(),
+        };
         let call = calls
             .create(NewCall {
                 tool: tool.name(),
@@ -118,11 +123,31 @@ impl Scholia {
         let args: Option<JsonObject> = serde_json::from_str(&call.arguments).ok();
         let cancel = self.driving.add(&call.id);
         let (server, shutdown) = (self.clone(), self.host.shutdown_token().clone());
+        // A token's folders go with its call's work (see `tokens.rs`).
+        let ambient = scholia_base::ambient::current();
         tokio::spawn(async move {
+            let Some(scope) = ambient else {
+                return server.run_call(calls, call, tool, args, cancel, shutdown).await;
+            };
+            scholia_base::ambient::within(scope, server.run_call(calls, call, tool, args, cancel, shutdown)).await
+        });
+    }
+
+    async fn run_call(
+        &self,
+        calls: Calls,
+        call: Call,
+        tool: &'static dyn Entry,
+        args: Option<JsonObject>,
+        cancel: CancellationToken,
+        shutdown: CancellationToken,
+    ) {
+        let server = self;
+        {
             let sink = StatusSink::start(calls.clone(), call.id.clone());
             let run = RunContext::detached(sink, cancel.clone());
             let ending = tokio::select! {
-                result = tool.call(&server, args, run) => Some(result),
+                result = tool.call(server, args, run) => Some(result),
                 _ = shutdown.cancelled() => None,
             };
             server.driving.remove(&call.id);
@@ -140,7 +165,7 @@ impl Scholia {
             if let Err(e) = calls.finish(&call.id, ending).await {
                 tracing::warn!(call = %call.id, "the result of a task could not be stored: {e}");
             }
-        });
+        }
     }
 
     /// Keeps this server's calls: renews their leases, stops those cancelled elsewhere, takes

@@ -32,15 +32,21 @@ pub fn token(name: Option<&str>) -> anyhow::Result<Option<Arc<String>>> {
     }
 }
 
-pub async fn serve(
-    server: Scholia,
-    addr: SocketAddr,
-    token: Option<Arc<String>>,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
-    if !addr.ip().is_loopback() && token.is_none() {
+/// How requests prove who they are from.
+#[derive(Clone)]
+pub enum Auth {
+    /// Loopback only, no token.
+    None,
+    /// One token for everyone (`--token-env`).
+    One(Arc<String>),
+    /// A team's tokens, each with its scope (`--tokens-file`), and the vault's root.
+    Tokens(Arc<scholia_engine::tokens::Tokens>, std::path::PathBuf),
+}
+
+pub async fn serve(server: Scholia, addr: SocketAddr, auth: Auth, shutdown: CancellationToken) -> anyhow::Result<()> {
+    if !addr.ip().is_loopback() && matches!(auth, Auth::None) {
         anyhow::bail!(
-            "--http: {addr} is not a loopback address; serving a vault beyond this machine needs a token (--token-env VAR)"
+            "--http: {addr} is not a loopback address; serving a vault beyond this machine needs a token (--token-env VAR or --tokens-file FILE)"
         );
     }
     let listener = tokio::net::TcpListener::bind(addr).await?;
@@ -72,7 +78,7 @@ pub async fn serve(
         .layer(middleware::from_fn(move |req, next| {
             ended_session(sessions.clone(), req, next)
         }))
-        .layer(middleware::from_fn(move |req, next| bearer(token.clone(), req, next)))
+        .layer(middleware::from_fn(move |req, next| bearer(auth.clone(), req, next)))
         .layer(middleware::from_fn(close_on_refusal));
     eprintln!("scholia: MCP over streamable HTTP at http://{addr}{PATH}");
     axum::serve(listener, app)
@@ -116,28 +122,61 @@ async fn close_on_refusal(req: Request, next: Next) -> Response {
     r
 }
 
-/// Refuses a request without the bearer token (when there is one), in constant time.
-async fn bearer(token: Option<Arc<String>>, req: Request, next: Next) -> Response {
+/// Refuses a request without a valid bearer token (when the server has any), in constant
+/// time; with a team's tokens, the request carries its [`super::tokens::Caller`].
+async fn bearer(auth: Auth, mut req: Request, next: Next) -> Response {
     // Only the MCP endpoint is guarded: anything else is 404, so a client probing for OAuth
     // metadata (`/.well-known/oauth-protected-resource`) learns there is none instead of
     // starting an OAuth flow.
-    let Some(token) = token.filter(|_| req.uri().path().starts_with(PATH)) else {
+    if !req.uri().path().starts_with(PATH) {
         return next.run(req).await;
+    }
+    let token = match auth {
+        Auth::None => return next.run(req).await,
+        Auth::One(t) => t,
+        Auth::Tokens(tokens, root) => {
+            let given = given_token(&req).to_string();
+            let caller = tokens
+                .scope_of(&given)
+                .and_then(|t| match super::tokens::Caller::of(&t, &root) {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        tracing::error!("token `{}`: {}", t.name, e.message);
+                        None
+                    }
+                });
+            return match caller {
+                Some(c) => {
+                    tracing::info!(token = %c.name, method = %req.method(), "MCP request");
+                    req.extensions_mut().insert(c);
+                    next.run(req).await
+                }
+                None => unauthorized(),
+            };
+        }
     };
-    // The scheme is case-insensitive (RFC 7235).
-    let given = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, t)| t.trim())
-        .unwrap_or("");
+    let given = given_token(&req);
     let matches =
         given.len() == token.len() && given.bytes().zip(token.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
     if matches {
         return next.run(req).await;
     }
+    unauthorized()
+}
+
+/// The bearer token a request carries (the scheme is case-insensitive, RFC 7235); empty
+/// when none.
+fn given_token(req: &Request) -> &str {
+    req.headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, t)| t.trim())
+        .unwrap_or("")
+}
+
+fn unauthorized() -> Response {
     let mut r = (StatusCode::UNAUTHORIZED, "a bearer token is required").into_response();
     r.headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

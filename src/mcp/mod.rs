@@ -8,6 +8,7 @@ mod http;
 mod progress;
 mod schema;
 mod table;
+mod tokens;
 mod tools;
 
 use std::net::SocketAddr;
@@ -46,6 +47,8 @@ pub struct McpOptions {
     pub allow_folders: Vec<String>,
     /// Only these tools (`--tools a,b`; none: all).
     pub tools: Option<Vec<String>>,
+    /// A team's tokens, each with its own scope (`--tokens-file`; HTTP only).
+    pub tokens_file: Option<PathBuf>,
 }
 
 /// What a server offers: which tools, and whether it may write.
@@ -53,6 +56,8 @@ pub struct McpOptions {
 pub struct Policy {
     pub read_only: bool,
     pub tools: Option<Vec<String>>,
+    /// The token whose scope this is (`--tokens-file`), for messages.
+    pub token: Option<String>,
 }
 
 impl Policy {
@@ -75,25 +80,38 @@ impl Policy {
                 )));
             }
         }
-        Ok(Policy { read_only, tools })
+        Ok(Policy {
+            read_only,
+            tools,
+            token: None,
+        })
     }
 
     /// Whether the tool is offered; `Err` says why not.
     fn offers(&self, tool: &dyn table::Entry) -> Result<(), String> {
         if self.read_only && tool.writes() {
-            return Err(format!(
-                "tool `{}` writes the vault and this server is read-only (scholia mcp --read-only)",
-                tool.name()
-            ));
+            return Err(match &self.token {
+                Some(t) => format!(
+                    "tool `{}` writes the vault and the token `{t}` is read-only",
+                    tool.name()
+                ),
+                None => format!(
+                    "tool `{}` writes the vault and this server is read-only (scholia mcp --read-only)",
+                    tool.name()
+                ),
+            });
         }
         if let Some(names) = &self.tools
             && !names.iter().any(|n| n == tool.name())
         {
-            return Err(format!(
-                "tool `{}` is not offered by this server (scholia mcp --tools {})",
-                tool.name(),
-                names.join(",")
-            ));
+            return Err(match &self.token {
+                Some(t) => format!("tool `{}` is not offered to the token `{t}`", tool.name()),
+                None => format!(
+                    "tool `{}` is not offered by this server (scholia mcp --tools {})",
+                    tool.name(),
+                    names.join(",")
+                ),
+            });
         }
         Ok(())
     }
@@ -315,7 +333,13 @@ pub fn serve(options: McpOptions) -> anyhow::Result<()> {
         tracing::warn!("{u}");
     }
     let dirs = Dirs::from_env(&ProcessEnv).map_err(Error::from)?;
-    let token = http::token(options.token_env.as_deref())?;
+    let auth = match &options.tokens_file {
+        Some(file) => http::Auth::Tokens(Arc::new(tokens::load(file, &root)?), root.clone()),
+        None => match http::token(options.token_env.as_deref())? {
+            Some(t) => http::Auth::One(t),
+            None => http::Auth::None,
+        },
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
         let host = Arc::new(Host::default());
@@ -325,7 +349,7 @@ pub fn serve(options: McpOptions) -> anyhow::Result<()> {
         server.open_vault(root, dirs);
         let served = match options.http {
             None => serve_stdio(server.clone()).await,
-            Some(addr) => http::serve(server.clone(), addr, token, host.shutdown_token().clone()).await,
+            Some(addr) => http::serve(server.clone(), addr, auth, host.shutdown_token().clone()).await,
         };
         host.shutdown().await;
         // The calls still running here are taken over by the next server at once.
@@ -402,10 +426,13 @@ impl ServerHandler for Scholia {
     async fn list_tools(
         &self,
         _: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // A token's caller is offered its own tools.
+        let me = tokens::caller(&context).map(|c| self.as_caller(&c));
+        let me = me.as_ref().unwrap_or(self);
         Ok(ListToolsResult::with_all_items(
-            self.tools().iter().map(|t| t.describe()).collect(),
+            me.tools().iter().map(|t| t.describe()).collect(),
         ))
     }
 
@@ -416,6 +443,78 @@ impl ServerHandler for Scholia {
     }
 
     async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // A team's token: its policy, and its folders for every query the call makes.
+        if let Some(c) = tokens::caller(&context) {
+            let me = self.as_caller(&c);
+            let scope: scholia_base::ambient::Value = Arc::new(c.scope.clone());
+            return scholia_base::ambient::within(scope, me.call(request, context)).await;
+        }
+        self.call(request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        if let Some(c) = tokens::caller(&context) {
+            let me = self.as_caller(&c);
+            let scope: scholia_base::ambient::Value = Arc::new(c.scope.clone());
+            return scholia_base::ambient::within(scope, me.resources(request)).await;
+        }
+        self.resources(request).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if let Some(c) = tokens::caller(&context) {
+            let me = self.as_caller(&c);
+            let scope: scholia_base::ambient::Value = Arc::new(c.scope.clone());
+            return scholia_base::ambient::within(scope, me.resource(request)).await;
+        }
+        self.resource(request).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.task(&request.task_id).await?))
+    }
+
+    async fn cancel_task(&self, request: CancelTaskParams, _: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.cancel(&request.task_id).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        if !self.offers_resources() {
+            return Ok(ListResourceTemplatesResult::with_all_items(Vec::new()));
+        }
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new("note:///{path}", "note")
+                .with_title("A note of the vault")
+                .with_description("A Markdown note by its path relative to the vault, e.g. note:///Projects/Koji.md")
+                .with_mime_type("text/markdown"),
+        ]))
+    }
+}
+
+/// What the handlers serve, for the server or for a token's caller.
+impl Scholia {
+    /// A tool call, as this server (or a token's caller) may make it.
+    async fn call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -443,23 +542,7 @@ impl ServerHandler for Scholia {
         }
     }
 
-    async fn get_task(
-        &self,
-        request: GetTaskParams,
-        _: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        Ok(GetTaskResult::new(self.task(&request.task_id).await?))
-    }
-
-    async fn cancel_task(&self, request: CancelTaskParams, _: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        self.cancel(&request.task_id).await
-    }
-
-    async fn list_resources(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
-    ) -> Result<ListResourcesResult, ErrorData> {
+    async fn resources(&self, request: Option<PaginatedRequestParams>) -> Result<ListResourcesResult, ErrorData> {
         if !self.offers_resources() {
             return Ok(ListResourcesResult::with_all_items(Vec::new()));
         }
@@ -491,27 +574,7 @@ impl ServerHandler for Scholia {
         Ok(result)
     }
 
-    async fn list_resource_templates(
-        &self,
-        _: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
-    ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        if !self.offers_resources() {
-            return Ok(ListResourceTemplatesResult::with_all_items(Vec::new()));
-        }
-        Ok(ListResourceTemplatesResult::with_all_items(vec![
-            ResourceTemplate::new("note:///{path}", "note")
-                .with_title("A note of the vault")
-                .with_description("A Markdown note by its path relative to the vault, e.g. note:///Projects/Koji.md")
-                .with_mime_type("text/markdown"),
-        ]))
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        _: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, ErrorData> {
+    async fn resource(&self, request: ReadResourceRequestParams) -> Result<ReadResourceResponse, ErrorData> {
         if !self.offers_resources() {
             return Err(self.no_resources());
         }

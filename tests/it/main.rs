@@ -24,5 +24,6 @@ mod related;
 mod research;
 mod sonar;
 mod tasks;
+mod team;
 mod writes;
 mod writes_lsp;

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::support::{EnvVars, Reaped, TestVault, env, fakes, stderr};
 
-fn gemini_env(server: &FakeServer) -> EnvVars {
+pub(crate) fn gemini_env(server: &FakeServer) -> EnvVars {
     env(&[
         ("GEMINI_API_KEY", "test-key"),
         ("GEMINI_API_BASE_URL", &format!("{}/v1beta", server.base())),
@@ -17,14 +17,14 @@ fn gemini_env(server: &FakeServer) -> EnvVars {
     ])
 }
 
-async fn json(v: &TestVault, env: &EnvVars, args: &[&str]) -> Value {
+pub(crate) async fn json(v: &TestVault, env: &EnvVars, args: &[&str]) -> Value {
     let out = v.cli(env, args).await;
     assert!(out.status.success(), "{args:?}: {}", stderr(&out));
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
-async fn start(v: &TestVault, env: &EnvVars, query: &str, agent: &str) -> String {
+pub(crate) async fn start(v: &TestVault, env: &EnvVars, query: &str, agent: &str) -> String {
     let r = json(
         v,
         env,
@@ -35,7 +35,7 @@ async fn start(v: &TestVault, env: &EnvVars, query: &str, agent: &str) -> String
     r["task_id"].as_str().unwrap().to_string()
 }
 
-async fn run_until_idle(v: &TestVault, env: &EnvVars) {
+pub(crate) async fn run_until_idle(v: &TestVault, env: &EnvVars) {
     let out = v.cli(env, &["tasks", "run", "--until-idle"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
 }
@@ -319,7 +319,7 @@ async fn a_hundred_tasks_at_once() {
     let v = TestVault::empty();
     let e = gemini_env(&server);
     let engine = std::sync::Arc::new(scholia::engine::Engine::load(&v.env(&e), None, None).unwrap());
-    let tasks = engine.tasks().unwrap();
+    let tasks = engine.open_tasks().await.unwrap();
     let started = Instant::now();
     let mut ids = Vec::new();
     for i in 0..100 {

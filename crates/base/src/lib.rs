@@ -8,8 +8,10 @@
 //!   [`Progress`];
 //! - [`env`]: the environment as a trait, and the directories scholia keeps its files in;
 //! - [`sync`]: blocking work off the async runtime (a panic there is re-raised, never
-//!   swallowed) and the one lock policy (a panicking holder poisons nothing for the others).
+//!   swallowed) and the one lock policy (a panicking holder poisons nothing for the others);
+//! - [`ambient`]: what a request carries into the blocking work it starts (a per-token scope).
 
+pub mod ambient;
 pub mod env;
 pub mod error;
 pub mod jobs;

@@ -14,7 +14,9 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// panic there is re-raised where the result is awaited, so it is never mistaken for an error
 /// value. The work starts at once, as with tokio's own.
 pub fn spawn_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> impl Future<Output = T> {
-    let handle = tokio::task::spawn_blocking(f);
+    // The request's ambient value goes with its work (see `ambient`).
+    let carried = crate::ambient::current();
+    let handle = tokio::task::spawn_blocking(move || crate::ambient::on_thread(carried, f));
     async move {
         match handle.await {
             Ok(v) => v,

@@ -14,6 +14,7 @@ mod ops;
 pub mod provenance;
 mod providers;
 mod tasks;
+pub mod tokens;
 mod writer;
 
 use std::collections::HashSet;
@@ -178,26 +179,6 @@ impl Engine {
     pub fn with_jobs(mut self, jobs: Jobs) -> Engine {
         self.jobs = jobs;
         self
-    }
-
-    /// The background tasks of the data directory (opens the store on first use; blocking:
-    /// async callers use [`Engine::open_tasks`]).
-    pub fn tasks(&self) -> Result<Arc<scholia_tasks::Tasks>, Error> {
-        if let Some(t) = self.tasks.get() {
-            return Ok(t.clone());
-        }
-        let interactions = self
-            .settings
-            .gemini_api
-            .as_ref()
-            .map(|(base, key)| scholia_providers::interactions::Interactions::new(base, key.clone()));
-        let opened = Arc::new(scholia_tasks::Tasks::open(
-            &self.settings.dirs.data,
-            interactions,
-            self.settings.tasks_poll,
-            self.settings.tasks_price,
-        )?);
-        Ok(self.tasks.get_or_init(|| opened).clone())
     }
 
     /// Runs background tasks until `shutdown` (a surface calls this once per process, or

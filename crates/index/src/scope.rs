@@ -122,7 +122,12 @@ impl VaultIndex {
         *self.scope.write().unwrap_or_else(|e| e.into_inner()) = scope;
     }
 
+    /// The folders this query may use: the request's own (a team server's token, see
+    /// `scholia_base::ambient`), else the server's.
     pub fn scope(&self) -> Scope {
+        if let Some(own) = scholia_base::ambient::get::<Scope>() {
+            return own;
+        }
         self.scope.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 

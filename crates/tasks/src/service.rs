@@ -97,14 +97,33 @@ pub struct Tasks {
 pub type Announce = Arc<dyn Fn(String) + Send + Sync>;
 
 impl Tasks {
+    /// The tasks of the SQLite store in `data_dir`.
     pub fn open(
         data_dir: &Path,
         interactions: Option<Interactions>,
         poll: Duration,
         price: scholia_providers::llm::Price,
     ) -> Result<Tasks, TaskError> {
-        Ok(Tasks {
-            store: Store::open(data_dir)?,
+        Ok(Tasks::with_store(
+            Store::open(data_dir)?,
+            data_dir,
+            interactions,
+            poll,
+            price,
+        ))
+    }
+
+    /// The tasks of `store` (a team's PostgreSQL, or SQLite); `data_dir` keeps this host's
+    /// reports when no vault takes them.
+    pub fn with_store(
+        store: Store,
+        data_dir: &Path,
+        interactions: Option<Interactions>,
+        poll: Duration,
+        price: scholia_providers::llm::Price,
+    ) -> Tasks {
+        Tasks {
+            store,
             interactions,
             poll,
             owner: format!("{}-{:016x}", std::process::id(), fastrand::u64(..)),
@@ -113,7 +132,7 @@ impl Tasks {
             data_dir: data_dir.to_path_buf(),
             price,
             announce: Mutex::new(None),
-        })
+        }
     }
 
     pub fn store(&self) -> &Store {

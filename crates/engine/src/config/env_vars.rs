@@ -64,6 +64,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "SCHOLIA_EMBED_API_KEY",
         "embeddings: the endpoint's key (optional for local servers)",
     ),
+    (
+        "SCHOLIA_TASKS_DATABASE_URL",
+        "background tasks: postgres://… a task store a team's hosts share (default: SQLite in the data directory)",
+    ),
     ("SCHOLIA_SEARCH", "web search: duckduckgo (default) or searxng:URL"),
     ("SCHOLIA_DUCKDUCKGO_URL", "web search: DuckDuckGo base URL"),
     (

@@ -56,6 +56,8 @@ pub(super) struct FileSearch {
 pub(super) struct FileTasks {
     /// USD per million tokens of Gemini deep research, for estimates and costs.
     pub(super) price: Option<Price>,
+    /// `postgres://…`: the task store a team's hosts share.
+    pub(super) database_url: Option<String>,
 }
 
 /// Embeddings: a local sentence-transformers directory, or an OpenAI-compatible endpoint.
@@ -139,6 +141,10 @@ impl FileConfig {
             "table {input, output}: USD per million tokens of Gemini deep research",
         ),
         (
+            "tasks.database_url",
+            "string: postgres://… the task store a team's hosts share (default: SQLite in the data directory)",
+        ),
+        (
             "embeddings.model_path",
             "string: a sentence-transformers model directory run in-process",
         ),
@@ -199,6 +205,7 @@ impl FileConfig {
             ("embeddings.base_url", self.embeddings.base_url.is_some()),
             ("embeddings.model", self.embeddings.model.is_some()),
             ("embeddings.api_key_env", self.embeddings.api_key_env.is_some()),
+            ("tasks.database_url", self.tasks.database_url.is_some()),
         ];
         debug_assert!(set.iter().all(|(k, _)| super::trust::SENSITIVE.contains(k)));
         set.iter().filter(|(_, on)| *on).map(|(k, _)| *k).collect()
@@ -218,5 +225,6 @@ impl FileConfig {
         self.deep_search.model = None;
         self.deep_search.correction_model = None;
         self.embeddings = FileEmbeddings::default();
+        self.tasks.database_url = None;
     }
 }

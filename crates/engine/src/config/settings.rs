@@ -60,6 +60,9 @@ pub struct Settings {
     pub gemini_agent: Option<String>,
     /// USD per million tokens of Gemini deep research (`[tasks] price`).
     pub tasks_price: Price,
+    /// The PostgreSQL task store a team's hosts share (`SCHOLIA_TASKS_DATABASE_URL`,
+    /// `[tasks] database_url`); `None`: SQLite in the data directory.
+    pub tasks_database: Option<String>,
     pub gemini_cli: GeminiCli,
     pub deep_search_max_iterations: u32,
     /// `None`: the Gemini CLI when installed, else the LLM.
@@ -116,6 +119,22 @@ impl Settings {
                 10..=600_000,
             )?),
             tasks_price: price(l.over.tasks.price.or(l.file.tasks.price))?,
+            tasks_database: l
+                .text("tasks.database_url", Some("SCHOLIA_TASKS_DATABASE_URL"), |f| {
+                    f.tasks.database_url.clone()
+                })?
+                .map(|p| {
+                    let url = p.value.trim().to_string();
+                    match url.starts_with("postgres://") || url.starts_with("postgresql://") {
+                        true => Ok(url),
+                        false => Err(ConfigError::Invalid {
+                            field: p.field.to_string(),
+                            value: scholia_tasks::store::redacted(&url),
+                            valid: "a PostgreSQL URL, postgres://user@host:5432/database (unset: SQLite in the data directory)".into(),
+                        }),
+                    }
+                })
+                .transpose()?,
             gemini_cli: GeminiCli {
                 env: scholia_providers::gemini_cli::ChildEnv::allowlisted(env),
                 program: l

@@ -29,6 +29,7 @@ pub const SENSITIVE: &[&str] = &[
     "embeddings.base_url",
     "embeddings.model",
     "embeddings.api_key_env",
+    "tasks.database_url",
 ];
 
 /// The file in the config directory that records trusted vaults.

@@ -23,6 +23,9 @@ pub(crate) use run::TaskRunner;
 use crate::defaults;
 pub use crate::defaults::{REPORT_DIR, REPORT_PREFIX};
 
+/// Connections to a PostgreSQL task store at most, per process.
+const TASKS_POOL: usize = 8;
+
 /// How a surface asks to save a report; every `None` takes the default (the vault's
 /// [`REPORT_DIR`], [`REPORT_PREFIX`], the metadata table and the sources list included).
 #[derive(Debug, Clone, Default)]
@@ -90,7 +93,14 @@ impl Engine {
             .gemini_api
             .as_ref()
             .map(|(base, key)| scholia_providers::interactions::Interactions::new(base, key.clone()));
-        let opened = blocking(move || Ok(Arc::new(Tasks::open(&data, interactions, poll, price)?))).await?;
+        let opened = match &self.settings.tasks_database {
+            // A team's store: no SQLite file is made on this host.
+            Some(url) => {
+                let store = scholia_tasks::Store::connect(url, TASKS_POOL).await?;
+                Arc::new(Tasks::with_store(store, &data, interactions, poll, price))
+            }
+            None => blocking(move || Ok(Arc::new(Tasks::open(&data, interactions, poll, price)?))).await?,
+        };
         Ok(self.tasks.get_or_init(|| opened).clone())
     }
 

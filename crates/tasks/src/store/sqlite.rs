@@ -1,14 +1,14 @@
-//! The task store: SQLite in the data directory (WAL, versioned migrations), owned by one
-//! thread so no SQLite call ever blocks the async runtime. Every state change is one
-//! transaction; status reads never call a provider.
+//! The task store on SQLite, one person's: `tasks.db` in the data directory (WAL, versioned
+//! migrations), owned by one thread so no SQLite call ever blocks the async runtime. Every
+//! state change is one transaction.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Serialize;
 
-use super::{Kind, Results, Status, TaskError};
+use super::{Task, now_ms};
+use crate::{Kind, Results, Status, TaskError};
 
 /// Each migration moves the schema one version up; `PRAGMA user_version` says where a file is.
 const MIGRATIONS: &[&str] = &[
@@ -67,56 +67,18 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX calls_status ON calls(status);",
 ];
 
-/// A task as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Task {
-    pub id: String,
-    pub kind: Kind,
-    pub query: String,
-    pub model: Option<String>,
-    /// For research-note tasks: the note's vault path.
-    pub note: Option<String>,
-    /// For research-note tasks: the vault's root.
-    pub vault: Option<String>,
-    pub status: Status,
-    pub progress: Option<u8>,
-    pub current_action: Option<String>,
-    pub remote_id: Option<String>,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cost_usd: f64,
-    pub error: Option<String>,
-    pub notify: bool,
-    pub max_wait_hours: f64,
-    /// Unix milliseconds.
-    pub created_at: i64,
-    pub updated_at: i64,
-    pub completed_at: Option<i64>,
-    #[serde(skip)]
-    pub lease_owner: Option<String>,
-    #[serde(skip)]
-    pub lease_until: Option<i64>,
-}
-
 type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 
 /// A handle to the store's thread; cheap to clone.
 #[derive(Clone)]
-pub struct Store {
+pub struct Sqlite {
     tx: mpsc::Sender<Job>,
     path: PathBuf,
 }
 
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-impl Store {
+impl Sqlite {
     /// Opens (creating and migrating) `tasks.db` in `dir`.
-    pub fn open(dir: &Path) -> Result<Store, TaskError> {
+    pub fn open(dir: &Path) -> Result<Sqlite, TaskError> {
         std::fs::create_dir_all(dir).map_err(|e| TaskError::Store(format!("{}: {e}", dir.display())))?;
         let path = dir.join("tasks.db");
         let mut conn = Connection::open(&path).map_err(|e| store_error(&path, e))?;
@@ -130,7 +92,7 @@ impl Store {
                 }
             })
             .map_err(|e| TaskError::Store(e.to_string()))?;
-        Ok(Store { tx, path })
+        Ok(Sqlite { tx, path })
     }
 
     pub fn path(&self) -> &Path {
@@ -150,22 +112,6 @@ impl Store {
             }))
             .map_err(|_| TaskError::Store("the task store's thread has stopped".into()))?;
         rx.await
-            .map_err(|_| TaskError::Store("the task store's thread has stopped".into()))?
-    }
-
-    /// Runs `f` on the store's thread and waits (for callers off the runtime).
-    pub fn call_blocking<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
-    ) -> Result<T, TaskError> {
-        let (tx, rx) = mpsc::channel();
-        let path = self.path.clone();
-        self.tx
-            .send(Box::new(move |conn| {
-                let _ = tx.send(f(conn).map_err(|e| store_error(&path, e)));
-            }))
-            .map_err(|_| TaskError::Store("the task store's thread has stopped".into()))?;
-        rx.recv()
             .map_err(|_| TaskError::Store("the task store's thread has stopped".into()))?
     }
 
@@ -509,3 +455,5 @@ fn put_results(c: &Connection, id: &str, r: &Results) -> rusqlite::Result<usize>
         ],
     )
 }
+
+mod calls;
