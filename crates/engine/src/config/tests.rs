@@ -281,7 +281,14 @@ fn file_and_precedence() {
 #[test]
 fn readme_is_current() {
     let readme = include_str!("../../../../README.md");
-    let toml = readme.split("```toml\n").nth(1).unwrap().split("```").next().unwrap();
+    // The configuration example is the README's TOML block that sets `[llm]` (the team
+    // section's tokens file is TOML too).
+    let toml = readme
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .find(|b| b.contains("[llm]"))
+        .expect("a ```toml block with [llm] in the README");
     let dir = tempfile::tempdir().unwrap();
     let config = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join(CONFIG_FILE), toml).unwrap();
