@@ -287,6 +287,9 @@ fn run(rt: &tokio::runtime::Runtime, b: Bench) {
         "CLI cold index / floor: {:.2}x",
         cold.as_secs_f64() / floor.index.as_secs_f64()
     );
+    if std::env::args().any(|a| a == "--cold-only") {
+        return;
+    }
     let (warm, warm_rss) = timed(index_cmd());
     println!(
         "warm index (CLI, no change):   {:>10.3} s   peak RSS {}",

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use scholia::config::DeepSearchBackend;
+use scholia::engine::defaults;
 use scholia::research::note::Depth;
 
 #[derive(Parser)]
@@ -52,7 +53,7 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         vault: Option<PathBuf>,
         /// Maximum number of results, 1 to 1000
-        #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        #[arg(long, value_name = "N", default_value_t = defaults::SEARCH_LIMIT, value_parser = clap::value_parser!(u32).range(1..=1000))]
         limit: u32,
         /// lexical, semantic or hybrid (default: hybrid when embeddings are configured)
         #[arg(long, value_name = "MODE", value_parser = parse_search_mode)]
@@ -219,7 +220,7 @@ pub enum Command {
         /// An http(s) URL (public addresses only)
         url: String,
         /// Maximum characters of content
-        #[arg(long, value_name = "N", default_value_t = 50_000)]
+        #[arg(long, value_name = "N", default_value_t = defaults::PRINTED_PAGE_CHARS)]
         max_chars: usize,
         /// Print the page (URL, title, Markdown, method) as JSON
         #[arg(long)]
@@ -404,7 +405,7 @@ pub enum TaskAction {
     /// The newest tasks
     List {
         /// How many of the newest tasks (1 to 1000)
-        #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=1000))]
+        #[arg(long, value_name = "N", default_value_t = defaults::TASK_LIST_LIMIT, value_parser = clap::value_parser!(u16).range(1..=1000))]
         limit: u16,
         /// Print the tasks as JSON
         #[arg(long)]

@@ -6,7 +6,6 @@ use tower_lsp_server::ls_types::*;
 
 use super::COMMANDS;
 use super::State;
-use super::diagnostics;
 use super::documents::Encoding;
 
 /// The server's capabilities, positions in `encoding`.
@@ -37,7 +36,7 @@ pub fn server(encoding: Encoding) -> ServerCapabilities {
             resolve_provider: Some(false),
         }),
         diagnostic_provider: Some(DiagnosticServerCapabilities::Options(DiagnosticOptions {
-            identifier: Some(diagnostics::SOURCE.into()),
+            identifier: Some(super::names::SOURCE.into()),
             inter_file_dependencies: true,
             workspace_diagnostics: false,
             work_done_progress_options: Default::default(),

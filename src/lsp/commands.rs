@@ -13,6 +13,7 @@ use tower_lsp_server::ls_types::*;
 
 use super::State;
 use super::errors::{invalid, rpc};
+use super::names::args;
 use super::progress;
 use super::writer::EditorWriter;
 use scholia_base::Error;
@@ -21,24 +22,7 @@ use scholia_research::deep_search::DeepSearchRequest;
 use scholia_research::note::Depth;
 use scholia_vault::section;
 
-pub const RESEARCH: &str = "scholia.research";
-pub const DEEP_SEARCH: &str = "scholia.deepSearch";
-pub const ASK: &str = "scholia.ask";
-pub const BACKGROUND: &str = "scholia.startDeepResearch";
-/// Every command the server executes.
-pub const COMMANDS: &[&str] = &[
-    RESEARCH,
-    DEEP_SEARCH,
-    ASK,
-    BACKGROUND,
-    super::queries::TASKS,
-    super::queries::SEARCH,
-    super::queries::STATUS,
-    super::queries::CANCEL,
-    super::lens::REFERENCES,
-    super::lens::SHOW_SOURCE,
-    super::create_note::CREATE_NOTE,
-];
+pub use super::names::{ASK, BACKGROUND, COMMANDS, DEEP_SEARCH, RESEARCH};
 
 const RESEARCH_TITLE: &str = "Research this note";
 const RESEARCH_DEEP_TITLE: &str = "Research this note (deep)";
@@ -196,14 +180,6 @@ struct SelectionArgs {
     timeout: Option<Value>,
 }
 
-pub(super) fn args<T: serde::de::DeserializeOwned>(command: &str, arguments: Vec<Value>, shape: &str) -> RpcResult<T> {
-    let arg = arguments
-        .into_iter()
-        .next()
-        .ok_or_else(|| invalid(format!("{command} needs {shape}")))?;
-    serde_json::from_value(arg).map_err(|e| invalid(format!("{command}: {e}")))
-}
-
 /// `workspace/executeCommand`: checks the arguments, starts the job, returns at once.
 pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommandParams) -> RpcResult<Option<Value>> {
     match params.command.as_str() {
@@ -212,9 +188,10 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
             let depth: Depth = a
                 .depth
                 .as_deref()
-                .unwrap_or("shallow")
-                .parse()
-                .map_err(|e| rpc(&Error::from(e)))?;
+                .map(str::parse)
+                .transpose()
+                .map_err(|e| rpc(&Error::from(e)))?
+                .unwrap_or_default();
             let note = note_arg(state, &a.uri).await?;
             let engine = state.engine().await.map_err(|e| rpc(&e))?;
             let vault = state.host.vault().get().map_err(|e| state.vault_error(e))?;
@@ -312,12 +289,12 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
             });
             Ok(None)
         }
-        super::queries::TASKS => super::queries::execute_tasks(state, params.arguments).await,
-        super::queries::SEARCH => super::queries::execute_search(state, params.arguments).await,
-        super::queries::STATUS => super::queries::execute_status(state).await,
-        super::queries::CANCEL => super::queries::execute_cancel(state, params.arguments).await,
-        super::lens::REFERENCES => {
-            let a: PositionArgs = args(super::lens::REFERENCES, params.arguments, "{uri, position}")?;
+        super::names::TASKS => super::queries::execute_tasks(state, params.arguments).await,
+        super::names::SEARCH => super::queries::execute_search(state, params.arguments).await,
+        super::names::STATUS => super::queries::execute_status(state).await,
+        super::names::CANCEL => super::queries::execute_cancel(state, params.arguments).await,
+        super::names::REFERENCES => {
+            let a: PositionArgs = args(super::names::REFERENCES, params.arguments, "{uri, position}")?;
             let uri: Uri = a
                 .uri
                 .parse()
@@ -327,11 +304,11 @@ pub async fn execute(client: &Client, state: &Arc<State>, params: ExecuteCommand
                 serde_json::to_value(found.unwrap_or_default()).expect("locations serialise"),
             ))
         }
-        super::lens::SHOW_SOURCE => {
-            let a: SourceArgs = args(super::lens::SHOW_SOURCE, params.arguments, "{uri, source}")?;
+        super::names::SHOW_SOURCE => {
+            let a: SourceArgs = args(super::names::SHOW_SOURCE, params.arguments, "{uri, source}")?;
             show_source(client, state, a).await
         }
-        super::create_note::CREATE_NOTE => super::create_note::execute(client, state, params.arguments).await,
+        super::names::CREATE_NOTE => super::create_note::execute(client, state, params.arguments).await,
         other => Err(invalid(format!(
             "command: `{other}` is not valid; valid: {}",
             COMMANDS.join(", ")
@@ -366,7 +343,7 @@ pub fn source_actions(diagnostics: &[Diagnostic], uri: &Uri) -> Vec<CodeActionOr
                 title: title.into(),
                 kind: Some(CodeActionKind::QUICKFIX),
                 diagnostics: Some(vec![d.clone()]),
-                command: Some(command(title, super::lens::SHOW_SOURCE, args)),
+                command: Some(command(title, super::names::SHOW_SOURCE, args)),
                 ..Default::default()
             }))
         })

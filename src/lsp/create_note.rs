@@ -13,7 +13,7 @@ use super::State;
 use super::diagnostics;
 use super::errors::{invalid, rpc};
 
-pub const CREATE_NOTE: &str = "scholia.createNote";
+pub use super::names::CREATE_NOTE;
 
 /// The quick fixes for the unresolved links under `range`.
 pub async fn actions(state: &State, uri: &Uri, range: Range) -> Vec<CodeActionOrCommand> {

@@ -17,7 +17,7 @@ use scholia_index::{LinkProblem, Problem};
 
 /// Quiet time after a keystroke before a note's diagnostics are pushed.
 const SETTLE: Duration = Duration::from_millis(200);
-pub const SOURCE: &str = "scholia";
+pub use super::names::SOURCE;
 
 /// The diagnostics of an open note's current text, and its version.
 pub async fn compute(state: &State, uri: &Uri) -> Option<(Vec<Diagnostic>, i32)> {

@@ -6,17 +6,12 @@ use tower_lsp_server::jsonrpc::Result as RpcResult;
 use tower_lsp_server::ls_types::*;
 
 use super::State;
-use super::commands::RESEARCH;
+use super::names::{REFERENCES, RESEARCH};
+
 use super::documents::Document;
 use super::errors;
 use scholia_vault::parse;
 use scholia_vault::stamp::ResearchStamp;
-
-/// Runs `textDocument/references` at a position (what the backlinks lens runs; an editor
-/// without client-side handling gets the locations back).
-pub const REFERENCES: &str = "scholia.references";
-/// Opens the source a contradiction names (a page in the browser, a note in the editor).
-pub const SHOW_SOURCE: &str = "scholia.showSource";
 
 pub async fn code_lenses(state: &State, uri: Uri) -> RpcResult<Option<Vec<CodeLens>>> {
     let (Some(text), Some(rel)) = (state.text(&uri).await, state.rel(&uri).await) else {

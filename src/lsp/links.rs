@@ -2,66 +2,18 @@
 //! index's link graph (`scholia_index::{references, plan_rename, plan_heading_rename}`).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
+use tower_lsp_server::Client;
 use tower_lsp_server::jsonrpc::Result as RpcResult;
 use tower_lsp_server::ls_types::*;
 
 use super::State;
+use super::diagnostics;
 use super::documents::Document;
+use super::edits::{refuse_unread, retitle, title_value, workspace_edit};
 use super::errors;
-use scholia_index::{Anchor, NoteEdits, Texts, VaultIndex};
+use scholia_index::{Anchor, NoteEdits};
 use scholia_vault::parse::{self, Link};
-
-/// Characters of a hover's excerpt.
-const HOVER_CHARS: usize = 1_200;
-
-/// The editor's open notes (text and version) over the index's files: what link edits are
-/// computed against.
-pub(crate) struct Snapshot {
-    index: Arc<VaultIndex>,
-    open: HashMap<String, (String, i32)>,
-}
-
-impl Snapshot {
-    /// The notes open in the editor.
-    pub fn open_notes(&self) -> std::collections::HashSet<String> {
-        self.open.keys().cloned().collect()
-    }
-
-    /// The version of each open note, for versioned edits.
-    pub fn versions(&self) -> HashMap<String, i32> {
-        self.open.iter().map(|(r, (_, v))| (r.clone(), *v)).collect()
-    }
-}
-
-impl Texts for Snapshot {
-    fn read(&self, rel: &str) -> Result<String, String> {
-        match self.open.get(rel) {
-            Some((t, _)) => Ok(t.clone()),
-            None => self.index.note_text_whole(rel),
-        }
-    }
-    fn open(&self) -> Vec<String> {
-        self.open.keys().cloned().collect()
-    }
-}
-
-impl State {
-    pub(crate) fn snapshot(&self, index: Arc<VaultIndex>) -> Snapshot {
-        let open = self
-            .docs()
-            .iter()
-            .filter_map(|(uri, d)| {
-                // The canonical path, else (still being resolved after didOpen) the URI's.
-                let path = d.path.clone().or_else(|| uri.to_file_path().map(|p| p.into_owned()))?;
-                let note = self.note_at(path)?;
-                Some((note.rel, (d.text.clone(), d.version)))
-            })
-            .collect();
-        Snapshot { index, open }
-    }
-}
 
 /// What the cursor is on, for references and rename.
 #[derive(Debug)]
@@ -267,7 +219,7 @@ pub async fn rename(
     };
     let Some(index) = state.index() else { return Ok(None) };
     let texts = state.snapshot(index.clone());
-    let versions: HashMap<String, i32> = texts.open.iter().map(|(r, (_, v))| (r.clone(), *v)).collect();
+    let versions: HashMap<String, i32> = texts.versions();
     let heading_rename =
         matches!(subject, Subject::Heading(_)) || matches!(&subject, Subject::Link { on_heading: true, .. });
     drop(doc);
@@ -297,152 +249,8 @@ pub async fn rename(
     Ok(Some(workspace_edit(state, plan.0, &versions, plan.1)))
 }
 
-/// A rename or move is refused when a note that links to what moves cannot be read whole: its
-/// links would be left behind.
-fn refuse_unread(unread: &[(String, String)], what: &str) -> Result<(), scholia_base::Error> {
-    if unread.is_empty() {
-        return Ok(());
-    }
-    let list: Vec<String> = unread.iter().map(|(p, why)| format!("`{p}` ({why})")).collect();
-    Err(scholia_base::Error::new(
-        "CONFLICT",
-        scholia_base::ErrorKind::Conflict,
-        format!(
-            "`{what}` cannot be renamed: the links to it could not be rewritten in {}",
-            list.join(", ")
-        ),
-    ))
-}
-
 /// The edits of a rename, and the file renamed (`from`, `to`) when a note is.
 type Planned = (Vec<NoteEdits>, Option<(String, String)>);
-
-/// A note whose first heading is its file name keeps them equal: the heading is renamed too.
-pub(super) fn retitle(plan: &mut scholia_index::RenamePlan, texts: &dyn Texts) {
-    let old = scholia_vault::stem(&plan.from).to_string();
-    let new = scholia_vault::stem(&plan.to).to_string();
-    let Some(text) = texts.text(&plan.from) else { return };
-    // A front matter `title:` that is the file name follows it too.
-    if let Some(range) = title_value(&text).filter(|r| text[r.clone()] == old) {
-        add_edit(plan, &text, range, new.clone());
-    }
-    let parsed = parse::parse(&text, &old);
-    let Some(h1) = parsed.headings.iter().find(|h| h.level == 1) else {
-        return;
-    };
-    if !scholia_index::same_heading(&h1.text, &old) {
-        return;
-    }
-    let Some(range) = scholia_index::heading_text_range(&text, &h1.text) else {
-        return;
-    };
-    add_edit(plan, &text, range, new);
-}
-
-/// One more edit of the renamed note itself.
-fn add_edit(plan: &mut scholia_index::RenamePlan, text: &str, range: std::ops::Range<usize>, new: String) {
-    match plan.edits.iter_mut().find(|e| e.rel == plan.from) {
-        Some(own) => {
-            own.edits.push((range, new));
-            own.edits.sort_by_key(|(r, _)| r.start);
-        }
-        None => plan.edits.push(NoteEdits {
-            rel: plan.from.clone(),
-            text: text.to_string(),
-            edits: vec![(range, new)],
-        }),
-    }
-}
-
-/// The bytes of the front matter's top-level `title:` value (quotes left out).
-fn title_value(text: &str) -> Option<std::ops::Range<usize>> {
-    let (_, inner, true) = scholia_vault::frontmatter::locate(text)? else {
-        return None;
-    };
-    let mut at = inner.start;
-    for line in text[inner].split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        let Some(rest) = line.strip_prefix("title:") else {
-            continue;
-        };
-        let body = rest.trim_end_matches(['\n', '\r']);
-        let value = body.trim();
-        let lead = body.len() - body.trim_start().len();
-        let mut from = start + "title:".len() + lead;
-        let mut v = value;
-        for q in ['"', '\''] {
-            if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
-                v = &v[1..v.len() - 1];
-                from += 1;
-            }
-        }
-        return (!v.is_empty()).then_some(from..from + v.len());
-    }
-    None
-}
-
-/// Text edits (versioned for open notes) and then the file rename, if any.
-pub(super) fn workspace_edit(
-    state: &State,
-    edits: Vec<NoteEdits>,
-    versions: &HashMap<String, i32>,
-    rename: Option<(String, String)>,
-) -> WorkspaceEdit {
-    let enc = state.encoding();
-    let mut ops = Vec::new();
-    for note in edits {
-        let Some(uri) = state.uri_of(&note.rel) else { continue };
-        let doc = Document::new(note.text.clone(), 0);
-        let edits = note
-            .edits
-            .iter()
-            .map(|(r, new)| OneOf::Left(TextEdit::new(doc.range(r.clone(), enc), new.clone())))
-            .collect();
-        ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
-            text_document: OptionalVersionedTextDocumentIdentifier {
-                uri,
-                version: versions.get(&note.rel).copied(),
-            },
-            edits,
-        }));
-    }
-    if let Some((from, to)) = rename
-        && from != to
-        && let (Some(old_uri), Some(new_uri)) = (state.uri_of(&from), state.uri_of(&to))
-    {
-        ops.push(DocumentChangeOperation::Op(ResourceOp::Rename(RenameFile {
-            old_uri,
-            new_uri,
-            options: Some(RenameFileOptions {
-                overwrite: Some(false),
-                ignore_if_exists: Some(false),
-            }),
-            annotation_id: None,
-        })));
-    }
-    if !state.document_changes() {
-        // A client of plain `changes` (no versions, no file operations).
-        let mut changes: HashMap<Uri, Vec<TextEdit>> = HashMap::new();
-        for op in ops {
-            if let DocumentChangeOperation::Edit(e) = op {
-                let edits = e.edits.into_iter().filter_map(|x| match x {
-                    OneOf::Left(t) => Some(t),
-                    OneOf::Right(_) => None,
-                });
-                changes.entry(e.text_document.uri).or_default().extend(edits);
-            }
-        }
-        return WorkspaceEdit {
-            changes: Some(changes),
-            ..Default::default()
-        };
-    }
-    WorkspaceEdit {
-        document_changes: Some(DocumentChanges::Operations(ops)),
-        ..Default::default()
-    }
-}
 
 /// The editor renames or moves files itself: the links to each note (every note of a moved
 /// folder) are rewritten first.
@@ -483,7 +291,7 @@ pub async fn will_rename_files(state: &State, params: RenameFilesParams) -> RpcR
         return Ok(None);
     }
     let texts = state.snapshot(index.clone());
-    let versions: HashMap<String, i32> = texts.open.iter().map(|(r, (_, v))| (r.clone(), *v)).collect();
+    let versions: HashMap<String, i32> = texts.versions();
     let edits = scholia_base::blocking(move || -> Result<Vec<NoteEdits>, scholia_base::Error> {
         let plan = index.plan_moves(&moves, &texts)?;
         let what = moves.first().map(|(f, _)| f.clone()).unwrap_or_default();
@@ -495,187 +303,47 @@ pub async fn will_rename_files(state: &State, params: RenameFilesParams) -> RpcR
     Ok(Some(workspace_edit(state, edits, &versions, None)))
 }
 
-/// Hover on a wikilink: the target's title and its opening paragraph, or the linked heading's
-/// section, bounded.
-pub async fn hover(state: &State, uri: Uri, pos: Position) -> RpcResult<Option<Hover>> {
-    let Some(text) = state.text(&uri).await else {
-        return Ok(None);
-    };
-    let doc = Document::new(text, 0);
-    let enc = state.encoding();
-    let offset = doc.offset(pos, enc);
-    // A citation in `## Research`: where it was read and what the run was given of it.
-    if let Some(engine) = state.engine_now() {
-        let t = doc.text.clone();
-        if let Some(c) = scholia_base::spawn_blocking(move || engine.citation_at(&t, offset)).await {
-            return Ok(Some(Hover {
-                contents: HoverContents::Markup(MarkupContent {
-                    kind: MarkupKind::Markdown,
-                    value: citation(&c),
-                }),
-                range: None,
-            }));
-        }
-    }
-    let parsed = parse::parse(&doc.text, "");
-    let Some(link) = parsed
-        .links
-        .iter()
-        .find(|l| l.range.start <= offset && offset < l.range.end)
-    else {
-        return Ok(None);
-    };
-    let Some(index) = state.index() else { return Ok(None) };
-    let rel = state.rel(&uri).await.unwrap_or_default();
-    let texts = state.snapshot(index.clone());
-    let l = link.clone();
-    let shown = scholia_base::blocking(move || -> Result<Option<String>, scholia_base::Error> {
-        let target = if l.target.trim().is_empty() {
-            rel.clone()
-        } else {
-            match index.resolve_parsed(&l, &rel)? {
-                Some(n) => n.path,
-                None => return Ok(Some(format!("No note named `{}` in the vault.", l.target.trim()))),
-            }
-        };
-        let Some(text) = texts.text(&target) else {
-            return Ok(None);
-        };
-        Ok(Some(excerpt(&target, &text, l.heading.as_deref())))
-    })
-    .await
-    .map_err(|e| errors::rpc(&e))?;
-    Ok(shown.map(|value| Hover {
-        contents: HoverContents::Markup(MarkupContent {
-            kind: MarkupKind::Markdown,
-            value,
-        }),
-        range: Some(doc.range(link.range.clone(), enc)),
-    }))
-}
-
-/// A cited source as the run that cited it read it: title, where, the passage (inert).
-fn citation(c: &scholia_engine::provenance::Citation) -> String {
-    use scholia_vault::contain;
-    let s = &c.source;
-    let place = match (&s.url, &s.note) {
-        (Some(u), _) => format!("Read from `{}`", u.replace('`', "")),
-        (None, Some(n)) => format!("From the note `{}`", n.replace('`', "")),
-        (None, None) => "Source".into(),
-    };
-    let passage = if s.passage.is_empty() {
-        "(no passage was kept)".to_string()
-    } else {
-        let mut p = contain::quote(&s.passage);
-        if p.chars().count() > HOVER_CHARS {
-            p = p.chars().take(HOVER_CHARS).collect::<String>() + "…";
-        }
-        format!("> {p}")
-    };
-    let model = match c.stamp.model.as_str() {
-        "none" => String::new(),
-        m => format!(", {m}"),
-    };
-    format!(
-        "**{}**\n\n{place}\n\n{passage}\n\n*Cited by the research of {} ({}{model})*",
-        contain::text(&s.title),
-        c.when.replace('T', " ").replace('Z', " UTC"),
-        c.stamp.depth
-    )
-}
-
-/// The title of `rel` and its first paragraph (or the section of `heading`), cut at
-/// [`HOVER_CHARS`].
-fn excerpt(rel: &str, text: &str, heading: Option<&str>) -> String {
-    let parsed = parse::parse(text, scholia_vault::stem(rel));
-    let body = match heading {
-        Some(h) => {
-            let wanted = scholia_index::last_heading(h);
-            match parsed
-                .headings
-                .iter()
-                .find(|x| scholia_index::same_heading(&x.text, wanted))
+/// The client renamed files (and their buffers): open documents follow, and every open
+/// note's diagnostics are made again now, not when the watcher sees the move.
+pub async fn did_rename_files(client: &Client, state: &State, params: RenameFilesParams) {
+    {
+        let mut docs = state.docs();
+        for f in &params.files {
+            let (Ok(old), Ok(new)) = (f.old_uri.parse::<Uri>(), f.new_uri.parse::<Uri>()) else {
+                continue;
+            };
+            if !docs.contains_key(&new)
+                && let Some(mut doc) = docs.remove(&old)
             {
-                Some(x) => text[x.section.clone()].to_string(),
-                None => format!("No heading `{wanted}` in this note."),
+                doc.path = None;
+                docs.insert(new, doc);
             }
         }
-        None => first_paragraph(text, &parsed),
-    };
-    let mut body: String = body.trim().to_string();
-    if body.chars().count() > HOVER_CHARS {
-        body = body.chars().take(HOVER_CHARS).collect::<String>() + "…";
     }
-    format!("**{}** · `{rel}`\n\n{body}", parsed.title.replace(['*', '`'], ""))
-}
-
-/// The first block of text after the front matter and the title heading.
-fn first_paragraph(text: &str, parsed: &parse::ParsedNote) -> String {
-    let start = parsed.frontmatter.as_ref().map_or(0, |f| f.range.end);
-    let mut paragraph = Vec::new();
-    for line in text[start.min(text.len())..].lines() {
-        let t = line.trim();
-        if paragraph.is_empty() && (t.is_empty() || t.starts_with("# ")) {
-            continue;
+    // The index learns of the move now (the watcher would, a pause later).
+    if let (Some(index), Some(root)) = (state.index(), state.root.get()) {
+        let mut rels: Vec<String> = Vec::new();
+        for f in &params.files {
+            for u in [&f.old_uri, &f.new_uri] {
+                if let Ok(uri) = u.parse::<Uri>()
+                    && let Some(path) = uri.to_file_path()
+                    && scholia_vault::paths::has_note_extension(&path)
+                    && let Some(rel) = scholia_vault::paths::relative(&root, &path)
+                {
+                    rels.push(rel);
+                }
+            }
         }
-        if t.is_empty() || (t.starts_with('#') && !paragraph.is_empty()) {
-            break;
+        let refreshed = scholia_base::blocking(move || {
+            let rels: Vec<&str> = rels.iter().map(String::as_str).collect();
+            Ok(index.refresh_if_changed(&rels)?)
+        })
+        .await;
+        if let Err(e) = refreshed {
+            tracing::warn!("didRenameFiles: {e}");
         }
-        paragraph.push(line);
     }
-    paragraph.join("\n")
-}
-
-/// The note's outline, nested by heading level.
-pub async fn document_symbols(state: &State, uri: Uri) -> RpcResult<Option<DocumentSymbolResponse>> {
-    let Some(text) = state.text(&uri).await else {
-        return Ok(None);
-    };
-    let doc = Document::new(text, 0);
-    let enc = state.encoding();
-    let parsed = parse::parse(&doc.text, "");
-    // (level, symbol) stack: a heading closes every open one of its level or deeper.
-    let mut stack: Vec<(u8, DocumentSymbol)> = Vec::new();
-    let mut roots: Vec<DocumentSymbol> = Vec::new();
-    let close = |stack: &mut Vec<(u8, DocumentSymbol)>, roots: &mut Vec<DocumentSymbol>| {
-        let (_, done) = stack.pop().expect("open");
-        match stack.last_mut() {
-            Some((_, parent)) => parent.children.get_or_insert_with(Vec::new).push(done),
-            None => roots.push(done),
-        }
-    };
-    for h in parsed.headings.iter().filter(|h| h.top_level) {
-        while stack.last().is_some_and(|(l, _)| *l >= h.level) {
-            close(&mut stack, &mut roots);
-        }
-        let line_end = doc.text[h.section.start..]
-            .find('\n')
-            .map_or(doc.text.len(), |i| h.section.start + i);
-        #[allow(deprecated)]
-        let symbol = DocumentSymbol {
-            name: if h.text.is_empty() {
-                "(empty heading)".into()
-            } else {
-                h.text.clone()
-            },
-            detail: Some("#".repeat(h.level as usize)),
-            kind: if h.level == 1 {
-                SymbolKind::FILE
-            } else {
-                SymbolKind::STRING
-            },
-            tags: None,
-            deprecated: None,
-            range: doc.range(h.section.clone(), enc),
-            selection_range: doc.range(h.section.start..line_end, enc),
-            children: None,
-        };
-        stack.push((h.level, symbol));
-    }
-    while !stack.is_empty() {
-        close(&mut stack, &mut roots);
-    }
-    Ok(Some(DocumentSymbolResponse::Nested(roots)))
+    diagnostics::refresh_all(client, state).await;
 }
 
 #[cfg(test)]
@@ -701,19 +369,5 @@ mod tests {
         check("Making", "link Miso true [[Miso#Making|m]]");
         check("Sake", "link Sake false [[Sake]]");
         check("See", "none");
-    }
-
-    #[test]
-    fn excerpts_are_bounded() {
-        let long = format!("# Long\n\n{}\n\nSecond paragraph.\n", "word ".repeat(1000));
-        let shown = excerpt("Long.md", &long, None);
-        assert!(shown.starts_with("**Long** · `Long.md`\n\nword word"), "{shown}");
-        assert!(shown.ends_with('…') && !shown.contains("Second"), "{shown}");
-        let text = "# T\n\nIntro.\n\n## Part\nInside part.\n\n## Next\nNo.\n";
-        assert_eq!(
-            excerpt("T.md", text, Some("part")),
-            "**T** · `T.md`\n\n## Part\nInside part."
-        );
-        assert_eq!(excerpt("T.md", text, None), "**T** · `T.md`\n\nIntro.");
     }
 }

@@ -6,8 +6,8 @@
 use serde_json::json;
 use tower_lsp_server::ls_types::*;
 
-use super::diagnostics::SOURCE;
 use super::documents::{Document, Encoding};
+use super::names::SOURCE;
 
 pub const CODE: &str = "unlinked-mention";
 

@@ -16,10 +16,7 @@ use scholia_base::Error;
 use scholia_engine::{ReportSave, Summary, TaskStart};
 use scholia_tasks::Kind;
 
-pub const TASKS: &str = "scholia.tasks";
-pub const SEARCH: &str = "scholia.search";
-pub const STATUS: &str = "scholia.status";
-pub const CANCEL: &str = "scholia.cancel";
+use super::names::{CANCEL, SEARCH, TASKS};
 /// `scholia.tasks` actions.
 pub const TASK_ACTIONS: &[&str] = &["start", "status", "results", "cancel", "list", "save", "estimate"];
 
@@ -61,7 +58,7 @@ fn need(value: Option<String>, field: &str, what: &str) -> RpcResult<String> {
 }
 
 pub async fn execute_tasks(state: &Arc<State>, arguments: Vec<Value>) -> RpcResult<Option<Value>> {
-    let a: TaskArgs = super::commands::args(TASKS, arguments, "{action, …}")?;
+    let a: TaskArgs = super::names::args(TASKS, arguments, "{action, …}")?;
     let engine = state.engine().await.map_err(|e| rpc(&e))?;
     let root = state.root.get();
     let task_id = |id: Option<String>| need(id, "task_id", "a task id");
@@ -141,7 +138,7 @@ struct SearchArgs {
 
 /// Full-text search of the vault: hits with their URIs, for a quickfix list or a picker.
 pub async fn execute_search(state: &Arc<State>, arguments: Vec<Value>) -> RpcResult<Option<Value>> {
-    let a: SearchArgs = super::commands::args(SEARCH, arguments, "{query}")?;
+    let a: SearchArgs = super::names::args(SEARCH, arguments, "{query}")?;
     if a.query.trim().is_empty() {
         return Err(invalid("query: empty; give the words to search for"));
     }
@@ -160,7 +157,12 @@ pub async fn execute_search(state: &Arc<State>, arguments: Vec<Value>) -> RpcRes
         .await
         .map_err(|e| state.vault_error(e))?;
     let results = vault
-        .search(&a.query, a.limit.unwrap_or(50), mode)
+        .search(
+            &a.query,
+            a.limit
+                .unwrap_or(scholia_engine::defaults::PICKER_SEARCH_LIMIT as usize),
+            mode,
+        )
         .await
         .map_err(|e| rpc(&e))?;
     let hits: Vec<Value> = results
@@ -215,7 +217,7 @@ struct CancelArgs {
 pub async fn execute_cancel(state: &Arc<State>, arguments: Vec<Value>) -> RpcResult<Option<Value>> {
     let a: CancelArgs = match arguments.is_empty() {
         true => CancelArgs::default(),
-        false => super::commands::args(CANCEL, arguments, "{job?}")?,
+        false => super::names::args(CANCEL, arguments, "{job?}")?,
     };
     let jobs = &state.jobs;
     let cancelled = match a.job {

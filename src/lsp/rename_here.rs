@@ -10,8 +10,8 @@ use tower_lsp_server::jsonrpc::Result as RpcResult;
 use tower_lsp_server::ls_types::*;
 
 use super::State;
+use super::edits::{Snapshot, retitle, workspace_edit};
 use super::errors;
-use super::links::{Snapshot, retitle, workspace_edit};
 
 pub async fn rename(
     state: &State,

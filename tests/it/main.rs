@@ -9,6 +9,7 @@ mod cli;
 mod deep_search;
 mod editor_features;
 mod editors;
+mod emacs;
 mod hardening;
 mod index;
 mod layers;

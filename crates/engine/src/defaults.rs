@@ -25,3 +25,10 @@ pub const SEARCH_LIMIT: u32 = 10;
 pub const LIST_LIMIT: u32 = 50;
 /// Characters of a fetched page at most.
 pub const PAGE_CHARS: usize = 20_000;
+/// Notes an editor's search picker lists at most.
+pub const PICKER_SEARCH_LIMIT: u32 = 50;
+/// Characters of a fetched page the CLI prints at most (a terminal shows more than an
+/// agent's context should hold).
+pub const PRINTED_PAGE_CHARS: usize = 50_000;
+/// Tasks `scholia tasks list` shows at most.
+pub const TASK_LIST_LIMIT: u16 = 20;

@@ -144,7 +144,7 @@ const MAX_NOTE_CHARS: usize = note_edit::MAX_CONTENT_CHARS;
 
 fn write_error(e: WriteError) -> Error {
     match e {
-        WriteError::Edit(SectionError::Refused(inner)) => Error::from(*inner),
+        WriteError::Edit(SectionError::Refused(inner)) => inner,
         other => Error::from(other),
     }
 }
@@ -211,7 +211,7 @@ impl VaultSession {
             };
             let mut shown = what.clone();
             let outcome = update_note_as(&note.abs, &note.rel, |text| {
-                let refused = |e: NoteEditError| SectionError::Refused(Box::new(e));
+                let refused = |e: NoteEditError| SectionError::Refused(Error::from(e));
                 if let Some(h) = &expected {
                     note_edit::check_hash(text, h).map_err(refused)?;
                 }

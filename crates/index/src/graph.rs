@@ -70,7 +70,7 @@ pub(crate) fn link_keys(links: &[scholia_vault::parse::Link], from: &str) -> Vec
     keys
 }
 
-/// The notes each link key names, ranked as links resolve ([`crate::names::Named`]), read
+/// The notes each link key names, ranked as links resolve ([`crate::named::Named`]), read
 /// once per key for many linking notes: a key of a vault copied sixteen times names sixteen
 /// notes, one per folder, and was looked up again from each.
 #[derive(Default)]
@@ -104,7 +104,7 @@ impl VaultIndex {
             // name) is resolved from each linking note, as Obsidian would.
             let named = self.paths_with(searcher, &Term::from_field_text(self.fields.key, &key))?;
             let shared = named.len() > 1;
-            let ranked = crate::names::Named::new(self, &named, &key);
+            let ranked = crate::named::Named::new(self, &named, &key);
             let mut fields = vec![self.fields.links];
             if scope == LinkScope::All {
                 fields.push(self.fields.research_links);
@@ -138,7 +138,7 @@ impl VaultIndex {
         let mut out: Vec<String> = Vec::new();
         for key in self.keys_of(&searcher, rel)? {
             let named = self.paths_with(&searcher, &Term::from_field_text(self.fields.key, &key))?;
-            let ranked = crate::names::Named::in_scope(&whole, &named, &key);
+            let ranked = crate::named::Named::in_scope(&whole, &named, &key);
             for field in [self.fields.links, self.fields.research_links] {
                 for (source, _) in self.paths_with(&searcher, &Term::from_field_text(field, &key))? {
                     // A note in the scope, or the same file under another path, is rewritten
@@ -190,10 +190,10 @@ impl VaultIndex {
         for key in doc.get_all(self.fields.links).filter_map(|v| v.as_str()) {
             if !targets.by_key.contains_key(key) {
                 let found = self.paths_with(searcher, &Term::from_field_text(self.fields.key, key))?;
-                let ranked = crate::names::Named::new(self, &found, key).into_ranked();
+                let ranked = crate::named::Named::new(self, &found, key).into_ranked();
                 targets.by_key.insert(key.to_string(), ranked);
             }
-            let target = crate::names::pick_ranked(&targets.by_key[key], Some(rel));
+            let target = crate::named::pick_ranked(&targets.by_key[key], Some(rel));
             if let Some(t) = target.filter(|t| *t != rel && !out.iter().any(|o| o == t)) {
                 out.push(t.to_string());
             }

@@ -17,6 +17,7 @@ mod meaning;
 mod mentions;
 mod merges;
 mod moves;
+mod named;
 mod names;
 mod notes;
 mod problems;

@@ -12,6 +12,7 @@ use tantivy::query::{PhraseQuery, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, Searcher, Term};
 
+use super::schema::MAX_NAME_TOKENS;
 use super::tokenizer;
 use super::{IndexError, VaultIndex};
 
@@ -120,8 +121,6 @@ const MIN_RELATED: usize = 2;
 const POPULARITY_FOR: usize = 200;
 /// Character pairs whose notes are counted (the most promising by an upper bound).
 const PAIRS_COUNTED: usize = 150;
-/// Longest note name matched in text, in tokens (a character each in Thai or Chinese).
-const MAX_NAME_TOKENS: usize = 64;
 /// Occurrences of a word (or a name's beginning) in a text followed to see whether a name
 /// goes on: a text of one word repeated, and a name of that word 64 times, would otherwise walk
 /// every position 64 deep.
@@ -375,28 +374,6 @@ impl VaultIndex {
     }
 }
 
-/// A name as the index holds it for mentions ([`crate::schema::Fields::names`]): its words
-/// joined by spaces, when specific enough that finding it in a text means the note.
-pub(crate) fn name_words(name: &str) -> Option<String> {
-    let words = tokenizer::tokens(name);
-    nameable(&words).then(|| words.join(" "))
-}
-
-/// Whether a name is specific enough that finding it in a text means the note: more than one
-/// character of an unspaced script, more than three letters otherwise.
-fn nameable(words: &[String]) -> bool {
-    if words.is_empty() || words.len() > MAX_NAME_TOKENS {
-        return false;
-    }
-    let chars: usize = words.iter().map(|w| w.chars().count()).sum();
-    let unspaced = words.iter().all(|w| w.chars().count() == 1 && !w.is_ascii());
-    if unspaced {
-        chars >= 2
-    } else {
-        chars >= 4 && !(words.len() == 1 && tokenizer::is_stopword(&words[0]))
-    }
-}
-
 /// The names of notes that occur in `text` (as whole words), as indexed, each with how much
 /// it says. Each segment's names are walked along the text's own word sequences: a name
 /// prefix is followed only while some name continues it, so the look-ups grow with the text,
@@ -504,6 +481,7 @@ impl NameWalk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::nameable;
 
     /// Rewritten and removed notes leave deleted documents in their segment: the live count
     /// is what a search counts, for words in every note and in a few.

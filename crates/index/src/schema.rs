@@ -6,7 +6,7 @@ use tantivy::schema::{
 };
 use tantivy::{TantivyDocument, doc};
 
-use super::tokenizer::{BODY, PREFIXES, WORDS};
+use super::tokenizer::{self, BODY, PREFIXES, WORDS};
 use scholia_vault::parse::ParsedNote;
 use scholia_vault::scan::Stamp;
 
@@ -21,7 +21,7 @@ pub struct Fields {
     /// Lower-cased names a wikilink may use: stem, path without extension, aliases.
     pub key: Field,
     /// The names prose may mention the note by (file name, aliases) as their words joined by
-    /// spaces ([`crate::related::name_words`]), when specific enough: unlinked mentions walk
+    /// spaces ([`name_words`]), when specific enough: unlinked mentions walk
     /// it along the text's words, with no table of every name in the vault.
     pub names: Field,
     pub title: Field,
@@ -211,7 +211,7 @@ pub fn document(fields: &Fields, rel: &str, stamp: Stamp, indexed: &IndexedNote)
     }
     let mut names: Vec<String> = Vec::new();
     for name in std::iter::once(stem).chain(note.aliases.iter().map(String::as_str)) {
-        if let Some(words) = crate::related::name_words(name)
+        if let Some(words) = name_words(name)
             && !names.contains(&words)
         {
             d.add_text(fields.names, &words);
@@ -273,4 +273,29 @@ fn stem_vector(text: &str, title: &str) -> (String, f64) {
     }
     let sum: f64 = counts.values().map(|&n| (1.0 + f64::from(n).ln()).powi(2)).sum();
     (joined, sum.sqrt())
+}
+
+/// Longest note name matched in text, in tokens (a character each in Thai or Chinese).
+pub(crate) const MAX_NAME_TOKENS: usize = 64;
+
+/// A name as the index holds it for mentions ([`crate::schema::Fields::names`]): its words
+/// joined by spaces, when specific enough that finding it in a text means the note.
+pub(crate) fn name_words(name: &str) -> Option<String> {
+    let words = tokenizer::tokens(name);
+    nameable(&words).then(|| words.join(" "))
+}
+
+/// Whether a name is specific enough that finding it in a text means the note: more than one
+/// character of an unspaced script, more than three letters otherwise.
+pub(crate) fn nameable(words: &[String]) -> bool {
+    if words.is_empty() || words.len() > MAX_NAME_TOKENS {
+        return false;
+    }
+    let chars: usize = words.iter().map(|w| w.chars().count()).sum();
+    let unspaced = words.iter().all(|w| w.chars().count() == 1 && !w.is_ascii());
+    if unspaced {
+        chars >= 2
+    } else {
+        chars >= 4 && !(words.len() == 1 && tokenizer::is_stopword(&words[0]))
+    }
 }

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::ResearchEvent;
-use super::note::{self, Depth, Input, NoteResearch, ResearchError, Source, Topic};
+use super::note::input::{self, Input};
+use super::note::render::{Finished, finish, provenance};
+use super::note::types::{Depth, NoteResearch, ResearchError, Source, Topic};
 use crate::Context;
 use scholia_base::Job;
 use scholia_index::{IndexError, Terms, VaultIndex, tokenizer};
@@ -202,7 +204,7 @@ fn own_sentences(text: &str) -> HashSet<String> {
 /// The notes offline research would cite for the note at `rel` whose text is `text`, best
 /// first. Blocking.
 pub fn related_notes(index: &VaultIndex, rel: &str, text: String) -> Result<Vec<RelatedNote>, ResearchError> {
-    let input = super::note::input::prepare_blocking(index, rel.to_string(), text, None)?;
+    let input = input::prepare_blocking(index, rel.to_string(), text, None)?;
     Ok(select(index, &input, RELATED_NOTES)?.1)
 }
 
@@ -215,7 +217,7 @@ pub fn related_evidence(
     text: String,
     candidates: usize,
 ) -> Result<Vec<(String, scholia_index::Evidence)>, ResearchError> {
-    let input = super::note::input::prepare_blocking(index, rel.to_string(), text, None)?;
+    let input = input::prepare_blocking(index, rel.to_string(), text, None)?;
     let mut likeness = input.likeness.clone();
     likeness.exclude.extend(likeness.links.iter().cloned());
     Ok(index.related_evidence(&likeness, candidates)?)
@@ -399,7 +401,7 @@ pub(crate) async fn research(
             kind: "concept".into(),
         })
         .collect();
-    let provenance = note::provenance(Depth::Shallow, None, None, topics.len(), 0);
+    let provenance = provenance(Depth::Shallow, None, None, topics.len(), 0);
     let section = ctx.library.render(
         prompts::RESEARCH_OFFLINE,
         json!({
@@ -437,7 +439,7 @@ pub(crate) async fn research(
             target: r.target,
         })
         .collect();
-    note::finish(note::Finished {
+    finish(Finished {
         record,
         path: input.rel,
         mode: "offline",

@@ -4,7 +4,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::note::Topic;
+/// A topic research looked into: what the note names, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Topic {
+    pub topic: String,
+    #[serde(default)]
+    pub context: String,
+    #[serde(rename = "type", default)]
+    pub kind: String,
+}
 
 /// The longest passage kept per source.
 const PASSAGE_CHARS: usize = 800;

@@ -11,6 +11,7 @@
 //! `store.rs` SQLite, `estimate.rs` cost and duration estimates, `calls.rs` calls answered with
 //! a task (MCP tasks) and kept for whoever polls them.
 
+mod call;
 pub mod calls;
 pub mod estimate;
 mod notify;

@@ -182,44 +182,7 @@ impl scholia_base::Coded for Uncontained {
     }
 }
 
-/// Text quoted from a note or a page, made inert on one line: it renders as the words it
-/// holds and cannot make links, embeds, callouts, HTML, code or comments. URLs in it become
-/// code, which no reader turns into a link.
-pub fn passage(s: &str) -> String {
-    let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    let urls = urls_in(&one_line);
-    let mut out = String::with_capacity(one_line.len() + 16);
-    let mut next_url = urls.iter().peekable();
-    let mut skip_to = 0;
-    for (i, c) in one_line.char_indices() {
-        if i < skip_to {
-            continue;
-        }
-        if let Some(u) = next_url.next_if(|u| u.start == i) {
-            out.push('`');
-            out.push_str(&one_line[u.clone()].replace('`', ""));
-            out.push('`');
-            skip_to = u.end;
-            continue;
-        }
-        match c {
-            // Links, embeds, wikilinks, callouts, HTML, code and math all need one of these.
-            '\\' | '`' | '[' | '<' | '$' => {
-                out.push('\\');
-                out.push(c);
-            }
-            // At the start of a line: headings, lists, quotes, fences.
-            '#' | '-' | '+' | '*' | '>' | '~' | '=' | '|' if i == 0 => {
-                out.push('\\');
-                out.push(c);
-            }
-            '%' => out.push_str("&#37;"),
-            '&' => out.push_str("&amp;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
+pub use super::inert::passage;
 
 /// A note's sentence quoted for a reader, on one line, inert as [`passage`] makes text, and
 /// readable in the raw Markdown an editor shows: code spans stay code spans, and a word that

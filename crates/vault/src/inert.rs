@@ -241,7 +241,7 @@ fn edits(
             Event::Code(c) if inline_query(&c) => out.push(Edit {
                 at: range.start,
                 end: range.end,
-                text: super::contain::passage(&c),
+                text: passage(&c),
             }),
             Event::Text(t) => {
                 let literal = text.get(range.clone()).is_some_and(|s| s == &*t);
@@ -422,7 +422,7 @@ fn bare_urls(
     out.push(Edit {
         at: range.start,
         end: range.end,
-        text: super::contain::passage(&kept),
+        text: passage(&kept),
     });
 }
 
@@ -475,6 +475,45 @@ pub fn cap(markdown: &str, max_chars: usize) -> (String, bool) {
         .or_else(|| head.rfind(' ').filter(late))
         .unwrap_or(limit);
     (head[..at].trim_end().to_string(), true)
+}
+
+/// Text quoted from a note or a page, made inert on one line: it renders as the words it
+/// holds and cannot make links, embeds, callouts, HTML, code or comments. URLs in it become
+/// code, which no reader turns into a link.
+pub fn passage(s: &str) -> String {
+    let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let urls = urls_in(&one_line);
+    let mut out = String::with_capacity(one_line.len() + 16);
+    let mut next_url = urls.iter().peekable();
+    let mut skip_to = 0;
+    for (i, c) in one_line.char_indices() {
+        if i < skip_to {
+            continue;
+        }
+        if let Some(u) = next_url.next_if(|u| u.start == i) {
+            out.push('`');
+            out.push_str(&one_line[u.clone()].replace('`', ""));
+            out.push('`');
+            skip_to = u.end;
+            continue;
+        }
+        match c {
+            // Links, embeds, wikilinks, callouts, HTML, code and math all need one of these.
+            '\\' | '`' | '[' | '<' | '$' => {
+                out.push('\\');
+                out.push(c);
+            }
+            // At the start of a line: headings, lists, quotes, fences.
+            '#' | '-' | '+' | '*' | '>' | '~' | '=' | '|' if i == 0 => {
+                out.push('\\');
+                out.push(c);
+            }
+            '%' => out.push_str("&#37;"),
+            '&' => out.push_str("&amp;"),
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

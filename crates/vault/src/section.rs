@@ -26,9 +26,9 @@ pub enum SectionError {
     )]
     OpenAtEnd { what: &'static str, line: usize },
     /// An agent's edit that cannot be made (a stale hash, a missing heading, content that
-    /// would escape its section).
+    /// would escape its section), as every surface shows it.
     #[error(transparent)]
-    Refused(Box<crate::note_edit::NoteEditError>),
+    Refused(scholia_base::Error),
 }
 
 fn same_name(a: &str, b: &str) -> bool {
@@ -316,12 +316,12 @@ impl scholia_base::Coded for SectionError {
         match self {
             SectionError::Duplicate { .. } => "DUPLICATE_SECTION",
             SectionError::OpenAtEnd { .. } => "OPEN_BLOCK_AT_END",
-            SectionError::Refused(e) => e.code(),
+            SectionError::Refused(e) => e.code,
         }
     }
     fn kind(&self) -> scholia_base::ErrorKind {
         match self {
-            SectionError::Refused(e) => e.kind(),
+            SectionError::Refused(e) => e.kind,
             _ => scholia_base::ErrorKind::Conflict,
         }
     }

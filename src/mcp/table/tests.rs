@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::*;
+use crate::mcp::tool::bounded;
 
 /// Every schema node with a `type`, with its JSON path.
 fn nodes<'a>(v: &'a Value, path: String, out: &mut Vec<(String, &'a Value)>) {

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::mcp::Scholia;
 use crate::mcp::progress::RunContext;
-use crate::mcp::table::{Reply, Tool, reads_vault};
+use crate::mcp::tool::{Reply, Tool, reads_vault};
 use scholia_base::Error;
 use scholia_engine::BoxFuture;
 use scholia_index::{Backlinks, Created, EditTarget, Edited, Moved};

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::mcp::Scholia;
 use crate::mcp::progress::RunContext;
 use crate::mcp::schema::one_of;
-use crate::mcp::table::{Raw, Reply, Tool, researches};
+use crate::mcp::tool::{Raw, Reply, Tool, researches};
 use scholia_base::{Error, Summary};
 use scholia_engine::{Answer, BoxFuture, DiskWriter, Question, ResearchOutcome};
 use scholia_research::deep_search::{DeepSearchBackend, DeepSearchRequest, DeepSearchResult};

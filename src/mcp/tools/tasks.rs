@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use crate::mcp::Scholia;
 use crate::mcp::progress::RunContext;
-use crate::mcp::table::{Reply, Tool, reads_vault};
+use crate::mcp::tool::{Reply, Tool, reads_vault};
 use scholia_base::Error;
 use scholia_engine::defaults;
 use scholia_engine::{

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::mcp::Scholia;
 use crate::mcp::progress::RunContext;
-use crate::mcp::table::{MAX_TEXT, Reply, Tool, reads_vault};
+use crate::mcp::tool::{MAX_TEXT, Reply, Tool, reads_vault};
 use scholia_base::{Error, Summary};
 use scholia_engine::BoxFuture;
 use scholia_engine::defaults;

@@ -3,8 +3,9 @@
 
 use serde::Deserialize;
 
+pub const CONFIG_FILE: &str = ".scholia.toml";
+
 use super::ConfigError;
-use super::settings::CONFIG_FILE;
 use scholia_providers::llm::Price;
 
 /// The shape of `.scholia.toml` and of LSP initializationOptions.

@@ -15,10 +15,11 @@ pub mod trust;
 
 pub use embeddings::EmbedConfig;
 pub use env_vars::ENV_VARS;
+pub use file::CONFIG_FILE;
 pub use file::FileConfig;
 pub use scholia_base::{Dirs, DirsError, Env, ProcessEnv};
 pub use scholia_research::deep_search::DeepSearchBackend;
-pub use settings::{CONFIG_FILE, GeminiCli, OPENROUTER_URL, SearchProvider, Settings};
+pub use settings::{GeminiCli, OPENROUTER_URL, SearchProvider, Settings};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

@@ -9,10 +9,10 @@ use scholia_providers::llm::{LlmConfig, Price, Secret};
 use scholia_research::deep_search::DeepSearchBackend;
 
 use super::ConfigError;
+use super::file::CONFIG_FILE;
 use super::file::FileConfig;
 use super::layers::{Layers, Picked, cli_model, flag, http_url, ranged};
 
-pub const CONFIG_FILE: &str = ".scholia.toml";
 const OPENAI_URL: &str = "https://api.openai.com/v1";
 pub(super) const OPENAI_DEFAULT_MODEL: &str = "gpt-4o-mini";
 pub(super) const FIREWORKS_URL: &str = "https://api.fireworks.ai/inference/v1";

@@ -8,7 +8,8 @@ use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQu
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, Searcher, Term};
 
-use super::{Likeness, Terms, mentioned, nameable};
+use super::{Likeness, Terms, mentioned};
+use crate::schema::nameable;
 use crate::{IndexError, VaultIndex, tokenizer};
 
 /// Words of the query; more add little but cost time.

@@ -2,6 +2,7 @@
 //! read whole or streamed, refusals told apart from failures.
 
 use super::client::*;
+use super::refusal::*;
 use super::types::*;
 use std::time::{Duration, Instant};
 
@@ -219,27 +220,8 @@ impl ChatClient {
     }
 }
 
-/// Why an attempt did not answer: an error, or the endpoint refusing streaming (asked again
-/// without it at once).
-pub(super) enum Refusal {
-    Error(LlmError),
-    Stream(String),
-    /// A streamed answer that ended before any output: llama-cpp-python reports a prompt over
-    /// its window that way, so the call is asked once more without streaming to learn why.
-    EmptyStream,
-    /// A streamed answer broken off after it had started.
-    Cut(String),
-}
-
-pub(super) const EMPTY_STREAM: &str = "the stream ended before any output";
-pub(super) const CUT: &str = "the stream was cut off";
-
-pub(super) fn jitter(d: Duration) -> Duration {
-    // ±25 % so parallel callers do not retry in lockstep.
-    let factor = 0.75 + fastrand::f64() * 0.5;
-    d.mul_f64(factor)
-}
-
+/// The message of an endpoint's error body (OpenAI's `error.message`, or a bare `error` or
+/// `message`), else the body itself.
 pub(super) fn error_message(body: &str) -> String {
     let v: Option<Value> = serde_json::from_str(body).ok();
     let msg = v

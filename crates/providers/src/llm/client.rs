@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::Semaphore;
 
-use super::attempt::{Refusal, jitter};
+use super::refusal::{Refusal, jitter};
 use super::types::*;
 
 /// How JSON is asked for. A server that refuses a mode (any 4xx or 5xx whose message names the

@@ -4,6 +4,7 @@
 mod attempt;
 pub mod client;
 pub mod json;
+mod refusal;
 pub mod stream;
 mod structured;
 mod types;

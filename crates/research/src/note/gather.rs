@@ -9,7 +9,7 @@ use futures_util::future::join_all;
 use serde::Serialize;
 use serde_json::json;
 
-use super::{Depth, PAGE_CHARS, PAGES_PER_TOPIC, Topic, VAULT_RESULTS, WEB_RESULTS};
+use super::types::{Depth, PAGE_CHARS, PAGES_PER_TOPIC, Topic, VAULT_RESULTS, WEB_RESULTS};
 use crate::Context;
 use crate::citations::url_key;
 use crate::gate;
@@ -255,4 +255,9 @@ impl PageCache {
             .await
             .clone()
     }
+}
+
+/// The URLs a section may link to: the web pages the run gathered.
+pub(super) fn gathered_links(materials: &[Material]) -> crate::citations::Links {
+    crate::citations::Links::from_urls(materials.iter().flat_map(|m| m.web.iter().map(|w| w.url.as_str())))
 }

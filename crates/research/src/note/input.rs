@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{MAX_FOCUS_CHARS, NOTE_CHARS, ResearchError};
+use super::types::{MAX_FOCUS_CHARS, NOTE_CHARS, ResearchError};
 use scholia_index::{Likeness, VaultIndex};
 use scholia_vault::parse::Link;
 use scholia_vault::section;

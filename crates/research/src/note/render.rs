@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use super::gather::Material;
-use super::{Depth, NoteResearch, ResearchError, Source, Topic};
+use super::types::{Depth, NoteResearch, ResearchError, Source, Topic};
 use crate::citations::url_key;
 use scholia_providers::llm::Usage;
 use scholia_vault::{SECTION, SECTION_LEVEL};

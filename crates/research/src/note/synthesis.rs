@@ -1,7 +1,19 @@
 //! Stage 3: the synthesis, fitted to the model's window and checked by the gate; and the
 //! sources-only section when it fails.
 
-use super::*;
+use serde_json::json;
+
+use super::fit;
+use super::gather::{self, gathered_links};
+use super::input::Input;
+use super::render::{Finished, finish, provenance};
+use super::types::*;
+use crate::Context;
+use crate::ResearchEvent;
+use crate::gate;
+use scholia_base::Job;
+use scholia_prompts::{self as prompts, untrusted};
+use scholia_providers::llm::{ChatClient, ChatRequest, LlmError, Message, Usage};
 
 /// Tokens the synthesis may write: a paragraph or two per topic.
 pub(super) fn synthesis_tokens(topics: usize, context: Option<u32>) -> u32 {

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Input, MAX_TOPICS, ResearchError, Topic};
+use super::input::Input;
+use super::types::{MAX_TOPICS, ResearchError, Topic};
 use crate::Context;
 use crate::ResearchEvent;
 use scholia_base::Job;

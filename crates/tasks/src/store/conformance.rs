@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use super::{Store, Task, now_ms};
-use crate::calls::{Call, CallEnd, CallStatus};
+use crate::call::{Call, CallEnd, CallStatus};
 use crate::{Kind, Results, ResultsMeta, Status};
 
 fn task(id: &str, created_at: i64) -> Task {

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::calls::{Call, CallEnd, CallStatus};
+use crate::call::{Call, CallEnd, CallStatus};
 use crate::{Kind, Results, Status, TaskError};
 
 mod postgres;

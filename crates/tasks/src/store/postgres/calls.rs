@@ -4,7 +4,7 @@ use tokio_postgres::Row;
 
 use super::Postgres;
 use crate::TaskError;
-use crate::calls::{Call, CallEnd, CallStatus};
+use crate::call::{Call, CallEnd, CallStatus};
 use crate::store::now_ms;
 
 const CALL_SELECT: &str = "SELECT id, tool, arguments, vault, status, message, percent, result, error, created_at,

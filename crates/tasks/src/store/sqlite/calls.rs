@@ -4,7 +4,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Sqlite;
 use crate::TaskError;
-use crate::calls::{Call, CallEnd, CallStatus};
+use crate::call::{Call, CallEnd, CallStatus};
 use crate::store::now_ms;
 
 /// Calls answered with a task (see `crate::calls`).
