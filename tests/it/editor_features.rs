@@ -360,3 +360,56 @@ async fn a_rename_updates_a_title_that_is_the_name() {
     assert_eq!(renamed, "---\ntitle: \"Aspergillus\"\ntags: [ferment]\n---\nA mould.\n");
     c.shutdown().await;
 }
+
+/// Point 10: the first note opened while the index fills gets its backlinks lens right once
+/// the index holds the vault — the server asks the client to refresh its lenses (a client
+/// that supports it) after each commit, so the count an early request saw is not kept.
+#[tokio::test(flavor = "multi_thread")]
+async fn lenses_made_while_the_index_fills_are_refreshed() {
+    const LINKERS: usize = 3000;
+    let v = TestVault::empty();
+    std::fs::create_dir_all(v.path(".obsidian")).unwrap();
+    v.write("Target.md", "# Target\n\nThe note every other note links.\n");
+    let filler = "Words about fermentation, starters and timing that make each note worth reading. ".repeat(20);
+    for i in 0..LINKERS {
+        v.write(
+            &format!("Notes/Note {i:04}.md"),
+            &format!("# Note {i}\n\n{filler}\n\nSee [[Target]].\n"),
+        );
+    }
+    let caps = json!({"workspace": {"codeLens": {"refreshSupport": true}}});
+    let mut c = v.lsp_capable(&v.root, &Vec::new(), caps).await;
+    let uri = c.open(&v.path("Target.md"), &v.read("Target.md")).await;
+    let title = |lenses: &Value| lenses[0]["command"]["title"].as_str().unwrap_or("none").to_string();
+    let first = title(
+        &c.request("textDocument/codeLens", json!({"textDocument": {"uri": uri}}))
+            .await,
+    );
+    let want = format!("{LINKERS} backlinks");
+    // Each refresh the server asks for, the client makes its lenses again (as editors do);
+    // the last one made must count every linker.
+    let mut last = first.clone();
+    let mut refreshes = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while last != want && std::time::Instant::now() < deadline {
+        let seen = c.server_requests.len();
+        c.pump(Duration::from_millis(200)).await;
+        let asked = c.server_requests[seen..]
+            .iter()
+            .filter(|r| r["method"] == "workspace/codeLens/refresh")
+            .count();
+        if asked > 0 {
+            refreshes += asked;
+            last = title(
+                &c.request("textDocument/codeLens", json!({"textDocument": {"uri": uri}}))
+                    .await,
+            );
+        }
+    }
+    eprintln!("first lens: {first}; after {refreshes} refreshes: {last}");
+    assert_eq!(last, want, "first lens: {first}, refreshes asked: {refreshes}");
+    if first != want {
+        assert!(refreshes > 0);
+    }
+    c.shutdown().await;
+}

@@ -1,7 +1,8 @@
 //! A BERT encoder's forward pass on the CPU: embeddings, then per layer self-attention and a
 //! GELU feed-forward block, each with its residual and layer norm. Matrix products go through
-//! `matrixmultiply`'s SGEMM; a sequence is run at its own length (no padding), so a batch is
-//! its sequences run side by side on the rayon pool.
+//! `matrixmultiply`'s SGEMM, or for a few tokens (a query) a kernel that reads each weight
+//! once; a sequence is run at its own length (no padding), so a batch is its sequences run
+//! side by side on the rayon pool.
 
 use crate::safetensors::Tensors;
 
@@ -204,9 +205,17 @@ impl Bert {
     }
 }
 
+/// Rows up to which [`linear`] reads each weight row once against every input row instead of
+/// calling SGEMM: a query of a few tokens is bound by reading the weights (40 MB for
+/// MiniLM), which SGEMM would first copy into its packed layout.
+const FEW_ROWS: usize = 32;
+
 /// `out[rows, n] = x[rows, k] · wᵀ + b`, with `w` stored `[n, k]` as PyTorch keeps it.
 fn linear(x: &[f32], rows: usize, k: usize, w: &[f32], b: &[f32], n: usize, out: &mut [f32]) {
     assert!(x.len() >= rows * k && w.len() == n * k && b.len() == n && out.len() >= rows * n);
+    if rows <= FEW_ROWS {
+        return linear_few(&x[..rows * k], rows, k, w, b, n, &mut out[..rows * n]);
+    }
     for row in out[..rows * n].chunks_exact_mut(n) {
         row.copy_from_slice(b);
     }
@@ -229,6 +238,46 @@ fn linear(x: &[f32], rows: usize, k: usize, w: &[f32], b: &[f32], n: usize, out:
             1,
         );
     }
+}
+
+/// [`linear`] for a few rows: the outputs split in two halves run side by side, each weight
+/// row read once and dotted with every input row.
+fn linear_few(x: &[f32], rows: usize, k: usize, w: &[f32], b: &[f32], n: usize, out: &mut [f32]) {
+    // `outᵀ` per half (`[n_half, rows]`), written back row-major after.
+    let half = n / 2;
+    let run = |from: usize, to: usize| -> Vec<f32> {
+        let mut t = vec![0f32; (to - from) * rows];
+        for (j, col) in (from..to).zip(t.chunks_exact_mut(rows)) {
+            let wj = &w[j * k..(j + 1) * k];
+            for (r, o) in col.iter_mut().enumerate() {
+                *o = b[j] + dot(&x[r * k..(r + 1) * k], wj);
+            }
+        }
+        t
+    };
+    let (lo, hi) = if n * k >= 1 << 16 {
+        rayon::join(|| run(0, half), || run(half, n))
+    } else {
+        (run(0, half), run(half, n))
+    };
+    for (j, col) in lo.chunks_exact(rows).chain(hi.chunks_exact(rows)).enumerate() {
+        for (r, v) in col.iter().enumerate() {
+            out[r * n + j] = *v;
+        }
+    }
+}
+
+/// A dot product in eight lanes (vectorised by the compiler).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
 }
 
 fn add_into(x: &mut [f32], y: &[f32]) {
@@ -299,5 +348,37 @@ mod tests {
         let mut out = [0f32; 4];
         linear(&x, 2, 3, &w, &b, 2, &mut out);
         assert_eq!(out, [14., 22., 20., 25.]);
+    }
+
+    /// The few-rows kernel answers what SGEMM does, for sizes on both sides of each split.
+    #[test]
+    fn few_rows_agree_with_sgemm() {
+        let mut seed = 7u32;
+        let mut next = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+        };
+        for (rows, k, n) in [(1, 3, 1), (3, 17, 5), (13, 384, 1152), (32, 100, 301), (33, 64, 64)] {
+            let x: Vec<f32> = (0..rows * k).map(|_| next()).collect();
+            let w: Vec<f32> = (0..n * k).map(|_| next()).collect();
+            let b: Vec<f32> = (0..n).map(|_| next()).collect();
+            let mut few = vec![0f32; rows * n];
+            linear_few(&x, rows, k, &w, &b, n, &mut few);
+            let mut reference = vec![0f32; rows * n];
+            for r in 0..rows {
+                for j in 0..n {
+                    let s: f64 = (0..k).map(|i| f64::from(x[r * k + i]) * f64::from(w[j * k + i])).sum();
+                    reference[r * n + j] = (s + f64::from(b[j])) as f32;
+                }
+            }
+            let mut via = vec![0f32; rows * n];
+            linear(&x, rows, k, &w, &b, n, &mut via);
+            for ((f, v), want) in few.iter().zip(&via).zip(&reference) {
+                assert!(
+                    (f - want).abs() < 1e-4 && (v - want).abs() < 1e-4,
+                    "{rows}x{k}x{n}: {f} {v} {want}"
+                );
+            }
+        }
     }
 }

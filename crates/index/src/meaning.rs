@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use scholia_embed::{EmbedError, Embedder, Quantized};
 
+use super::search::Ranked;
 use super::vectors::VectorSet;
 use super::{Hit, IndexError, VaultIndex};
 
@@ -311,8 +312,8 @@ impl VaultIndex {
                 .collect();
             return Ok((hits, mode, warnings));
         }
-        let by_words = self.search(query, FUSED.max(limit), exclude)?;
-        Ok((fuse(self, by_words, by_meaning, limit), mode, warnings))
+        let by_words = self.search_ranked(query, FUSED.max(limit), exclude)?;
+        Ok((fuse(self, query, by_words, by_meaning, limit)?, mode, warnings))
     }
 
     /// The cosine of the note's vector and each candidate's, and the notes nearest it by
@@ -379,7 +380,13 @@ impl VaultIndex {
 /// the rest. Reciprocal rank fusion was measured first: it let a list of weak word matches
 /// push the note that means the question out of the top 5 (`cargo bench --bench embed`,
 /// development questions: 9 of 16 answered, vectors alone 12; this 12).
-fn fuse(index: &VaultIndex, by_words: Vec<Hit>, by_meaning: Vec<(String, f32)>, limit: usize) -> Vec<Hit> {
+fn fuse(
+    index: &VaultIndex,
+    query: &str,
+    by_words: Vec<Ranked>,
+    by_meaning: Vec<(String, f32)>,
+    limit: usize,
+) -> Result<Vec<Hit>, IndexError> {
     let mut scores: std::collections::HashMap<String, f32> = std::collections::HashMap::new();
     let spread = |xs: Vec<(String, f32)>| -> Vec<(String, f32)> {
         let hi = xs.iter().map(|x| x.1).fold(f32::MIN, f32::max);
@@ -396,18 +403,32 @@ fn fuse(index: &VaultIndex, by_words: Vec<Hit>, by_meaning: Vec<(String, f32)>, 
     }
     let mut ranked: Vec<(String, f32)> = scores.into_iter().collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let mut words: std::collections::HashMap<String, Hit> = by_words.into_iter().map(|h| (h.path.clone(), h)).collect();
-    ranked
+    ranked.truncate(limit);
+    // Snippets only for the hits shown: the words' ones around the matches, the others'
+    // from the note's opening.
+    let mut words: std::collections::HashMap<String, Ranked> =
+        by_words.into_iter().map(|h| (h.path.clone(), h)).collect();
+    let shown: Vec<Ranked> = ranked
+        .iter()
+        .filter_map(|(p, score)| {
+            words.remove(p).map(|mut h| {
+                h.score = *score;
+                h
+            })
+        })
+        .collect();
+    let mut snipped: std::collections::HashMap<String, Hit> = index
+        .with_snippets(query, shown)?
         .into_iter()
-        .take(limit)
-        .filter_map(|(p, score)| match words.remove(&p) {
-            Some(mut h) => {
-                h.score = score;
-                Some(h)
-            }
+        .map(|h| (h.path.clone(), h))
+        .collect();
+    Ok(ranked
+        .into_iter()
+        .filter_map(|(p, score)| match snipped.remove(&p) {
+            Some(h) => Some(h),
             None => index.plain_hit(&p, score),
         })
-        .collect()
+        .collect())
 }
 
 /// A note's chunks: `title` leading up to [`MAX_CHUNKS`] pieces of `text`, each cut at a space

@@ -31,6 +31,13 @@ pub struct Hit {
     pub line: usize,
 }
 
+/// A note a search ranks, before its snippet is made.
+pub(crate) struct Ranked {
+    pub path: String,
+    pub title: String,
+    pub score: f32,
+}
+
 /// Vault search hits, best first.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(transparent)]
@@ -170,6 +177,18 @@ impl VaultIndex {
     /// BM25 over title (boosted), headings, tags and body; phrase queries with quotes; a fuzzy
     /// title match when nothing matches exactly. `exclude` drops one note (by path).
     pub fn search(&self, query: &str, limit: usize, exclude: Option<&str>) -> Result<Vec<Hit>, IndexError> {
+        let ranked = self.search_ranked(query, limit, exclude)?;
+        self.with_snippets(query, ranked)
+    }
+
+    /// [`VaultIndex::search`]'s ranking without the snippets (which read each note): what a
+    /// fusion with other rankings needs of its many candidates.
+    pub(crate) fn search_ranked(
+        &self,
+        query: &str,
+        limit: usize,
+        exclude: Option<&str>,
+    ) -> Result<Vec<Ranked>, IndexError> {
         let parsed = self.parse_user_query(query)?;
         let searcher = self.searcher();
         let exclude_clause = |q: Box<dyn Query>| -> Box<dyn Query> {
@@ -197,13 +216,7 @@ impl VaultIndex {
         {
             top = searcher.search(&exclude_clause(fuzzy), &TopDocs::with_limit(limit).order_by_score())?;
         }
-        let generator = SnippetGenerator::create(&searcher, &*parsed, self.fields.body)
-            .ok()
-            .map(|mut g| {
-                g.set_max_num_chars(SNIPPET_CHARS);
-                g
-            });
-        let mut hits = Vec::with_capacity(top.len());
+        let mut ranked = Vec::with_capacity(top.len());
         let scope = self.scope();
         for (score, addr) in top {
             let (path, outline) = self.stored(&searcher, addr)?;
@@ -211,21 +224,46 @@ impl VaultIndex {
             if !scope.is_whole_vault() && !scope.allows(&path) {
                 continue;
             }
-            let (snippet, highlights, heading, line) = generator
-                .as_ref()
-                .map(|g| self.snippet(g, &path))
-                .unwrap_or_else(|| (String::new(), Vec::new(), None, 1));
-            hits.push(Hit {
+            ranked.push(Ranked {
                 path,
                 title: outline.title,
                 score,
-                snippet,
-                highlights,
-                heading,
-                line,
             });
         }
-        Ok(hits)
+        Ok(ranked)
+    }
+
+    /// Hits of `ranked` notes, in their order, with the passages around `query`'s matches.
+    pub(crate) fn with_snippets(&self, query: &str, ranked: Vec<Ranked>) -> Result<Vec<Hit>, IndexError> {
+        if ranked.is_empty() {
+            return Ok(Vec::new());
+        }
+        let parsed = self.parse_user_query(query)?;
+        let searcher = self.searcher();
+        let generator = SnippetGenerator::create(&searcher, &*parsed, self.fields.body)
+            .ok()
+            .map(|mut g| {
+                g.set_max_num_chars(SNIPPET_CHARS);
+                g
+            });
+        Ok(ranked
+            .into_iter()
+            .map(|r| {
+                let (snippet, highlights, heading, line) = generator
+                    .as_ref()
+                    .map(|g| self.snippet(g, &r.path))
+                    .unwrap_or_else(|| (String::new(), Vec::new(), None, 1));
+                Hit {
+                    path: r.path,
+                    title: r.title,
+                    score: r.score,
+                    snippet,
+                    highlights,
+                    heading,
+                    line,
+                }
+            })
+            .collect())
     }
 
     /// The passage around the matches, the matched ranges in it, and the heading over the first
