@@ -4,6 +4,9 @@
 //!     cargo bench --bench vault -- --quick      # obsidian-help only
 //!     cargo bench --bench vault -- --dir D      # keep the 100k vaults in D (reused if there)
 //!     cargo bench --bench vault -- --cold-runs 3  # time the cold build 3 times: fastest, median
+//!     cargo bench --bench vault -- --cold-only    # the cold builds and the floor, nothing after
+//!     cargo bench --bench vault -- --ladder       # tantivy on scholia's own documents, each group
+//!                                                 # of fields left out in turn: what each costs
 //!
 //! The vaults are copies (the benchmark edits and researches notes): obsidian-help (6,246
 //! notes in 38 languages), sixteen copies of it side by side (99,936 notes, 514 MB of real
@@ -287,6 +290,11 @@ fn run(rt: &tokio::runtime::Runtime, b: Bench) {
         "CLI cold index / floor: {:.2}x",
         cold.as_secs_f64() / floor.index.as_secs_f64()
     );
+    if std::env::args().any(|a| a == "--ladder") {
+        for (name, took) in floor::ladder(&b) {
+            println!("tantivy on scholia's documents, {name:<34} {}", rate(took));
+        }
+    }
     if std::env::args().any(|a| a == "--cold-only") {
         return;
     }
