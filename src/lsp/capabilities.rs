@@ -44,50 +44,8 @@ pub fn server(encoding: Encoding) -> ServerCapabilities {
         workspace: Some(WorkspaceServerCapabilities {
             workspace_folders: None,
             file_operations: Some(WorkspaceFileOperationsServerCapabilities {
-                will_rename: Some(FileOperationRegistrationOptions {
-                    filters: vec![
-                        FileOperationFilter {
-                            scheme: Some("file".into()),
-                            pattern: FileOperationPattern {
-                                glob: "**/*.{md,markdown,txt}".into(),
-                                matches: Some(FileOperationPatternKind::File),
-                                options: Some(FileOperationPatternOptions {
-                                    ignore_case: Some(true),
-                                }),
-                            },
-                        },
-                        FileOperationFilter {
-                            scheme: Some("file".into()),
-                            pattern: FileOperationPattern {
-                                glob: "**".into(),
-                                matches: Some(FileOperationPatternKind::Folder),
-                                options: None,
-                            },
-                        },
-                    ],
-                }),
-                did_rename: Some(FileOperationRegistrationOptions {
-                    filters: vec![
-                        FileOperationFilter {
-                            scheme: Some("file".into()),
-                            pattern: FileOperationPattern {
-                                glob: "**/*.{md,markdown,txt}".into(),
-                                matches: Some(FileOperationPatternKind::File),
-                                options: Some(FileOperationPatternOptions {
-                                    ignore_case: Some(true),
-                                }),
-                            },
-                        },
-                        FileOperationFilter {
-                            scheme: Some("file".into()),
-                            pattern: FileOperationPattern {
-                                glob: "**".into(),
-                                matches: Some(FileOperationPatternKind::Folder),
-                                options: None,
-                            },
-                        },
-                    ],
-                }),
+                will_rename: Some(renamed_notes()),
+                did_rename: Some(renamed_notes()),
                 ..Default::default()
             }),
         }),
@@ -153,4 +111,30 @@ pub fn read_client(state: &State, params: &InitializeParams) {
             .and_then(|w| w.show_document.as_ref())
             .is_some_and(|s| s.support),
     );
+}
+
+/// The renames the server follows: notes (by extension, any case) and folders.
+fn renamed_notes() -> FileOperationRegistrationOptions {
+    FileOperationRegistrationOptions {
+        filters: vec![
+            FileOperationFilter {
+                scheme: Some("file".into()),
+                pattern: FileOperationPattern {
+                    glob: "**/*.{md,markdown,txt}".into(),
+                    matches: Some(FileOperationPatternKind::File),
+                    options: Some(FileOperationPatternOptions {
+                        ignore_case: Some(true),
+                    }),
+                },
+            },
+            FileOperationFilter {
+                scheme: Some("file".into()),
+                pattern: FileOperationPattern {
+                    glob: "**".into(),
+                    matches: Some(FileOperationPatternKind::Folder),
+                    options: None,
+                },
+            },
+        ],
+    }
 }
