@@ -27,8 +27,26 @@ impl Quantized {
     }
 }
 
-/// The dot product of two int8 vectors (the loop the compiler vectorises).
+/// The dot product of two int8 vectors: with AVX2 where the CPU has it (the scan of every
+/// note's vector is most of a query at 100,000 notes), else the portable loop.
 pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the feature was just detected on this CPU.
+        return unsafe { dot_i8_avx2(a, b) };
+    }
+    dot_i8_lanes(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
+    dot_i8_lanes(a, b)
+}
+
+/// The loop the compiler vectorises (for the features of the function it is inlined into).
+#[inline(always)]
+fn dot_i8_lanes(a: &[i8], b: &[i8]) -> i32 {
     a.iter().zip(b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum()
 }
 
@@ -70,5 +88,9 @@ mod tests {
         let kept = Quantized::new(&a).dot(&Quantized::new(&b));
         assert!((exact - kept).abs() < 0.01, "{exact} vs {kept}");
         assert_eq!(Quantized::new(&[0.0; 4]).dot(&Quantized::new(&[0.0; 4])), 0.0);
+        // Whichever path the CPU takes, the integer product is exact.
+        let (qa, qb) = (Quantized::new(&a), Quantized::new(&b));
+        assert_eq!(dot_i8(&qa.values, &qb.values), dot_i8_lanes(&qa.values, &qb.values));
+        assert_eq!(dot_i8(&[-127; 7], &[127; 7]), -127 * 127 * 7);
     }
 }
