@@ -288,35 +288,39 @@ pub enum Command {
 pub enum McpAction {
     /// Write scholia into an MCP host's configuration (the binary by its absolute path, merged
     /// into what is there, the file backed up); --list shows each host's files
-    Install {
-        /// claude-desktop, claude-code, cursor, vscode, codex or zed
-        #[arg(long, value_name = "NAME", required_unless_present = "list")]
-        client: Option<String>,
-        /// The vault the host's scholia serves (default: the current directory)
-        #[arg(long, value_name = "DIR")]
-        vault: Option<PathBuf>,
-        /// project (the vault's own folder) or user (default: project for claude-code, cursor
-        /// and vscode; user for the others)
-        #[arg(long, value_name = "SCOPE")]
-        scope: Option<String>,
-        /// Point the host at a running `scholia mcp --http` at this URL instead of starting one
-        #[arg(long, value_name = "URL")]
-        http: Option<String>,
-        /// The environment variable the host reads the bearer token from; needs --http
-        #[arg(long, value_name = "VAR", requires = "http")]
-        token_env: Option<String>,
-        /// Print the file as it would be; write nothing
-        #[arg(long)]
-        dry_run: bool,
-        /// Replace a `scholia` entry that differs
-        #[arg(long)]
-        force: bool,
-        /// Each host's configuration files and whether scholia is in them
-        #[arg(long, conflicts_with_all = ["client", "http", "dry_run", "force"])]
-        list: bool,
-        #[arg(long)]
-        json: bool,
-    },
+    Install(Install),
+}
+
+/// What `scholia mcp install` is asked.
+#[derive(clap::Args)]
+pub struct Install {
+    /// claude-desktop, claude-code, cursor, vscode, codex or zed
+    #[arg(long, value_name = "NAME", required_unless_present = "list")]
+    pub client: Option<String>,
+    /// The vault the host's scholia serves (default: the current directory)
+    #[arg(long, value_name = "DIR")]
+    pub vault: Option<PathBuf>,
+    /// project (the vault's own folder) or user (default: project for claude-code, cursor
+    /// and vscode; user for the others)
+    #[arg(long, value_name = "SCOPE")]
+    pub scope: Option<String>,
+    /// Point the host at a running `scholia mcp --http` at this URL instead of starting one
+    #[arg(long, value_name = "URL")]
+    pub http: Option<String>,
+    /// The environment variable the host reads the bearer token from; needs --http
+    #[arg(long, value_name = "VAR", requires = "http")]
+    pub token_env: Option<String>,
+    /// Print the file as it would be; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Replace a `scholia` entry that differs
+    #[arg(long)]
+    pub force: bool,
+    /// Each host's configuration files and whether scholia is in them
+    #[arg(long, conflicts_with_all = ["client", "http", "dry_run", "force"])]
+    pub list: bool,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Subcommand)]

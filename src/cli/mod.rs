@@ -236,33 +236,9 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Lsp { describe: true } => render::json(&scholia::lsp::describe())?,
         Command::Lsp { describe: false } => scholia::lsp::serve_stdio()?,
         Command::Mcp {
-            action:
-                Some(McpAction::Install {
-                    client,
-                    vault,
-                    scope,
-                    http,
-                    token_env,
-                    dry_run,
-                    force,
-                    list,
-                    json,
-                }),
+            action: Some(McpAction::Install(ask)),
             ..
-        } => {
-            let ask = setup::Ask {
-                client,
-                vault,
-                scope,
-                http,
-                token_env,
-                dry_run,
-                force,
-                list,
-                json,
-            };
-            return setup::install(ask);
-        }
+        } => return setup::install(ask),
         Command::Mcp {
             action: None,
             vault,

@@ -1,30 +1,17 @@
 //! `scholia mcp install`: one engine call (`mcp_setup`), its answer shown.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 
+use super::args::Install;
 use super::render;
 use scholia::config::ProcessEnv;
 use scholia::engine::Summary;
 use scholia::engine::mcp_setup::{self, Client, Places, Request, Scope, Transport};
 use scholia::error::Error;
 
-/// What the command line asked.
-pub struct Ask {
-    pub client: Option<String>,
-    pub vault: Option<PathBuf>,
-    pub scope: Option<String>,
-    pub http: Option<String>,
-    pub token_env: Option<String>,
-    pub dry_run: bool,
-    pub force: bool,
-    pub list: bool,
-    pub json: bool,
-}
-
-pub fn install(ask: Ask) -> Result<ExitCode> {
+pub fn install(ask: Install) -> Result<ExitCode> {
     let places = Places::from_env(&ProcessEnv).map_err(Error::from)?;
     let vault = super::dir_or_cwd(ask.vault)?;
     let vault = scholia::vault::Vault::open(&vault)
