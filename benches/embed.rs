@@ -170,6 +170,15 @@ fn main() {
             times[49],
             set.bytes() as f64 / 1e6
         );
+        println!("sign prefilter at {n} random notes: {}", prefilter_recall(&set));
+        if let Some(file) = arg(&args, "--vectors") {
+            let real = scholia::index::VectorSet::load(std::path::Path::new(&file)).expect("a vectors file");
+            println!(
+                "sign prefilter at {} real notes ({file}): {}",
+                real.len(),
+                prefilter_recall(&real)
+            );
+        }
         // The meaning half of a hybrid query at that size: the question embedded, then the scan
         // (the words half is the lexical figure above; the two are fused after).
         let asked = ["keep my notes the same on my laptop and my phone", "record voice memos"];
@@ -188,4 +197,30 @@ fn main() {
             times[25], times[49]
         );
     }
+}
+
+/// How many of the exact scan's 10 nearest the sign prefilter (scoring 1 in
+/// `PREFILTER_SHARE` notes) keeps, over 200 of the set's own notes as queries.
+fn prefilter_recall(set: &scholia::index::VectorSet) -> String {
+    let share = (set.len() / scholia::index::PREFILTER_SHARE).max(10);
+    let paths: Vec<String> = set.paths().map(str::to_string).collect();
+    let step = (paths.len() / 200).max(1);
+    let (mut kept, mut total) = (0usize, 0usize);
+    for rel in paths.iter().step_by(step).take(200) {
+        let q = set.vector(rel).unwrap();
+        let all = |_: &str| true;
+        let exact: Vec<String> = set.nearest_in(&q, 10, &all, None).into_iter().map(|x| x.0).collect();
+        let fast: Vec<String> = set
+            .nearest_in(&q, 10, &all, Some(share))
+            .into_iter()
+            .map(|x| x.0)
+            .collect();
+        kept += exact.iter().filter(|p| fast.contains(p)).count();
+        total += exact.len();
+    }
+    format!(
+        "recall@10 {:.3} scoring {share} of {} notes",
+        kept as f64 / total.max(1) as f64,
+        set.len()
+    )
 }

@@ -66,7 +66,7 @@ pub use search::{Hit, NoteInfo, NoteRef, SearchResults, Symbol, SymbolKind};
 pub use session::{INDEXING, IndexEvent, VAULT_WAIT, VaultSession, VaultSlot};
 pub use sync::{Progress, SyncSummary};
 pub use tags::{TagCount, TagUses};
-pub use vectors::VectorSet;
+pub use vectors::{PREFILTER_AT, PREFILTER_SHARE, VectorSet};
 pub use watch::Updates;
 
 use schema::Fields;

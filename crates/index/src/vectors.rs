@@ -1,8 +1,9 @@
 //! The notes' vectors, beside the index: one int8 vector per note (its chunks' meaning, the
 //! head counting double), with the stamp of the file it was computed from and the model that
 //! computed it. Kept in one file per model in the index directory, read whole at open (384
-//! dimensions: 388 bytes a note, 39 MB at 100,000 notes) and scanned whole per query (an int8
-//! dot product per note, on every core).
+//! dimensions: 388 bytes a note, 39 MB at 100,000 notes). A query scores every note by an
+//! int8 dot product on every core; from [`PREFILTER_AT`] notes it first ranks them by their
+//! values' signs and scores only the nearest share.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -22,7 +23,53 @@ pub struct VectorSet {
     scales: Vec<f32>,
     /// `dims` values per note, in note order.
     values: Vec<i8>,
+    /// Each value's sign, [`words`] `u64`s per note: the first pass of a large set's scan.
+    signs: Vec<u64>,
     by_path: HashMap<String, usize>,
+}
+
+/// Notes from which a scan first ranks every note by its signs (a Hamming distance, an eighth
+/// of the bytes) and then scores only the nearest [`PREFILTER_SHARE`] by their int8 vectors.
+/// Smaller sets are scanned exactly.
+pub const PREFILTER_AT: usize = 20_000;
+/// The share of a large set (1 in 50) scored exactly after the first pass.
+pub const PREFILTER_SHARE: usize = 50;
+
+/// `u64` words of signs for a vector of `dims` values.
+fn words(dims: usize) -> usize {
+    dims.div_ceil(64)
+}
+
+/// The signs of `values` (a bit set where the value is positive), `words(len)` words.
+fn signs_of(values: &[i8]) -> Vec<u64> {
+    let mut out = vec![0u64; words(values.len())];
+    for (i, v) in values.iter().enumerate() {
+        if *v > 0 {
+            out[i / 64] |= 1 << (i % 64);
+        }
+    }
+    out
+}
+
+/// Differing bits of two sign words.
+fn hamming(a: &[u64], b: &[u64]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("popcnt") {
+        // SAFETY: the feature was just detected on this CPU.
+        return unsafe { hamming_popcnt(a, b) };
+    }
+    hamming_words(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+unsafe fn hamming_popcnt(a: &[u64], b: &[u64]) -> u32 {
+    hamming_words(a, b)
+}
+
+#[inline(always)]
+fn hamming_words(a: &[u64], b: &[u64]) -> u32 {
+    a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
 }
 
 impl VectorSet {
@@ -53,7 +100,10 @@ impl VectorSet {
 
     /// Bytes the vectors take in memory (and about as many on disk).
     pub fn bytes(&self) -> usize {
-        self.values.len() + self.scales.len() * 4 + self.paths.iter().map(|p| p.len() + 18).sum::<usize>()
+        self.values.len()
+            + self.signs.len() * 8
+            + self.scales.len() * 4
+            + self.paths.iter().map(|p| p.len() + 18).sum::<usize>()
     }
 
     pub fn stamp(&self, rel: &str) -> Option<Stamp> {
@@ -79,6 +129,8 @@ impl VectorSet {
                 self.stamps[i] = stamp;
                 self.scales[i] = v.scale;
                 self.values[i * self.dims..(i + 1) * self.dims].copy_from_slice(&v.values);
+                let w = words(self.dims);
+                self.signs[i * w..(i + 1) * w].copy_from_slice(&signs_of(&v.values));
             }
             None => {
                 self.by_path.insert(rel.to_string(), self.paths.len());
@@ -86,6 +138,7 @@ impl VectorSet {
                 self.stamps.push(stamp);
                 self.scales.push(v.scale);
                 self.values.extend_from_slice(&v.values);
+                self.signs.extend_from_slice(&signs_of(&v.values));
             }
         }
     }
@@ -99,38 +152,86 @@ impl VectorSet {
         if i != last {
             let (d, from) = (self.dims, last * self.dims);
             self.values.copy_within(from..from + d, i * d);
+            let w = words(d);
+            self.signs.copy_within(last * w..(last + 1) * w, i * w);
             self.by_path.insert(self.paths[i].clone(), i);
         }
         self.values.truncate(last * self.dims);
+        self.signs.truncate(last * words(self.dims));
     }
 
     /// The `k` notes nearest `q` among those `keep` accepts, with their cosine, best first.
+    /// A set of [`PREFILTER_AT`] notes or more is ranked by signs first (see there); when
+    /// `keep` leaves fewer than `k` of that share, the whole set is scored.
     pub fn nearest(&self, q: &Quantized, k: usize, keep: impl Fn(&str) -> bool) -> Vec<(String, f32)> {
+        if self.len() >= PREFILTER_AT {
+            let found = self.nearest_in(q, k, &keep, Some(self.len() / PREFILTER_SHARE));
+            if found.len() == k {
+                return found;
+            }
+        }
+        self.nearest_in(q, k, &keep, None)
+    }
+
+    /// [`VectorSet::nearest`] scoring only the `share` notes nearest by signs (all: `None`).
+    pub fn nearest_in(
+        &self,
+        q: &Quantized,
+        k: usize,
+        keep: &impl Fn(&str) -> bool,
+        share: Option<usize>,
+    ) -> Vec<(String, f32)> {
         if q.values.len() != self.dims || k == 0 {
             return Vec::new();
         }
         // On every core: the scan is most of a query at 100,000 notes.
         use rayon::prelude::*;
-        let mut scored: Vec<(f32, usize)> = self
-            .values
-            .par_chunks_exact(self.dims)
-            .enumerate()
-            .map(|(i, v)| (scholia_embed::dot_i8(&q.values, v) as f32 * q.scale * self.scales[i], i))
-            .collect();
+        let score = |i: usize| {
+            let v = &self.values[i * self.dims..(i + 1) * self.dims];
+            (scholia_embed::dot_i8(&q.values, v) as f32 * q.scale * self.scales[i], i)
+        };
+        let mut scored: Vec<(f32, usize)> = match share {
+            Some(share) if share.max(k) < self.len() => {
+                let w = words(self.dims);
+                let qs = signs_of(&q.values);
+                let mut near: Vec<(u32, usize)> = self
+                    .signs
+                    .par_chunks_exact(w)
+                    .enumerate()
+                    .map(|(i, s)| (hamming(&qs, s), i))
+                    .collect();
+                let take = share.max(k);
+                near.select_nth_unstable(take - 1);
+                near.truncate(take);
+                near.into_iter().map(|(_, i)| score(i)).collect()
+            }
+            _ => (0..self.len()).into_par_iter().map(score).collect(),
+        };
         let by_score =
             |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(self.paths[a.1].cmp(&self.paths[b.1]));
         let mut out = Vec::with_capacity(k);
-        // Enough candidates that the filter rarely leaves fewer than `k`.
+        // The best few sorted first (enough that the filter rarely leaves fewer than `k`);
+        // the rest only when it does.
         let take = (k * 4).min(scored.len());
         if take > 0 && take < scored.len() {
             scored.select_nth_unstable_by(take - 1, by_score);
-            scored.truncate(take);
         }
-        scored.sort_unstable_by(by_score);
-        for (score, i) in scored {
+        let (head, rest) = scored.split_at_mut(take);
+        head.sort_unstable_by(by_score);
+        let mut rest_sorted = false;
+        for at in 0..head.len() + rest.len() {
             if out.len() == k {
                 break;
             }
+            let (score, i) = if at < head.len() {
+                head[at]
+            } else {
+                if !rest_sorted {
+                    rest.sort_unstable_by(by_score);
+                    rest_sorted = true;
+                }
+                rest[at - head.len()]
+            };
             if keep(&self.paths[i]) {
                 out.push((self.paths[i].clone(), score));
             }
@@ -234,5 +335,57 @@ mod tests {
         assert_eq!(back.vector("b.md"), Some(unit(5)));
         std::fs::write(&file, b"SCHVEC1\ngarbage").unwrap();
         assert!(VectorSet::load(&file).is_none());
+    }
+
+    /// A vector of `dims` pseudo-random values.
+    fn random(seed: &mut u64, dims: usize) -> Quantized {
+        let v: Vec<f32> = (0..dims)
+            .map(|_| {
+                *seed ^= *seed << 13;
+                *seed ^= *seed >> 7;
+                *seed ^= *seed << 17;
+                (*seed % 2001) as f32 / 1000.0 - 1.0
+            })
+            .collect();
+        Quantized::new(&v)
+    }
+
+    /// A large set is ranked by signs first: each note's own vector finds it, removals and
+    /// replacements keep the signs in step, the answers match the exact scan's, and a filter
+    /// that leaves too few of the share falls back to the whole set.
+    #[test]
+    fn a_large_set_is_prefiltered_by_signs() {
+        let (dims, n) = (64, PREFILTER_AT + 500);
+        let mut seed = 0x2545_f491_4f6c_dd1d;
+        let mut set = VectorSet::new("m", dims);
+        for i in 0..n {
+            set.upsert(&format!("{i}.md"), Stamp::default(), &random(&mut seed, dims));
+        }
+        for i in (0..n).step_by(997) {
+            set.remove(&format!("{i}.md"));
+        }
+        set.upsert("10.md", Stamp::default(), &random(&mut seed, dims));
+        assert_eq!(set.signs.len(), set.len() * words(dims));
+        for i in (1..n).step_by(1_009) {
+            let rel = format!("{i}.md");
+            let q = set.vector(&rel).unwrap();
+            assert_eq!(set.nearest(&q, 1, |_| true)[0].0, rel);
+            // What the exact scan ranks first among the first pass's share is what it ranks
+            // first overall, for a query that is a note of the set.
+            let exact = set.nearest_in(&q, 5, &|_: &str| true, None);
+            assert_eq!(set.nearest(&q, 5, |_| true)[0], exact[0]);
+        }
+        // Only notes far from the query kept: the share holds none, the whole set answers.
+        let q = set.vector("11.md").unwrap();
+        let far: std::collections::HashSet<String> = set
+            .nearest_in(&q, set.len(), &|_: &str| true, None)
+            .into_iter()
+            .rev()
+            .take(10)
+            .map(|(p, _)| p)
+            .collect();
+        let got = set.nearest(&q, 3, |p| far.contains(p));
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert!(got.iter().all(|(p, _)| far.contains(p)));
     }
 }
