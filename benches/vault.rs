@@ -7,21 +7,31 @@
 //!     cargo bench --bench vault -- --cold-only    # the cold builds and the floor, nothing after
 //!     cargo bench --bench vault -- --ladder       # tantivy on scholia's own documents, each group
 //!                                                 # of fields left out in turn: what each costs
+//!     cargo bench --bench vault -- --cache-cold   # drop the vault's page cache before each cold
+//!                                                 # build and the cold language server
+//!     cargo bench --bench vault -- --other BIN    # another Markdown server's first answer beside
+//!                                                 # scholia's cold one (markdown-oxide)
+//!     cargo bench --bench vault -- --until-ready  # stop after the cold language servers
+//!     cargo bench --bench vault -- --only real    # only the vaults whose name holds `real`
 //!
 //! The vaults are copies (the benchmark edits and researches notes): obsidian-help (6,246
 //! notes in 38 languages), sixteen copies of it side by side (99,936 notes, 514 MB of real
 //! Markdown) and 100,000 generated notes. Every vault is read once before measuring, so
-//! "cold" means no index, not a cold page cache.
+//! "cold" means no index, not a cold page cache, unless `--cache-cold` drops the vault's pages
+//! before each cold build and the cold language servers.
 //!
-//! For each vault: cold `scholia index` (time, MB/s of Markdown, peak RSS) beside the floor
+//! For each vault: cold `scholia index` (time, MB/s of Markdown, peak RSS); the language server
+//! on the index it just left (symbols while it merges the build's segments); the floor
 //! (tantivy alone indexing the notes' text as one field, from memory), warm `scholia index`
-//! (nothing changed); the language server cold (first answer, indexing time beside the
-//! CLI's) and warm; on the full index only: `workspace/symbol` p50/p99 with result counts,
+//! (nothing changed); the language server cold (first answer, indexing time beside the CLI's)
+//! and warm; on the full index only: `workspace/symbol` p50/p99 with result counts,
 //! how soon a note saved in the editor is found; MCP `find_notes` over stdio; `scholia search`
 //! and offline `scholia research` from the shell; `search` through the library.
 
 #[path = "vault/agents.rs"]
 mod agents;
+#[path = "vault/cache.rs"]
+mod cache;
 #[path = "vault/floor.rs"]
 mod floor;
 #[path = "vault/lsp.rs"]
@@ -235,7 +245,28 @@ fn cold_runs() -> usize {
         .max(1)
 }
 
+/// The value after `name` on the command line.
+fn flag_value(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+/// Drops the vault's page cache when `--cache-cold` asks for it, and says what it held.
+fn cool(b: &Bench) {
+    if std::env::args().any(|a| a == "--cache-cold") {
+        println!("{}", cache::evict(&b.vault));
+    }
+}
+
 fn run(rt: &tokio::runtime::Runtime, b: Bench) {
+    if let Some(only) = flag_value("--only")
+        && !b.name.contains(&only)
+        && !b.vault.to_string_lossy().contains(&only)
+    {
+        return;
+    }
     println!(
         "\n== {} ({} notes, {:.1} MB of Markdown) ==",
         b.name,
@@ -261,6 +292,7 @@ fn run(rt: &tokio::runtime::Runtime, b: Bench) {
         if run > 0 {
             std::fs::remove_dir_all(b.cache().join("index")).unwrap();
         }
+        cool(&b);
         let (cold, cold_rss) = timed(index_cmd());
         println!(
             "cold index (CLI):              {}   peak RSS {}   {} segments",
@@ -280,6 +312,7 @@ fn run(rt: &tokio::runtime::Runtime, b: Bench) {
             rate(cold)
         );
     }
+    rt.block_on(lsp::right_after_build(&b));
     let floor = floor::measure(&b);
     println!(
         "floor: tantivy alone, the text as one field: {}   (reading the files first: {:.3} s)",
@@ -306,11 +339,20 @@ fn run(rt: &tokio::runtime::Runtime, b: Bench) {
     );
 
     std::fs::remove_dir_all(b.cache().join("index")).unwrap();
+    cool(&b);
     let lsp_cold = rt.block_on(lsp::round(&b, "cold", false));
     println!(
         "LSP cold indexing / CLI cold index: {:.2}x",
         lsp_cold.as_secs_f64() / cold.as_secs_f64()
     );
+    if let Some(other) = flag_value("--other") {
+        cool(&b);
+        rt.block_on(lsp::other(&b, std::path::Path::new(&other), "cold"));
+        rt.block_on(lsp::other(&b, std::path::Path::new(&other), "warm"));
+    }
+    if std::env::args().any(|a| a == "--until-ready") {
+        return;
+    }
     rt.block_on(lsp::round(&b, "warm", true));
     rt.block_on(agents::find_notes(&b));
     agents::cli_search(&b);

@@ -91,6 +91,89 @@ pub async fn round(b: &Bench, label: &str, edits: bool) -> Duration {
     indexed
 }
 
+/// The language server started on the index a cold CLI build just left (its segments not yet
+/// merged): 50 `workspace/symbol` queries from its first non-empty answer on, inside the window
+/// where it merges them, p50 and p99 of the server's time, and the segments before and after.
+pub async fn right_after_build(b: &Bench) {
+    let before = index_segments(b);
+    let started = Instant::now();
+    let (mut c, mut child) = LspClient::spawn(
+        tokio::process::Command::new(BIN)
+            .arg("lsp")
+            .env("SCHOLIA_CACHE_DIR", b.cache())
+            .env("SCHOLIA_CONFIG_DIR", b.home.path().join("config"))
+            .env("SCHOLIA_DATA_DIR", b.home.path().join("data"))
+            .env("SCHOLIA_LOG", "warn")
+            .stderr(Stdio::inherit()),
+    );
+    c.initialize(&b.vault.canonicalize().unwrap(), json!({})).await;
+    let probe = b.symbol_queries.first().cloned().unwrap_or_else(|| "a".into());
+    let first = loop {
+        let r = c.request("workspace/symbol", json!({"query": probe})).await;
+        if r.as_array().is_some_and(|a| !a.is_empty()) || started.elapsed() > Duration::from_secs(60) {
+            break started.elapsed();
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    let mut times = Vec::new();
+    let mut empty = 0;
+    for q in b.symbol_queries.iter().cycle().take(50) {
+        let t = Instant::now();
+        let r = c.request("workspace/symbol", json!({"query": q})).await;
+        times.push(c.arrived.expect("a response") - t);
+        if r.as_array().is_none_or(|a| a.is_empty()) {
+            empty += 1;
+        }
+    }
+    let took = started.elapsed();
+    let after = index_segments(b);
+    let (p50, p99) = percentiles(times);
+    println!(
+        "LSP right after the CLI build: first answer {:.3} s from spawn, then 50 workspace/symbol until {:.2} s: p50 {} p99 {} ({empty} empty), segments {before} -> {after}",
+        first.as_secs_f64(),
+        took.as_secs_f64(),
+        ms(p50),
+        ms(p99)
+    );
+    c.shutdown().await;
+    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+}
+
+/// Another Markdown language server (`--other BIN`, e.g. markdown-oxide) on the same vault:
+/// from spawn to its `initialize` answer and to its first non-empty `workspace/symbol` (what
+/// it calls ready: it reads the whole vault before answering), and its peak RSS.
+pub async fn other(b: &Bench, bin: &std::path::Path, label: &str) {
+    let started = Instant::now();
+    let (mut c, mut child) = LspClient::spawn(
+        tokio::process::Command::new(bin)
+            .current_dir(&b.vault)
+            .stderr(Stdio::null()),
+    );
+    let pid = child.id().unwrap();
+    c.initialize(&b.vault.canonicalize().unwrap(), json!({})).await;
+    let init = started.elapsed();
+    let probe = b.symbol_queries.first().cloned().unwrap_or_else(|| "a".into());
+    let ready = loop {
+        let r = c.request("workspace/symbol", json!({"query": probe})).await;
+        if r.as_array().is_some_and(|a| !a.is_empty()) {
+            break Some(started.elapsed());
+        }
+        if started.elapsed() > Duration::from_secs(600) {
+            break None;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    println!(
+        "{} {label}: initialize answered {:.3} s, first non-empty workspace/symbol {}, peak RSS {}",
+        bin.file_name().map_or("other".into(), |n| n.to_string_lossy()),
+        init.as_secs_f64(),
+        ready.map_or("none within 600 s".into(), |t| format!("{:.3} s", t.as_secs_f64())),
+        mb(peak_rss(pid))
+    );
+    let _ = child.start_kill();
+    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+}
+
 /// An editor adds a heading with a new word to a note and saves it: the time until
 /// `workspace/symbol` finds the word (the note re-read and committed, the reader reloaded).
 async fn saved_note_found(b: &Bench, c: &mut LspClient) {

@@ -17,7 +17,9 @@ use super::tokenizer;
 use super::{IndexError, VaultIndex};
 
 mod evidence;
+mod live;
 pub use evidence::Evidence;
+pub(crate) use live::LiveStats;
 
 /// What a note is, for finding the notes related to it.
 #[derive(Debug, Clone, Default)]
@@ -289,7 +291,11 @@ impl VaultIndex {
 
     fn docs_where(&self, searcher: &Searcher, q: Box<dyn Query>, limit: usize) -> Result<Vec<DocAddress>, IndexError> {
         Ok(searcher
-            .search(&q, &TopDocs::with_limit(limit).order_by_score())?
+            .search_with_statistics_provider(
+                &q,
+                &TopDocs::with_limit(limit).order_by_score(),
+                &LiveStats::new(self, searcher),
+            )?
             .into_iter()
             .map(|(_, a)| a)
             .collect())
@@ -304,73 +310,6 @@ impl VaultIndex {
         let df = self.live_doc_freq(searcher, &Term::from_field_text(self.fields.body, one))? as f32;
         let idf = ((n + 1.0) / (df + 1.0)).ln();
         Ok((idf / (n + 1.0).ln() * 2.0).clamp(0.0, 1.0))
-    }
-}
-
-impl VaultIndex {
-    /// How many live notes hold `term`. Tantivy's `doc_freq` also counts the old versions of
-    /// notes rewritten since the last merge (every research run rewrites one): weights from it
-    /// would drift with each run, and the same vault would not give the same research twice.
-    /// The few deleted documents of a segment are looked for in the term's postings by seeking
-    /// (reading every posting of common words was a tenth of offline research).
-    pub(crate) fn live_doc_freq(&self, searcher: &Searcher, term: &Term) -> tantivy::Result<u64> {
-        use tantivy::{DocSet, TERMINATED};
-        let mut df = 0u64;
-        for segment in searcher.segment_readers() {
-            let inverted = segment.inverted_index(term.field())?;
-            // One look-up in the term dictionary per segment: it is most of the cost.
-            let Some(info) = inverted.get_term_info(term)? else {
-                continue;
-            };
-            let stored = u64::from(info.doc_freq);
-            let Some(alive) = segment.alive_bitset() else {
-                df += stored;
-                continue;
-            };
-            let mut postings = inverted.read_postings_from_terminfo(&info, IndexRecordOption::Basic)?;
-            let deleted = self.deleted_docs(segment, alive);
-            // Many deletes (a segment mostly rewritten): reading the postings is cheaper.
-            if deleted.len() as u64 > stored {
-                let mut doc = postings.doc();
-                while doc != TERMINATED {
-                    df += u64::from(alive.is_alive(doc));
-                    doc = postings.advance();
-                }
-                continue;
-            }
-            let mut dead = 0;
-            for &doc in deleted.iter() {
-                match postings.doc() {
-                    TERMINATED => break,
-                    at if at > doc => continue,
-                    _ => dead += u64::from(postings.seek(doc) == doc),
-                }
-            }
-            df += stored - dead;
-        }
-        Ok(df)
-    }
-
-    /// The deleted documents of a segment, ascending: read once per segment and count of
-    /// deletes (deletes only grow, and a segment id is never reused).
-    fn deleted_docs(
-        &self,
-        segment: &tantivy::SegmentReader,
-        alive: &tantivy::fastfield::AliveBitSet,
-    ) -> crate::DeletedDocs {
-        let key = (segment.segment_id(), segment.num_deleted_docs());
-        if let Some(d) = scholia_base::lock(&self.deleted).get(&key) {
-            return d.clone();
-        }
-        let docs: std::sync::Arc<Vec<_>> =
-            std::sync::Arc::new((0..segment.max_doc()).filter(|&d| alive.is_deleted(d)).collect());
-        let mut cache = scholia_base::lock(&self.deleted);
-        cache.retain(|(id, _), _| *id != key.0);
-        if cache.len() > 256 {
-            cache.clear();
-        }
-        cache.insert(key, docs.clone());
-        docs
     }
 }
 
@@ -482,45 +421,6 @@ impl NameWalk<'_> {
 mod tests {
     use super::*;
     use crate::schema::nameable;
-
-    /// Rewritten and removed notes leave deleted documents in their segment: the live count
-    /// is what a search counts, for words in every note and in a few.
-    #[test]
-    fn live_doc_freq_skips_deleted_documents() {
-        let names: Vec<(String, String)> = (0..40)
-            .map(|i| {
-                let rare = if i % 10 == 3 { " krill" } else { "" };
-                (format!("N{i:02}.md"), format!("# N{i}\n\nplankton{rare}"))
-            })
-            .collect();
-        let files: Vec<(&str, &str)> = names.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-        let f = crate::fixture::vault(&files);
-        let (index, dir) = (&f.index, f.root());
-        let check = |word: &str| {
-            let searcher = index.searcher();
-            let term = Term::from_field_text(index.fields.body, word);
-            let query = tantivy::query::TermQuery::new(term.clone(), IndexRecordOption::Basic);
-            let live = searcher.search(&query, &tantivy::collector::Count).unwrap() as u64;
-            assert_eq!(index.live_doc_freq(&searcher, &term).unwrap(), live, "{word}");
-            live
-        };
-        assert_eq!((check("plankton"), check("krill")), (40, 4));
-        // Rewritten: N03 and N13 keep krill, N05 and N39 do not change; N23 loses it.
-        for (i, text) in [
-            (3, "plankton krill"),
-            (13, "krill"),
-            (5, "plankton"),
-            (39, "plankton"),
-            (23, "plankton"),
-        ] {
-            let path = dir.join(format!("N{i:02}.md"));
-            std::fs::write(&path, format!("# N{i}\n\n{text}")).unwrap();
-            index.touched(&[&path]);
-        }
-        std::fs::remove_file(dir.join("N33.md")).unwrap();
-        index.sync(&mut |_| {}).unwrap();
-        assert_eq!((check("plankton"), check("krill")), (38, 2));
-    }
 
     #[test]
     fn names_specific_enough_to_mean_a_note() {

@@ -120,9 +120,25 @@ fn push_sentence(out: &mut Vec<String>, s: &str) {
     // In a script without spaces between words a space parts phrases (Thai, Khmer) or sets
     // off a foreign name: its letters count, not its spaces.
     let unspaced = s.chars().filter(|&c| unspaced_script(c) && c.is_alphabetic()).count();
-    if words >= MIN_WORDS || unspaced >= MIN_UNSPACED_CHARS {
+    if words >= MIN_WORDS {
+        out.push(s.to_string());
+        return;
+    }
+    // Chinese and Japanese end a sentence with 。: without it, a short line is a label.
+    let han_kana = s.chars().filter(|&c| han_or_kana(c)).count();
+    let ended = s.ends_with(['。', '！', '？', '.', '!', '?']);
+    let label = han_kana > 0 && !ended && han_kana < MIN_UNENDED_HAN_KANA;
+    if unspaced >= MIN_UNSPACED_CHARS && !label {
         out.push(s.to_string());
     }
+}
+
+/// Chinese or Japanese letters a line needs to be quoted without a sentence's end.
+const MIN_UNENDED_HAN_KANA: usize = 16;
+
+/// Han characters and Japanese kana.
+fn han_or_kana(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
 }
 
 /// Letters of scripts written without spaces between words.
@@ -138,29 +154,98 @@ fn unspaced_script(c: char) -> bool {
 }
 
 /// A sentence as a reader sees it in the note: no image or icon file names (what an embedded
-/// icon leaves in the text), no footnote markers, no `#` that would make a word a tag where
-/// the passage is quoted.
+/// icon leaves in the text) nor the brackets that held an icon, no footnote markers, no bold
+/// markers the parser left as text, no `#` that would make a word a tag where the passage is
+/// quoted. Code is left as written.
 fn clean(s: &str) -> String {
-    let mut out = Vec::new();
+    // Each word, and whether it is code.
+    let mut out: Vec<(String, bool)> = Vec::new();
+    // Inside a code span that started in an earlier word.
+    let mut in_code = false;
     for word in s.split_whitespace() {
+        let ticks = word.matches('`').count();
+        // A word in code or holding code (`#tag`, (`#`)) is quoted as written.
+        let code = in_code || ticks > 0;
+        in_code ^= ticks % 2 == 1;
+        if code {
+            out.push((word.to_string(), true));
+            continue;
+        }
         let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
         let file = bare.split('#').next().unwrap_or(bare).to_ascii_lowercase();
         if IMAGE_EXTENSIONS.iter().any(|e| file.ends_with(e)) {
             continue;
         }
-        let mut w = strip_footnotes(word);
+        // `**` left as text: CommonMark closes no bold between a bracket and a letter
+        // (`**暗号化（デフォルト）**は`), Obsidian shows it bold.
+        let mut w = strip_footnotes(word).replace("**", "");
         if let Some(tagless) = w.strip_prefix('#').filter(|t| t.starts_with(char::is_alphanumeric)) {
             w = tagless.to_string();
         }
-        // A link to a heading reads as Obsidian shows it: `Note › Heading`, not `Note#Heading`.
-        if !w.contains("://") && w.contains('#') {
-            w = w.replace('#', " › ");
+        // A link to a heading reads as Obsidian shows it: `Note › Heading`, not `Note#Heading`
+        // (a `#` between letters; C# keeps its own).
+        if !w.contains("://") {
+            w = heading_marks(&w);
         }
         if !w.is_empty() {
-            out.push(w);
+            out.push((w, false));
         }
     }
-    out.join(" ")
+    join_words(out)
+}
+
+/// The words joined by spaces, without the empty brackets an icon left (`Publish ( ) in`,
+/// `パブリッシュ（ ）を`): the words on either side are glued where no space parted them in
+/// the reader's eyes (Japanese, or punctuation after the brackets).
+fn join_words(mut words: Vec<(String, bool)>) -> String {
+    let mut glued = vec![false; words.len()];
+    for i in 1..words.len() {
+        let (before, after) = words.split_at_mut(i);
+        let (a, b) = (&mut before[i - 1], &mut after[0]);
+        if a.1 || b.1 {
+            continue;
+        }
+        let pair = [('(', ')'), ('（', '）')]
+            .into_iter()
+            .find(|(open, close)| a.0.ends_with(*open) && b.0.starts_with(*close));
+        if let Some((_, close)) = pair {
+            a.0.pop();
+            b.0.drain(..close.len_utf8());
+            let left = a.0.chars().last();
+            let right = b.0.chars().next();
+            glued[i] = left.is_some_and(unspaced_script)
+                || right.is_some_and(|c| unspaced_script(c) || c.is_ascii_punctuation() || "、。，！？".contains(c));
+        }
+    }
+    let mut joined = String::new();
+    for ((w, _), glue) in words.iter().zip(glued) {
+        if w.is_empty() {
+            continue;
+        }
+        if !joined.is_empty() && !glue {
+            joined.push(' ');
+        }
+        joined.push_str(w);
+    }
+    joined
+}
+
+/// `Note#Heading` as `Note › Heading`: each `#` with a letter or digit on both sides.
+fn heading_marks(word: &str) -> String {
+    let chars: Vec<char> = word.chars().collect();
+    let mut out = String::with_capacity(word.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let joins = c == '#'
+            && i > 0
+            && chars[i - 1].is_alphanumeric()
+            && chars.get(i + 1).is_some_and(|n| n.is_alphanumeric());
+        if joins {
+            out.push_str(" › ");
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 const IMAGE_EXTENSIONS: &[&str] = &[".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".bmp"];
@@ -270,6 +355,16 @@ mod tests {
         );
         // Fragments too short to stand alone are not quoted.
         check("Starter.\n\nSee starter.\n", &["starter"], &[] as &[&str]);
+        // A Japanese label (a list item, a table cell: no 。 at its end) is no sentence unless
+        // it is long (obsidian-help ja quoted 「ノートコンポーザー」 and 「選択範囲を上に拡張」).
+        check(
+            "- プラグインコンポーザー\n- プラグインを上に拡張\n\n接続を選択してプラグインを使います。\n\n両方の条件が真である必要があるプラグインの設定項目\n",
+            &["プ"],
+            &[
+                "接続を選択してプラグインを使います。",
+                "両方の条件が真である必要があるプラグインの設定項目",
+            ],
+        );
         // Chinese: sentences end at 。
         check(
             "属性是笔记的元数据字段。标签也可以用于分类和整理笔记内容。",
@@ -339,6 +434,29 @@ mod tests {
         check(
             "Install a plugin from [[Community plugins#Install a community plugin]] to share notes.\n",
             &["Install a plugin from Community plugins › Install a community plugin to share notes."],
+        );
+        // Code is quoted as written: a `#` in it is no tag and no heading link (obsidian-help
+        // de showed `#tag1` as ` › tag1` and `[[#` as `[[ › `), nor is the `#` of C#.
+        check(
+            "The plugin file has the tag `#tag1` or `#tag2`, in C# or F#.\n\nType `[[#` in the plugin for the headings of this note.\n\nAdd a hash (`#`) to the end of the plugin link.\n",
+            &[
+                "The plugin file has the tag `#tag1` or `#tag2`, in C# or F#.",
+                "Type `[[#` in the plugin for the headings of this note.",
+                "Add a hash (`#`) to the end of the plugin link.",
+            ],
+        );
+        // Bold the parser left as text (its closing `**` between a bracket and a Japanese
+        // letter) reads as the words, not as `\**`; an icon's empty brackets are dropped.
+        check(
+            "- **Sync暗号化（デフォルト）**は plugin のパスワードを使います。\n",
+            &["Sync暗号化（デフォルト）は plugin のパスワードを使います。"],
+        );
+        check(
+            "リボンで**変更をパブリッシュ**（ ![[lucide-send.svg#icon]] ）をクリックして plugin を開きます。\n\nSelect Publish changes ( ![[lucide-send.svg#icon]] ) in the plugin ribbon.\n",
+            &[
+                "リボンで変更をパブリッシュをクリックして plugin を開きます。",
+                "Select Publish changes in the plugin ribbon.",
+            ],
         );
         // Table cells are cells, never glued to their neighbours.
         check(

@@ -67,6 +67,9 @@ pub fn blocks(text: &str) -> Vec<String> {
                 };
                 line.push_str(&format!("{ticks}{pad}{c}{pad}{ticks}"));
             }
+            // A line break or paragraph written as HTML (`<br>`, `<p/>`: table cells hold
+            // several lines so) parts what it stands between.
+            Event::InlineHtml(h) if !comment && breaks_line(&h) => end(&mut line, &mut out),
             // A callout's `[!type] Title` line is a label of its own.
             Event::SoftBreak if line.trim_start().starts_with("[!") => end(&mut line, &mut out),
             Event::SoftBreak => line.push(' '),
@@ -86,6 +89,19 @@ pub fn blocks(text: &str) -> Vec<String> {
     }
     end(&mut line, &mut out);
     out
+}
+
+/// Whether an inline HTML tag breaks the line it is in: `<br>`, `<p>`, `</p>`, `<p/>`, and the
+/// same for `div` and `li`.
+fn breaks_line(html: &str) -> bool {
+    let name: String = html
+        .trim_start_matches('<')
+        .trim_start_matches('/')
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    matches!(name.as_str(), "br" | "p" | "div" | "li")
 }
 
 /// What Obsidian shows for a wikilink without alias: `Note`, `Note › Part`, `Part` (a link
@@ -110,6 +126,17 @@ mod tests {
             "Use `[aliases]` to find them; see [[Help and support#Report bugs]] or [[Note|this one]].",
             &["Use `[aliases]` to find them; see Help and support › Report bugs or this one."],
         );
+        // Lines a table cell parts with HTML are lines of their own.
+        check(
+            "| `line:` | Find files matching `x`.<p/>Example: `line:(mix flour)`.<p/><br>**Note:** Using it negates. |\n| --- | --- |\n",
+            &[
+                "`line:`",
+                "Find files matching `x`.",
+                "Example: `line:(mix flour)`.",
+                "Note: Using it negates.",
+            ],
+        );
+        check("One<br/>two<BR>three <span>four</span>", &["One", "two", "three four"]);
         check(
             "An image ![alt](x.png) and ![[Embedded]] here.",
             &["An image and here."],

@@ -163,9 +163,10 @@ impl VaultIndex {
             }
         }
         clauses.push((Occur::MustNot, self.path_query(&note.rel)));
-        let top_docs = searcher.search(
+        let top_docs = searcher.search_with_statistics_provider(
             &*self.scoped(Box::new(BooleanQuery::new(clauses))),
             &TopDocs::with_limit(candidates).order_by_score(),
+            &super::LiveStats::new(self, searcher),
         )?;
         let best = top_docs.first().map(|(s, _)| *s).unwrap_or(1.0).max(f32::EPSILON);
         for (score, addr) in top_docs {
