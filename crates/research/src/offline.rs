@@ -308,31 +308,54 @@ fn script(c: char) -> Option<u8> {
     }
 }
 
-/// The word of `text` around `term` (a character pair of a script without spaces): the pair
-/// widened on each side while the letters are of its script; `None` when `term` is not such a
-/// pair of `text`.
+/// Longest katakana or Thai word shown (`オープンソースプロジェクト` is 13); a longer run is
+/// no word but a phrase.
+const MAX_UNSPACED_WORD: usize = 16;
+/// Longest run of kanji shown (Japanese compounds: `多要素認証`, `考慮事項`; Chinese words
+/// set off by punctuation or a line: `日记`, `类型标识符`).
+const MAX_KANJI_WORD: usize = 6;
+
+/// The word of `text` around `term` (a character pair of a script without spaces): the
+/// shortest run of the pair's script holding it anywhere in the text, shown whole up to
+/// [`MAX_UNSPACED_WORD`] letters (kanji: [`MAX_KANJI_WORD`]). `None` when the pair is in no
+/// such run (Chinese writes whole clauses in one run: a clause, or a pair cut out of it such
+/// as `天的`, is no key term), when `term` is not such a pair of `text`, or is hiragana (a
+/// particle or an ending: `たみ`, `えば`).
 fn unspaced_word(text: &str, term: &str) -> Option<String> {
     let chars: Vec<char> = term.chars().collect();
-    // One script throughout, and not hiragana: a pair with a particle or a word ending in it is
-    // a fragment (`たみ`, `えば`), not a word of the note.
     let kind = chars.first().and_then(|c| script(*c))?;
     if kind == 1 || chars.iter().any(|c| script(*c) != Some(kind)) {
         return None;
     }
-    let at = text.find(term)?;
-    let before: Vec<char> = text[..at]
-        .chars()
-        .rev()
-        .take_while(|c| script(*c) == Some(kind))
-        .take(6)
-        .collect();
-    let after: String = text[at + term.len()..]
-        .chars()
-        .take_while(|c| script(*c) == Some(kind))
-        .take(6)
-        .collect();
-    let word: String = before.into_iter().rev().chain(chars).collect::<String>() + &after;
-    (word.chars().count() >= 2).then_some(word)
+    let limit = if kind == 0 { MAX_KANJI_WORD } else { MAX_UNSPACED_WORD };
+    let mut shortest: Option<String> = None;
+    for (at, _) in text.match_indices(term).take(64) {
+        let before: Vec<char> = text[..at]
+            .chars()
+            .rev()
+            .take_while(|c| script(*c) == Some(kind))
+            .take(limit + 1)
+            .collect();
+        let after: String = text[at + term.len()..]
+            .chars()
+            .take_while(|c| script(*c) == Some(kind))
+            .take(limit + 1)
+            .collect();
+        let run: String = before
+            .into_iter()
+            .rev()
+            .chain(chars.iter().copied())
+            .collect::<String>()
+            + &after;
+        if shortest
+            .as_ref()
+            .is_none_or(|s| run.chars().count() < s.chars().count())
+        {
+            shortest = Some(run);
+        }
+    }
+    let run = shortest?;
+    (run.chars().count() <= limit).then_some(run)
 }
 
 fn terms_of(index: &VaultIndex, likeness: &scholia_index::Likeness) -> Result<Terms, IndexError> {
@@ -485,6 +508,25 @@ mod tests {
         check("ゴートゥーファイル", &[pair.as_str()], &["ゴートゥーファイル"]);
         let kana = tokenizer::terms("ことば").into_iter().next().unwrap_or_default();
         check("ことばを書く", &[kana.as_str()], &[] as &[&str]);
+        // A long katakana word whole, once for all its pairs (obsidian-help ja showed
+        // `オープンソースプロジェ`, `プンソースプロジェクト` and `オープンソースプ` side by side).
+        let pairs = tokenizer::terms("オープンソースプロジェクト");
+        let pairs: Vec<&str> = pairs.iter().map(String::as_str).collect();
+        check(
+            "これはオープンソースプロジェクトです。",
+            &pairs,
+            &["オープンソースプロジェクト"],
+        );
+        // A kanji compound whole; in Chinese, whose runs are clauses, only a word set off
+        // somewhere in the note (a heading, a list item) and never a clause or a pair cut out
+        // of one (zh showed `用这个插件创建日记`, then `天的` and `板创`).
+        let pair = |s: &str| tokenizer::terms(s).into_iter().next().unwrap_or_default();
+        check("多要素認証を有効にします。", &[pair("要素").as_str()], &["多要素認証"]);
+        check(
+            "日记\n要打开当天的日记，可以使用日记插件。",
+            &[pair("天的").as_str(), pair("日记").as_str(), pair("插件").as_str()],
+            &["日记"],
+        );
         // Plain words stay as written.
         check("Rye flour feeds the starter.", &["rye", "starter"], &["Rye", "starter"]);
         check("Rye flour feeds the starter. Whole rye is best.", &["rye"], &["rye"]);
