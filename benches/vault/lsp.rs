@@ -9,10 +9,9 @@ use serde_json::json;
 use super::lsp_client::LspClient;
 use super::{BIN, Bench, anon_rss, mb, ms, peak_rss, percentiles};
 
-/// One language server from spawn to shutdown; returns when its indexing ended (from spawn).
-pub async fn round(b: &Bench, label: &str, edits: bool) -> Duration {
-    let started = Instant::now();
-    let (mut c, mut child) = LspClient::spawn(
+/// scholia's language server on the bench's vault, with the bench's directories.
+fn spawn(b: &Bench) -> (LspClient, tokio::process::Child) {
+    LspClient::spawn(
         tokio::process::Command::new(BIN)
             .arg("lsp")
             .env("SCHOLIA_CACHE_DIR", b.cache())
@@ -20,18 +19,41 @@ pub async fn round(b: &Bench, label: &str, edits: bool) -> Duration {
             .env("SCHOLIA_DATA_DIR", b.home.path().join("data"))
             .env("SCHOLIA_LOG", "warn")
             .stderr(Stdio::inherit()),
-    );
+    )
+}
+
+/// Asks `workspace/symbol` for the bench's first query every `every_ms` until an answer is not
+/// empty: its time from `started`, or `None` once `limit` has passed.
+async fn first_answer(
+    b: &Bench,
+    c: &mut LspClient,
+    started: Instant,
+    limit: Duration,
+    every_ms: u64,
+) -> Option<Duration> {
+    let probe = b.symbol_queries.first().cloned().unwrap_or_else(|| "a".into());
+    loop {
+        let r = c.request("workspace/symbol", json!({"query": probe})).await;
+        if r.as_array().is_some_and(|a| !a.is_empty()) {
+            return Some(started.elapsed());
+        }
+        if started.elapsed() > limit {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(every_ms)).await;
+    }
+}
+
+/// One language server from spawn to shutdown; returns when its indexing ended (from spawn).
+pub async fn round(b: &Bench, label: &str, edits: bool) -> Duration {
+    let started = Instant::now();
+    let (mut c, mut child) = spawn(b);
     let pid = child.id().unwrap();
     c.initialize(&b.vault.canonicalize().unwrap(), json!({})).await;
     let init = started.elapsed();
-    let probe = b.symbol_queries.first().cloned().unwrap_or_else(|| "a".into());
-    let ready = loop {
-        let r = c.request("workspace/symbol", json!({"query": probe})).await;
-        if r.as_array().is_some_and(|a| !a.is_empty()) {
-            break started.elapsed();
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    };
+    let ready = first_answer(b, &mut c, started, Duration::from_secs(900), 5)
+        .await
+        .expect("a first answer");
     let end = c.wait_progress_end("Indexing vault", Duration::from_secs(900)).await;
     let indexed = started.elapsed();
     println!(
@@ -97,24 +119,11 @@ pub async fn round(b: &Bench, label: &str, edits: bool) -> Duration {
 pub async fn right_after_build(b: &Bench) {
     let before = index_segments(b);
     let started = Instant::now();
-    let (mut c, mut child) = LspClient::spawn(
-        tokio::process::Command::new(BIN)
-            .arg("lsp")
-            .env("SCHOLIA_CACHE_DIR", b.cache())
-            .env("SCHOLIA_CONFIG_DIR", b.home.path().join("config"))
-            .env("SCHOLIA_DATA_DIR", b.home.path().join("data"))
-            .env("SCHOLIA_LOG", "warn")
-            .stderr(Stdio::inherit()),
-    );
+    let (mut c, mut child) = spawn(b);
     c.initialize(&b.vault.canonicalize().unwrap(), json!({})).await;
-    let probe = b.symbol_queries.first().cloned().unwrap_or_else(|| "a".into());
-    let first = loop {
-        let r = c.request("workspace/symbol", json!({"query": probe})).await;
-        if r.as_array().is_some_and(|a| !a.is_empty()) || started.elapsed() > Duration::from_secs(60) {
-            break started.elapsed();
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    };
+    let first = first_answer(b, &mut c, started, Duration::from_secs(60), 5)
+        .await
+        .unwrap_or_else(|| started.elapsed());
     let mut times = Vec::new();
     let mut empty = 0;
     for q in b.symbol_queries.iter().cycle().take(50) {
@@ -152,17 +161,7 @@ pub async fn other(b: &Bench, bin: &std::path::Path, label: &str) {
     let pid = child.id().unwrap();
     c.initialize(&b.vault.canonicalize().unwrap(), json!({})).await;
     let init = started.elapsed();
-    let probe = b.symbol_queries.first().cloned().unwrap_or_else(|| "a".into());
-    let ready = loop {
-        let r = c.request("workspace/symbol", json!({"query": probe})).await;
-        if r.as_array().is_some_and(|a| !a.is_empty()) {
-            break Some(started.elapsed());
-        }
-        if started.elapsed() > Duration::from_secs(600) {
-            break None;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let ready = first_answer(b, &mut c, started, Duration::from_secs(600), 50).await;
     println!(
         "{} {label}: initialize answered {:.3} s, first non-empty workspace/symbol {}, peak RSS {}",
         bin.file_name().map_or("other".into(), |n| n.to_string_lossy()),
