@@ -201,6 +201,12 @@ pub fn is_term(word: &str) -> bool {
     word.chars().count() >= 3 && !word.chars().all(|c| c.is_ascii_digit()) && !is_stopword(word)
 }
 
+/// Whether a term holds hiragana: in Japanese, particles and endings (`の`, `に`, `ます`) are
+/// written in it, and a character pair holding one is rarely a word.
+pub fn holds_hiragana(term: &str) -> bool {
+    term.chars().any(|c| matches!(c as u32, 0x3040..=0x309F))
+}
+
 fn is_unspaced_script(c: char) -> bool {
     matches!(c as u32,
         0x0E00..=0x0EFF       // Thai, Lao
