@@ -178,7 +178,9 @@ fn clean(s: &str) -> String {
         }
         // `**` left as text: CommonMark closes no bold between a bracket and a letter
         // (`**暗号化（デフォルト）**は`), Obsidian shows it bold.
-        let mut w = strip_footnotes(word).replace("**", "");
+        // An icon between full-width brackets with no spaces (`オプション（![[icon]]）を`) leaves
+        // `（）` inside the word.
+        let mut w = strip_footnotes(word).replace("**", "").replace("（）", "");
         if let Some(tagless) = w.strip_prefix('#').filter(|t| t.starts_with(char::is_alphanumeric)) {
             w = tagless.to_string();
         }
@@ -452,10 +454,11 @@ mod tests {
             &["Sync暗号化（デフォルト）は plugin のパスワードを使います。"],
         );
         check(
-            "リボンで**変更をパブリッシュ**（ ![[lucide-send.svg#icon]] ）をクリックして plugin を開きます。\n\nSelect Publish changes ( ![[lucide-send.svg#icon]] ) in the plugin ribbon.\n",
+            "リボンで**変更をパブリッシュ**（ ![[lucide-send.svg#icon]] ）をクリックして plugin を開きます。\n\nSelect Publish changes ( ![[lucide-send.svg#icon]] ) in the plugin ribbon.\n\nノートの上部にあるオプション（![[lucide-more-vertical.svg#icon]]）を選択して plugin を使います。\n",
             &[
                 "リボンで変更をパブリッシュをクリックして plugin を開きます。",
                 "Select Publish changes in the plugin ribbon.",
+                "ノートの上部にあるオプションを選択して plugin を使います。",
             ],
         );
         // Table cells are cells, never glued to their neighbours.
