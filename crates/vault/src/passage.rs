@@ -154,12 +154,11 @@ fn unspaced_script(c: char) -> bool {
 }
 
 /// A sentence as a reader sees it in the note: no image or icon file names (what an embedded
-/// icon leaves in the text) nor the brackets that held an icon, no footnote markers, no bold
+/// icon leaves in the text), no footnote markers, no bold
 /// markers the parser left as text, no `#` that would make a word a tag where the passage is
 /// quoted. Code is left as written.
 fn clean(s: &str) -> String {
-    // Each word, and whether it is code.
-    let mut out: Vec<(String, bool)> = Vec::new();
+    let mut out: Vec<String> = Vec::new();
     // Inside a code span that started in an earlier word.
     let mut in_code = false;
     for word in s.split_whitespace() {
@@ -168,7 +167,7 @@ fn clean(s: &str) -> String {
         let code = in_code || ticks > 0;
         in_code ^= ticks % 2 == 1;
         if code {
-            out.push((word.to_string(), true));
+            out.push(word.to_string());
             continue;
         }
         let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
@@ -178,9 +177,7 @@ fn clean(s: &str) -> String {
         }
         // `**` left as text: CommonMark closes no bold between a bracket and a letter
         // (`**暗号化（デフォルト）**は`), Obsidian shows it bold.
-        // An icon between full-width brackets with no spaces (`オプション（![[icon]]）を`) leaves
-        // `（）` inside the word.
-        let mut w = strip_footnotes(word).replace("**", "").replace("（）", "");
+        let mut w = strip_footnotes(word).replace("**", "");
         if let Some(tagless) = w.strip_prefix('#').filter(|t| t.starts_with(char::is_alphanumeric)) {
             w = tagless.to_string();
         }
@@ -190,46 +187,10 @@ fn clean(s: &str) -> String {
             w = heading_marks(&w);
         }
         if !w.is_empty() {
-            out.push((w, false));
+            out.push(w);
         }
     }
-    join_words(out)
-}
-
-/// The words joined by spaces, without the empty brackets an icon left (`Publish ( ) in`,
-/// `パブリッシュ（ ）を`): the words on either side are glued where no space parted them in
-/// the reader's eyes (Japanese, or punctuation after the brackets).
-fn join_words(mut words: Vec<(String, bool)>) -> String {
-    let mut glued = vec![false; words.len()];
-    for i in 1..words.len() {
-        let (before, after) = words.split_at_mut(i);
-        let (a, b) = (&mut before[i - 1], &mut after[0]);
-        if a.1 || b.1 {
-            continue;
-        }
-        let pair = [('(', ')'), ('（', '）')]
-            .into_iter()
-            .find(|(open, close)| a.0.ends_with(*open) && b.0.starts_with(*close));
-        if let Some((_, close)) = pair {
-            a.0.pop();
-            b.0.drain(..close.len_utf8());
-            let left = a.0.chars().last();
-            let right = b.0.chars().next();
-            glued[i] = left.is_some_and(unspaced_script)
-                || right.is_some_and(|c| unspaced_script(c) || c.is_ascii_punctuation() || "、。，！？".contains(c));
-        }
-    }
-    let mut joined = String::new();
-    for ((w, _), glue) in words.iter().zip(glued) {
-        if w.is_empty() {
-            continue;
-        }
-        if !joined.is_empty() && !glue {
-            joined.push(' ');
-        }
-        joined.push_str(w);
-    }
-    joined
+    out.join(" ")
 }
 
 /// `Note#Heading` as `Note › Heading`: each `#` with a letter or digit on both sides.

@@ -18,7 +18,7 @@ pub fn blocks(text: &str) -> Vec<String> {
     let mut wikilink: Option<(String, bool)> = None; // (target as written, has an alias)
     let mut comment = false;
     let end = |line: &mut String, out: &mut Vec<String>| {
-        let l = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        let l = without_embeds(line).split_whitespace().collect::<Vec<_>>().join(" ");
         if !l.is_empty() {
             out.push(l);
         }
@@ -26,8 +26,15 @@ pub fn blocks(text: &str) -> Vec<String> {
     };
     for (event, _) in events(text).1 {
         match event {
-            Event::Start(Tag::Image { .. })
-            | Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_) | CodeBlockKind::Indented)) => {
+            // An image or embed leaves a mark where it stood, so the brackets that held it go
+            // with it (`Publish ( ![[send.svg#icon]] ) in` → `Publish in`).
+            Event::Start(Tag::Image { .. }) => {
+                if skip == 0 {
+                    line.push(EMBED);
+                }
+                skip += 1;
+            }
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_) | CodeBlockKind::Indented)) => {
                 skip += 1;
             }
             Event::End(TagEnd::Image) | Event::End(TagEnd::CodeBlock) => skip = skip.saturating_sub(1),
@@ -91,6 +98,42 @@ pub fn blocks(text: &str) -> Vec<String> {
     out
 }
 
+/// Where an image or embed stood in a line being read ([`without_embeds`] takes it out).
+const EMBED: char = '\u{FFFC}';
+
+/// `line` without its [`EMBED`] marks, and without the brackets that held nothing but embeds
+/// (`（ ![[icon]] ）`, `( ![[icon]] )`): an icon a reader sees in brackets is gone from the
+/// text, and empty brackets would be left.
+fn without_embeds(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let close = match chars[i] {
+            '(' => Some(')'),
+            '（' => Some('）'),
+            _ => None,
+        };
+        if let Some(close) = close {
+            // Only marks and spaces up to the closing bracket, and at least one mark.
+            let inner = chars[i + 1..]
+                .iter()
+                .take_while(|c| **c == EMBED || c.is_whitespace())
+                .count();
+            let held = chars[i + 1..i + 1 + inner].contains(&EMBED);
+            if held && chars.get(i + 1 + inner) == Some(&close) {
+                i += inner + 2;
+                continue;
+            }
+        }
+        if chars[i] != EMBED {
+            out.push(chars[i]);
+        }
+        i += 1;
+    }
+    out
+}
+
 /// Whether an inline HTML tag breaks the line it is in: `<br>`, `<p>`, `</p>`, `<p/>`, and the
 /// same for `div` and `li`.
 fn breaks_line(html: &str) -> bool {
@@ -137,6 +180,15 @@ mod tests {
             ],
         );
         check("One<br/>two<BR>three <span>four</span>", &["One", "two", "three four"]);
+        // Brackets that held only an icon go with it; others stay.
+        check(
+            "Select Publish changes ( ![[lucide-send.svg#icon]] ) in the ribbon.\n\nオプション（![[more.svg#icon]]）を選択。\n\n変更（ ![[a.svg#icon]] ![[b.svg#icon]] ）を公開 (see ![[c.png]] here) and (note).",
+            &[
+                "Select Publish changes in the ribbon.",
+                "オプションを選択。",
+                "変更を公開 (see here) and (note).",
+            ],
+        );
         check(
             "An image ![alt](x.png) and ![[Embedded]] here.",
             &["An image and here."],
