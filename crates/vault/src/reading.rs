@@ -49,7 +49,7 @@ pub fn blocks(text: &str) -> Vec<String> {
             Event::End(TagEnd::Link) if wikilink.is_some() => {
                 let (dest, aliased) = wikilink.take().expect("open");
                 if !aliased {
-                    line.push_str(&shown_target(&dest));
+                    line.extend(shown_target(&dest).chars().filter(|&c| c != EMBED));
                 }
             }
             Event::Text(t) if wikilink.as_ref().is_some_and(|(_, aliased)| !aliased) => {
@@ -61,7 +61,8 @@ pub fn blocks(text: &str) -> Vec<String> {
                         comment = !comment;
                     }
                     if !comment {
-                        line.push_str(part);
+                        // Only scholia's marks are marks: the character in the note is dropped.
+                        line.extend(part.chars().filter(|&c| c != EMBED));
                     }
                 }
             }
@@ -72,6 +73,7 @@ pub fn blocks(text: &str) -> Vec<String> {
                 } else {
                     ""
                 };
+                let c: String = c.chars().filter(|&c| c != EMBED).collect();
                 line.push_str(&format!("{ticks}{pad}{c}{pad}{ticks}"));
             }
             // A line break or paragraph written as HTML (`<br>`, `<p/>`: table cells hold
@@ -188,6 +190,12 @@ mod tests {
                 "オプションを選択。",
                 "変更を公開 (see here) and (note).",
             ],
+        );
+        // The mark is scholia's own: the same character written in a note is no embed, and
+        // its brackets stay.
+        check(
+            "A box ( \u{FFFC} ) and (\u{FFFC}) and ([[N\u{FFFC}]]) here.",
+            &["A box ( ) and () and (N) here."],
         );
         check(
             "An image ![alt](x.png) and ![[Embedded]] here.",
