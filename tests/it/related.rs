@@ -409,3 +409,109 @@ async fn passages_read_clean_in_three_languages() {
         found.join("\n")
     );
 }
+
+/// The languages a note's function words are guessed in ([`tokenizer::languages_of`]) on
+/// obsidian-help: none in an English note (its `die`, `door`, `van` stay words), the note's own
+/// in nearly every note of the languages that have a list.
+#[test]
+fn each_note_is_guessed_in_its_own_language() {
+    use scholia::index::tokenizer;
+    let root = obsidian_help();
+    for (lang, at_least) in [
+        ("en", 0.0),
+        ("de", 0.99),
+        ("fr", 0.95),
+        ("es", 0.9),
+        ("nl", 0.95),
+        ("sv", 0.95),
+        ("ru", 0.85),
+    ] {
+        let (mut notes, mut own, mut other) = (0, 0, Vec::new());
+        for path in markdown_files(&root.join(lang)) {
+            let tokens = tokenizer::tokens(&std::fs::read_to_string(&path).unwrap());
+            if tokens.len() < 40 {
+                continue;
+            }
+            notes += 1;
+            let codes = tokenizer::languages_of(tokens.iter().map(String::as_str)).codes();
+            if codes.contains(&lang) {
+                own += 1;
+            } else if !codes.is_empty() {
+                other.push(format!("{}: {codes:?}", path.display()));
+            }
+        }
+        assert!(notes > 100, "{lang}: {notes} notes");
+        let share = own as f64 / notes as f64;
+        println!(
+            "{lang}: {own} of {notes} notes guessed {lang}, {} another language",
+            other.len()
+        );
+        assert!(other.is_empty(), "{lang}: {other:?}");
+        assert!(share >= at_least, "{lang}: {own} of {notes}");
+    }
+}
+
+/// Offline research on German, French and Spanish notes whose key terms were function words
+/// (`noch`, `falls`, `dich`, `wir`, `dies`): no key term of the section is one now.
+#[tokio::test(flavor = "multi_thread")]
+async fn key_terms_are_no_function_words() {
+    use scholia::index::tokenizer;
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "de",
+            &[
+                "Obsidian Sync/Obsidian Sync einrichten.md",
+                "Obsidian erweitern/Plugin-Sicherheit.md",
+                "Erweiterungen/Arbeitsbereiche.md",
+            ],
+        ),
+        ("fr", &["Obsidian Sync/Configurer Obsidian Sync.md"]),
+        ("es", &["Obsidian Sync/Configurar Obsidian Sync.md"]),
+    ];
+    let mut found = Vec::new();
+    let mut terms = 0;
+    for (lang, notes) in cases {
+        let v = TestVault::empty();
+        copy_dir(&obsidian_help().join(lang), &v.root);
+        writable(&v.root);
+        for rel in *notes {
+            assert!(v.root.join(rel).is_file(), "{lang}/{rel} is not in the vault");
+            let tokens = tokenizer::tokens(&v.read(rel));
+            let language = tokenizer::languages_of(tokens.iter().map(String::as_str));
+            assert_eq!(language.codes(), [*lang], "{lang}/{rel}");
+            let (_, topics, section) = research(&v, rel).await;
+            let shown = section
+                .lines()
+                .filter(|l| l.starts_with("- [["))
+                .filter_map(|l| l.split_once(" — ").map(|(_, t)| t.to_string()))
+                .flat_map(|t| t.split(", ").map(str::to_string).collect::<Vec<_>>());
+            for term in topics.into_iter().chain(shown) {
+                terms += 1;
+                if tokenizer::tokens(&term).iter().any(|t| language.is_stopword(t)) {
+                    found.push(format!("{lang}/{rel}: {term}"));
+                }
+            }
+        }
+    }
+    assert!(terms > 100, "only {terms} terms");
+    assert!(
+        found.is_empty(),
+        "{} of {terms} terms:\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
+fn markdown_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(markdown_files(&path));
+        } else if path.extension().is_some_and(|e| e == "md") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}

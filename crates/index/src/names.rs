@@ -278,8 +278,10 @@ impl VaultIndex {
         let searcher = self.searcher();
         let n = searcher.num_docs().max(1) as f32;
         let mut tf: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
-        for t in tokenizer::tokens(text) {
-            if t.chars().count() >= 3 && !t.chars().all(|c| c.is_ascii_digit()) && !tokenizer::is_stopword(&t) {
+        let tokens = tokenizer::tokens(text);
+        let language = tokenizer::languages_of(tokens.iter().map(String::as_str));
+        for t in tokens {
+            if t.chars().count() >= 3 && !t.chars().all(|c| c.is_ascii_digit()) && !language.is_stopword(&t) {
                 *tf.entry(t).or_default() += 1;
             }
         }

@@ -206,7 +206,8 @@ impl VaultIndex {
     }
 
     /// The note's words weighted by tf·idf against the vault, title and headings heavier,
-    /// embedded text lighter; words no other note has are left out, and so are Japanese pairs
+    /// embedded text lighter; words no other note has are left out, and so are the function
+    /// words of the note's language (`noch`, `falls`, `dich` in German) and Japanese pairs
     /// holding hiragana (a particle or an ending: `更の`, `側に`), which say nothing of what a
     /// note is about (hidden-link recall on obsidian-help ja 0.670 -> 0.680).
     pub fn weigh(&self, note: &Likeness) -> Result<Terms, IndexError> {
@@ -218,14 +219,18 @@ impl VaultIndex {
         // The note's own copy in the index does not count as another note having a word.
         let indexed = searcher.search(&*self.path_query(&note.rel), &tantivy::collector::Count)? as f32;
         let mut tf: HashMap<String, f32> = HashMap::new();
-        let mut add = |text: &str, weight: f32| {
-            for t in tokenizer::terms(text) {
-                if tokenizer::is_term(&t) && !tokenizer::holds_hiragana(&t) {
+        let text = tokenizer::terms(&note.text);
+        // The function words of the language the note is written in say nothing either.
+        let language = tokenizer::languages_of(text.iter().map(String::as_str));
+        let mut add_terms = |terms: Vec<String>, weight: f32| {
+            for t in terms {
+                if tokenizer::is_term(&t) && !language.is_stopword(&t) && !tokenizer::holds_hiragana(&t) {
                     *tf.entry(t).or_default() += weight;
                 }
             }
         };
-        add(&note.text, 1.0);
+        add_terms(text, 1.0);
+        let mut add = |text: &str, weight: f32| add_terms(tokenizer::terms(text), weight);
         add(&note.title, TITLE_WEIGHT);
         for h in &note.headings {
             add(h, HEADING_WEIGHT - 1.0);

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 mod prefixes;
 mod stopwords;
 pub use prefixes::EdgePrefixes;
-pub use stopwords::is_stopword;
+pub use stopwords::{LanguageGuess, Languages, is_stopword, languages_of};
 
 use tantivy::tokenizer::{AsciiFoldingFilter, TextAnalyzer, Token, TokenStream, Tokenizer};
 
@@ -128,12 +128,16 @@ pub fn stems(text: &str) -> Vec<String> {
 }
 
 /// [`stems`] appended to `out`, each followed by a space: one pass and no allocation per word,
-/// since every note is stemmed when it is indexed.
+/// since every note is stemmed when it is indexed. The function words of the language the
+/// text is written in ([`LanguageGuess`]) are taken out again once the whole text is seen.
 pub fn push_stems(text: &str, out: &mut String) {
     let push_char = |out: &mut String, c: char| {
         out.push(c);
         out.push(' ');
     };
+    let mut guess = LanguageGuess::default();
+    // Where each stem of another language's function word lies in `out`, and its languages.
+    let mut function_words: Vec<(usize, usize, Languages)> = Vec::new();
     let mut analyzer = words();
     let mut stream = analyzer.token_stream(text);
     // As in `terms`: the previous character of an unspaced script, where it ended, and how
@@ -154,9 +158,14 @@ pub fn push_stems(text: &str, out: &mut String) {
             prev = None;
             run = 0;
             if is_term(&t.text) {
+                let languages = guess.see(&t.text);
+                let from = out.len();
                 let end = t.text.char_indices().nth(STEM_CHARS).map_or(t.text.len(), |(at, _)| at);
                 out.push_str(&t.text[..end]);
                 out.push(' ');
+                if languages != Languages::NONE {
+                    function_words.push((from, out.len(), languages));
+                }
             }
             continue;
         };
@@ -176,6 +185,23 @@ pub fn push_stems(text: &str, out: &mut String) {
     if let (1, Some((p, _))) = (run, prev) {
         push_char(out, p);
     }
+    let language = guess.languages();
+    let mut cut = function_words
+        .into_iter()
+        .filter(|(_, _, l)| l.overlaps(language))
+        .peekable();
+    let Some(&(first, _, _)) = cut.peek() else {
+        return;
+    };
+    let mut kept = String::with_capacity(out.len() - first);
+    let mut at = first;
+    for (from, to, _) in cut {
+        kept.push_str(&out[at..from]);
+        at = to;
+    }
+    kept.push_str(&out[at..]);
+    out.truncate(first);
+    out.push_str(&kept);
 }
 
 /// The tokens of a paired term from [`terms`], to search as a phrase; `None` for a word.
@@ -498,6 +524,25 @@ mod tests {
         assert_eq!(stems("Einführungen in Bases 2026"), ["einfu", "bases"]);
         assert_eq!(stems("Настройки настройка"), ["настр", "настр"]);
         assert_eq!(stems("知识库 gardens"), ["知识", "识库", "garde"]);
+    }
+
+    #[test]
+    fn stems_leave_out_the_function_words_of_the_texts_language() {
+        let check = |text: &str, expected: &[&str]| assert_eq!(stems(text), expected, "{text}");
+        check(
+            "Drücke die Taste und wähle dann den Befehl aus der Liste",
+            &["druck", "taste", "wahle", "befeh", "liste"],
+        );
+        // `die` is an English word: an English text keeps it.
+        check(
+            "Plants die in winter without water and light",
+            &["plant", "die", "winte", "water", "light"],
+        );
+        // Words of the other languages in the text stay; pairs of unspaced scripts too.
+        check(
+            "Die Notiz über 知识库 und die Tags, der Tresor und das Plugin",
+            &["notiz", "知识", "识库", "tags", "treso", "plugi"],
+        );
     }
 
     #[test]
