@@ -15,7 +15,8 @@
 //! figure is hidden-link recall@10: the share of hidden notes among the first ten new notes
 //! cited, averaged over notes, beside a tf·idf cosine over the same texts ranked the same way
 //! (visibly linked notes left out). "new" is the share of cited notes the note does not visibly
-//! link.
+//! link. "generic" is what a reader sees of chance words: of the words shown beside cited notes
+//! (what found them), the share that more than a fifth of the vault's notes hold.
 //!
 //! `--precision`: every wikilink made plain text (`[[Target|shown]]` → `shown`), and the notes
 //! cited scored against the notes linked in the real vault. With the link text left in place,

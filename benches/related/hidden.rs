@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
-use scholia::index::{VaultIndex, WriterOptions};
+use scholia::index::{VaultIndex, WriterOptions, tokenizer};
 use scholia::vault::Vault;
 use scholia::vault::parse::parse;
 
@@ -42,15 +42,15 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
         None => println!("without embeddings (--model DIR adds them)"),
     }
     println!(
-        "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>8}",
-        "lang", "notes", "scholia", "tf-idf", "new", "cited/n", "p50 ms"
+        "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>8} {:>8}",
+        "lang", "notes", "scholia", "tf-idf", "new", "cited/n", "generic", "p50 ms"
     );
     let mut rows = Vec::new();
     for lang in langs {
         let r = measure(&root.join(lang));
         println!(
-            "{:<6} {:>6} {:>9.3} {:>9.3} {:>8.3} {:>9.1} {:>8.2}",
-            lang, r.notes, r.recall, r.baseline, r.new_share, r.cited, r.p50_ms
+            "{:<6} {:>6} {:>9.3} {:>9.3} {:>8.3} {:>9.1} {:>8.3} {:>8.2}",
+            lang, r.notes, r.recall, r.baseline, r.new_share, r.cited, r.generic, r.p50_ms
         );
         rows.push(r);
     }
@@ -59,11 +59,13 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
         let lowest = rows.iter().map(|r| r.recall).fold(f64::MAX, f64::min);
         let above = rows.iter().filter(|r| r.recall > r.baseline).count();
         println!(
-            "mean recall {:.3} (tf-idf {:.3}), lowest {lowest:.3}; above tf-idf in {above} of {}; mean new {:.3}",
+            "mean recall {:.3} (tf-idf {:.3}), lowest {lowest:.3}; above tf-idf in {above} of {}; mean new {:.3}; \
+             generic words shown {:.3}",
             mean(|r| r.recall),
             mean(|r| r.baseline),
             rows.len(),
-            mean(|r| r.new_share)
+            mean(|r| r.new_share),
+            mean(|r| r.generic)
         );
     }
 }
@@ -74,7 +76,25 @@ struct Row {
     baseline: f64,
     new_share: f64,
     cited: f64,
+    /// Of the words each cited note is shown with (what found it), the share that more than
+    /// [`GENERIC`] of the vault's notes hold: words found by chance, as a reader sees them.
+    generic: f64,
     p50_ms: f64,
+}
+
+/// A word in more than this share of a vault's notes says little about why a note was cited.
+const GENERIC: f64 = 0.2;
+
+/// How many notes hold each word (as the index normalises it).
+fn note_counts(texts: &HashMap<String, String>) -> HashMap<String, usize> {
+    let mut df: HashMap<String, usize> = HashMap::new();
+    for text in texts.values() {
+        let words: HashSet<String> = tokenizer::tokens(text).into_iter().collect();
+        for w in words {
+            *df.entry(w).or_default() += 1;
+        }
+    }
+    df
 }
 
 /// Resolves link targets as Obsidian does: by path, else file name, else alias.
@@ -210,6 +230,8 @@ fn measure(dir: &Path) -> Row {
     let plain: HashMap<&str, String> = modified.iter().map(|(r, t)| (r.as_str(), t.clone())).collect();
     let baseline = Baseline::new(&plain);
     let (mut recall, mut base, mut new_share, mut cited_n) = (0.0, 0.0, 0.0, 0.0);
+    let df = note_counts(&modified);
+    let (mut shown, mut generic) = (0usize, 0usize);
     let mut times = Vec::new();
     let mut measured: Vec<&String> = hidden.keys().collect();
     measured.sort();
@@ -224,6 +246,14 @@ fn measure(dir: &Path) -> Row {
         let started = Instant::now();
         let cited = scholia::research::offline::related_notes(&index, rel, modified[*rel].clone()).unwrap_or_default();
         times.push(started.elapsed().as_secs_f64() * 1000.0);
+        // Words shown as one token (a run of an unspaced script is several).
+        for word in cited.iter().flat_map(|c| &c.terms) {
+            if let [token] = tokenizer::tokens(word).as_slice() {
+                shown += 1;
+                let share = df.get(token).copied().unwrap_or(0) as f64 / modified.len() as f64;
+                generic += usize::from(share > GENERIC);
+            }
+        }
         let new: Vec<&str> = cited
             .iter()
             .map(|c| c.path.as_str())
@@ -259,6 +289,7 @@ fn measure(dir: &Path) -> Row {
         baseline: base / n,
         new_share: new_share / n,
         cited: cited_n / n,
+        generic: generic as f64 / shown.max(1) as f64,
         p50_ms: times.get(times.len() / 2).copied().unwrap_or(0.0),
     }
 }
