@@ -12,7 +12,7 @@ use scholia_vault::scan::Stamp;
 
 /// Bumped whenever the schema or what goes into it changes: an index of another format is
 /// rebuilt, not read.
-pub const FORMAT: u32 = 9;
+pub const FORMAT: u32 = 10;
 
 #[derive(Clone, Copy)]
 pub struct Fields {
@@ -286,15 +286,17 @@ pub(crate) fn name_words(name: &str) -> Option<String> {
 }
 
 /// Whether a name is specific enough that finding it in a text means the note: more than one
-/// character of an unspaced script, more than three letters otherwise.
+/// character (or syllable) of an unspaced script, more than three letters otherwise.
 pub(crate) fn nameable(words: &[String]) -> bool {
     if words.is_empty() || words.len() > MAX_NAME_TOKENS {
         return false;
     }
     let chars: usize = words.iter().map(|w| w.chars().count()).sum();
-    let unspaced = words.iter().all(|w| w.chars().count() == 1 && !w.is_ascii());
+    let unspaced = words
+        .iter()
+        .all(|w| (w.chars().count() == 1 && !w.is_ascii()) || tokenizer::is_unspaced(w));
     if unspaced {
-        chars >= 2
+        words.len() >= 2
     } else {
         chars >= 4 && !(words.len() == 1 && tokenizer::is_stopword(&words[0]))
     }

@@ -2,7 +2,8 @@
 //!
 //! Words are runs of letters and digits (lower-cased here, then folded to ASCII where a
 //! letter has an ASCII form; words of 64 bytes or more are skipped), except in scripts written without spaces (Chinese,
-//! Japanese kana, Thai, Lao, Khmer, Myanmar) where each character is a token; tantivy turns a
+//! Japanese kana, Thai, Lao, Khmer, Myanmar) where each character is a token (in Thai, Lao,
+//! Khmer and Myanmar, a letter with the marks written on it: see [`unspaced_end`]); tantivy turns a
 //! multi-token query word into a phrase query, so `知识库` still matches as a sequence.
 
 use std::sync::Arc;
@@ -74,9 +75,7 @@ pub fn terms(text: &str) -> Vec<String> {
     let mut prev: Option<(String, usize)> = None;
     let mut run = 0;
     while let Some(t) = stream.next() {
-        let mut chars = t.text.chars();
-        let unspaced = matches!((chars.next(), chars.next()), (Some(c), None) if is_unspaced_script(c));
-        if !unspaced {
+        if !is_unspaced(&t.text) {
             if run == 1
                 && let Some((p, _)) = prev.take()
             {
@@ -131,31 +130,26 @@ pub fn stems(text: &str) -> Vec<String> {
 /// since every note is stemmed when it is indexed. The function words of the language the
 /// text is written in ([`LanguageGuess`]) are taken out again once the whole text is seen.
 pub fn push_stems(text: &str, out: &mut String) {
-    let push_char = |out: &mut String, c: char| {
-        out.push(c);
-        out.push(' ');
-    };
     let mut guess = LanguageGuess::default();
     // Where each stem of another language's function word lies in `out`, and its languages.
     let mut function_words: Vec<(usize, usize, Languages)> = Vec::new();
     let mut analyzer = words();
     let mut stream = analyzer.token_stream(text);
-    // As in `terms`: the previous character of an unspaced script, where it ended, and how
-    // many characters its run has had.
-    let mut prev: Option<(char, usize)> = None;
+    // As in `terms`: the previous token of an unspaced script, where it ended (`None` when
+    // there is none), and how many tokens its run has had.
+    let mut prev = String::new();
+    let mut prev_end: Option<usize> = None;
     let mut run = 0;
+    let push_alone = |out: &mut String, run: usize, prev_end: Option<usize>, prev: &str| {
+        if run == 1 && prev_end.is_some() {
+            out.push_str(prev);
+            out.push(' ');
+        }
+    };
     while let Some(t) = stream.next() {
-        let mut chars = t.text.chars();
-        let first = chars.next();
-        let single = match (first, chars.next()) {
-            (Some(c), None) if is_unspaced_script(c) => Some(c),
-            _ => None,
-        };
-        let Some(c) = single else {
-            if let (1, Some((p, _))) = (run, prev) {
-                push_char(out, p);
-            }
-            prev = None;
+        if !is_unspaced(&t.text) {
+            push_alone(out, run, prev_end, &prev);
+            prev_end = None;
             run = 0;
             if is_term(&t.text) {
                 let languages = guess.see(&t.text);
@@ -168,23 +162,22 @@ pub fn push_stems(text: &str, out: &mut String) {
                 }
             }
             continue;
-        };
-        let joined = prev.is_some_and(|(_, end)| text[end..t.offset_from].chars().all(is_unspaced_script));
+        }
+        let joined = prev_end.is_some_and(|end| text[end..t.offset_from].chars().all(is_unspaced_script));
         if joined {
-            out.push(prev.expect("joined").0);
-            push_char(out, c);
+            out.push_str(&prev);
+            out.push_str(&t.text);
+            out.push(' ');
             run += 1;
         } else {
-            if let (1, Some((p, _))) = (run, prev) {
-                push_char(out, p);
-            }
+            push_alone(out, run, prev_end, &prev);
             run = 1;
         }
-        prev = Some((c, t.offset_to));
+        prev.clear();
+        prev.push_str(&t.text);
+        prev_end = Some(t.offset_to);
     }
-    if let (1, Some((p, _))) = (run, prev) {
-        push_char(out, p);
-    }
+    push_alone(out, run, prev_end, &prev);
     let language = guess.languages();
     let mut cut = function_words
         .into_iter()
@@ -206,13 +199,17 @@ pub fn push_stems(text: &str, out: &mut String) {
 
 /// The tokens of a paired term from [`terms`], to search as a phrase; `None` for a word.
 pub fn phrase(term: &str) -> Option<Vec<String>> {
-    let mut chars = term.chars();
-    match (chars.next(), chars.next(), chars.next()) {
-        (Some(a), Some(b), None) if is_unspaced_script(a) && is_unspaced_script(b) => {
-            Some(vec![a.to_string(), b.to_string()])
-        }
-        _ => None,
+    if !is_unspaced(term) {
+        return None;
     }
+    let parts = tokens(term);
+    (parts.len() == 2).then_some(parts)
+}
+
+/// Whether a token (or a term of [`terms`]) is of a script written without spaces: a Han or
+/// kana character, a Thai, Lao, Khmer or Myanmar syllable, or a pair of them.
+pub fn is_unspaced(token: &str) -> bool {
+    token.chars().next().is_some_and(is_unspaced_script)
 }
 
 /// Whether a word can say what a note is about: three letters or more (in a script written
@@ -243,6 +240,39 @@ fn is_unspaced_script(c: char) -> bool {
         | 0x4E00..=0x9FFF     // CJK unified ideographs
         | 0xF900..=0xFAFF     // CJK compatibility ideographs
         | 0x20000..=0x2FFFF) // CJK extensions B..
+}
+
+/// Where a token of an unspaced script that starts with `first` at `start` ends: after the
+/// character for Han and kana; in Thai, Lao, Khmer and Myanmar, after the marks written on the
+/// letter (vowel signs, tone marks) and, past a Khmer coeng or a Myanmar virama, the letter
+/// stacked under it. A token is then a syllable or most of one (`ស្វែ`, `ไม่`), where each
+/// code point alone made pairs of a letter and its vowel sign, and tone marks split words.
+fn unspaced_end(text: &str, start: usize, first: char) -> usize {
+    let mut end = start + first.len_utf8();
+    if !matches!(first as u32, 0x0E00..=0x0EFF | 0x1000..=0x109F | 0x1780..=0x17FF) {
+        return end;
+    }
+    let mut prev = first;
+    for c in text[end..].chars() {
+        let stacked = matches!(prev as u32, 0x17D2 | 0x1039) && is_unspaced_script(c);
+        if !(is_written_on(c) || stacked) {
+            break;
+        }
+        end += c.len_utf8();
+        prev = c;
+    }
+    end
+}
+
+/// The combining marks of Thai, Lao, Myanmar and Khmer (Unicode's Mn and Mc in those blocks).
+fn is_written_on(c: char) -> bool {
+    matches!(c as u32,
+        0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E                    // Thai
+        | 0x0EB1 | 0x0EB4..=0x0EBC | 0x0EC8..=0x0ECE                   // Lao
+        | 0x102B..=0x103E | 0x1056..=0x1059 | 0x105E..=0x1060 | 0x1062..=0x1064
+        | 0x1067..=0x106D | 0x1071..=0x1074 | 0x1082..=0x108D | 0x108F
+        | 0x109A..=0x109D                                              // Myanmar
+        | 0x17B4..=0x17D3 | 0x17DD) // Khmer
 }
 
 /// Longer words are not indexed (hashes, base64): tantivy's RemoveLongFilter limit.
@@ -367,7 +397,7 @@ impl TokenStream for WordStream<'_> {
             };
             let start = at;
             let end = if is_unspaced_script(first) {
-                start + first.len_utf8()
+                unspaced_end(self.text, start, first)
             } else {
                 let mut end = start + first.len_utf8();
                 while let Some(&b) = bytes.get(end) {
@@ -457,7 +487,7 @@ mod tests {
             };
             let start = offset + skip;
             let end = if super::is_unspaced_script(first) {
-                start + first.len_utf8()
+                super::unspaced_end(text, start, first)
             } else {
                 let word = &text[start..];
                 start
@@ -527,6 +557,28 @@ mod tests {
     }
 
     #[test]
+    fn syllables_of_thai_lao_khmer_and_myanmar_are_tokens() {
+        let check = |text: &str, expected: &[&str]| assert_eq!(tokens(text), expected, "{text}");
+        // Khmer: vowel signs and the coeng's stacked letter stay on their letter.
+        check("ស្វែងរក", &["ស្វែ", "ង", "រ", "ក"]);
+        check("ការកំណត់", &["កា", "រ", "កំ", "ណ", "ត់"]);
+        // Thai: tone marks no longer split a word; spacing vowels are letters of their own.
+        check("ไม่ยาก", &["ไ", "ม่", "ย", "า", "ก"]);
+        check("ตั้งค่า", &["ตั้", "ง", "ค่", "า"]);
+        // Lao and Myanmar.
+        check("ຄົ້ນຫາ", &["ຄົ້", "ນ", "ຫ", "າ"]);
+        check("မြန်မာစာ", &["မြ", "န်", "မာ", "စာ"]);
+        // Han and kana stay a character each; a mark alone is a token of its own.
+        check("知识 カナ", &["知", "识", "カ", "ナ"]);
+        check("ก\u{0E48}\u{0E48}\u{0E48} ok", &["ก\u{0E48}\u{0E48}\u{0E48}", "ok"]);
+        // Pairs of syllables are the terms, searched as two-token phrases.
+        assert_eq!(terms("ស្វែងរក"), ["ស្វែង", "ងរ", "រក"]);
+        assert_eq!(phrase("ស្វែង"), Some(vec!["ស្វែ".to_string(), "ង".to_string()]));
+        assert_eq!(phrase("ស្វែ"), None);
+        assert_eq!(stems("ไม่ยาก"), ["ไม่", "ม่ย", "ยา", "าก"]);
+    }
+
+    #[test]
     fn stems_leave_out_the_function_words_of_the_texts_language() {
         let check = |text: &str, expected: &[&str]| assert_eq!(stems(text), expected, "{text}");
         check(
@@ -575,14 +627,8 @@ mod tests {
         check("Café-crème 2024", &["cafe", "creme", "2024"]);
         check("知识库", &["知", "识", "库"]);
         check("Obsidian的笔记", &["obsidian", "的", "笔", "记"]);
-        check(
-            "สวัสดี",
-            &["ส", "ว", "ั", "ส", "ด", "ี"]
-                .iter()
-                .filter(|s| s.chars().all(char::is_alphanumeric))
-                .copied()
-                .collect::<Vec<_>>(),
-        );
+        // A Thai vowel sign written on its letter stays with it.
+        check("สวัสดี", &["ส", "วั", "ส", "ดี"]);
         check("Привет мир", &["привет", "мир"]);
         check("", &[]);
         check("   ...  ", &[]);
