@@ -571,6 +571,8 @@ mod tests {
         // Han and kana stay a character each; a mark alone is a token of its own.
         check("知识 カナ", &["知", "识", "カ", "ナ"]);
         check("ก\u{0E48}\u{0E48}\u{0E48} ok", &["ก\u{0E48}\u{0E48}\u{0E48}", "ok"]);
+        // Hostile: ten thousand marks on one letter are one long word, skipped like any.
+        check(&format!("ก{} ok", "\u{0E48}".repeat(10_000)), &["ok"]);
         // Pairs of syllables are the terms, searched as two-token phrases.
         assert_eq!(terms("ស្វែងរក"), ["ស្វែង", "ងរ", "រក"]);
         assert_eq!(phrase("ស្វែង"), Some(vec!["ស្វែ".to_string(), "ង".to_string()]));
