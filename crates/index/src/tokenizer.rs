@@ -133,6 +133,25 @@ pub fn least_letters(word: &str) -> usize {
     }
 }
 
+/// An Arabic word without the definite article and the particles written onto it (`ال`,
+/// `وال`, `بال`, `فال`, `كال`, `لل`), when at least three letters are left: the article took
+/// two of a stem's five letters (`الملاحظات` was `الملا`). Hidden-link recall on obsidian-help
+/// ar 0.662 -> 0.681, fa 0.636 -> 0.641. (Hebrew's `ה` and the letters before it, stripped
+/// alike, moved he 0.645 -> 0.647: not kept, as they also begin words.)
+fn without_article(word: &str) -> &str {
+    if !word.starts_with(|c: char| matches!(c as u32, 0x0621..=0x064A)) {
+        return word;
+    }
+    for prefix in ["وال", "بال", "فال", "كال", "ال", "لل"] {
+        if let Some(rest) = word.strip_prefix(prefix)
+            && rest.chars().count() >= 3
+        {
+            return rest;
+        }
+    }
+    word
+}
+
 /// A Hangul syllable.
 fn is_hangul(c: char) -> bool {
     matches!(c as u32, 0xAC00..=0xD7A3)
@@ -180,8 +199,9 @@ pub fn push_stems(text: &str, out: &mut String) {
                 } else {
                     STEM_CHARS
                 };
-                let end = t.text.char_indices().nth(keep).map_or(t.text.len(), |(at, _)| at);
-                out.push_str(&t.text[..end]);
+                let word = without_article(&t.text);
+                let end = word.char_indices().nth(keep).map_or(word.len(), |(at, _)| at);
+                out.push_str(&word[..end]);
                 out.push(' ');
                 if languages != Languages::NONE {
                     function_words.push((from, out.len(), languages));
@@ -580,6 +600,8 @@ mod tests {
         assert_eq!(stems("Einführungen in Bases 2026"), ["einfu", "bases"]);
         assert_eq!(stems("Настройки настройка"), ["настр", "настр"]);
         assert_eq!(stems("설정을 설정에서 열기"), ["설정", "설정", "열기"]);
+        // The Arabic article goes before the cut; a short word keeps it.
+        assert_eq!(stems("الملاحظات ملاحظة والملاحظات الحب"), ["ملاحظ", "ملاحظ", "ملاحظ", "الحب"]);
         assert_eq!(stems("知识库 gardens"), ["知识", "识库", "garde"]);
     }
 
