@@ -152,6 +152,31 @@ fn without_article(word: &str) -> &str {
     word
 }
 
+/// Whether `text` is Vietnamese: among its first [`VIETNAMESE_LETTERS`] letters, one in
+/// thirty is a letter only Vietnamese writes (`ơ`, `ư`, and the vowels with a tone mark of
+/// Latin Extended Additional: `ế`, `ộ`, `ữ`). `ă` and `đ` are left out (Romanian, Croatian).
+fn is_vietnamese(text: &str) -> bool {
+    let (mut letters, mut marked) = (0usize, 0usize);
+    for c in text.chars() {
+        if c.is_ascii() {
+            letters += usize::from(c.is_ascii_alphabetic());
+        } else if matches!(c as u32, 0x1EA0..=0x1EF9 | 0x01A0 | 0x01A1 | 0x01AF | 0x01B0) {
+            letters += 1;
+            marked += 1;
+        } else {
+            letters += usize::from(c.is_alphabetic());
+        }
+        if letters >= VIETNAMESE_LETTERS {
+            break;
+        }
+    }
+    marked >= 5 && marked * 30 >= letters
+}
+
+/// Letters [`is_vietnamese`] reads: enough past a note's front matter, and a bounded cost per
+/// note in a cold build.
+const VIETNAMESE_LETTERS: usize = 600;
+
 /// A Hangul syllable.
 fn is_hangul(c: char) -> bool {
     matches!(c as u32, 0xAC00..=0xD7A3)
@@ -168,7 +193,10 @@ pub fn stems(text: &str) -> Vec<String> {
 
 /// [`stems`] appended to `out`, each followed by a space: one pass and no allocation per word,
 /// since every note is stemmed when it is indexed. The function words of the language the
-/// text is written in ([`LanguageGuess`]) are taken out again once the whole text is seen.
+/// text is written in ([`LanguageGuess`]) are taken out again once the whole text is seen. In
+/// Vietnamese ([`is_vietnamese`]), where a word is most often two syllables written apart,
+/// each two adjacent syllables are a stem too (`ghi_chu`): hidden-link recall on obsidian-help
+/// vi 0.632 -> 0.650 (0.631 with the pairs alone, without the syllables).
 pub fn push_stems(text: &str, out: &mut String) {
     let mut guess = LanguageGuess::default();
     // Where each stem of another language's function word lies in `out`, and its languages.
@@ -180,6 +208,9 @@ pub fn push_stems(text: &str, out: &mut String) {
     let mut prev = String::new();
     let mut prev_end: Option<usize> = None;
     let mut run = 0;
+    let syllables = is_vietnamese(text);
+    let mut last = String::new();
+    let mut last_end: Option<usize> = None;
     let push_alone = |out: &mut String, run: usize, prev_end: Option<usize>, prev: &str| {
         if run == 1 && prev_end.is_some() {
             out.push_str(prev);
@@ -191,6 +222,19 @@ pub fn push_stems(text: &str, out: &mut String) {
             push_alone(out, run, prev_end, &prev);
             prev_end = None;
             run = 0;
+            if syllables {
+                if let Some(end) = last_end
+                    && text[end..t.offset_from].chars().all(|c| c == ' ')
+                {
+                    out.push_str(&last);
+                    out.push('_');
+                    out.push_str(&t.text);
+                    out.push(' ');
+                }
+                last.clear();
+                last.push_str(&t.text);
+                last_end = Some(t.offset_to);
+            }
             if is_term(&t.text) {
                 let languages = guess.see(&t.text);
                 let from = out.len();
@@ -627,6 +671,28 @@ mod tests {
         assert_eq!(phrase("ស្វែង"), Some(vec!["ស្វែ".to_string(), "ង".to_string()]));
         assert_eq!(phrase("ស្វែ"), None);
         assert_eq!(stems("ไม่ยาก"), ["ไม่", "ม่ย", "ยา", "าก"]);
+    }
+
+    #[test]
+    fn vietnamese_syllables_pair_in_stems() {
+        // Adjacent syllables of a Vietnamese text are stems too, as `a_b`; punctuation ends a pair.
+        let vi = "Giới thiệu về Obsidian. Nền tảng ghi chú của bạn được lưu trên thiết bị.";
+        assert!(is_vietnamese(vi));
+        let stems = stems(vi);
+        for pair in ["gioi_thieu", "nen_tang", "ghi_chu", "thiet_bi"] {
+            assert!(stems.iter().any(|s| s == pair), "{pair} in {stems:?}");
+        }
+        assert!(!stems.iter().any(|s| s == "obsidian_nen"), "{stems:?}");
+        // Other languages with a few of these letters, and short texts, are not Vietnamese.
+        for text in [
+            "Această notă și această bază de date sunt în același dosar, împreună cu șablonul.",
+            "Đorđe je otvorio bilješku i pročitao ju do kraja, pa je zatvorio aplikaciju.",
+            "Notes about the café and the naïve résumé, written in English.",
+            "Ếch",
+        ] {
+            assert!(!is_vietnamese(text), "{text}");
+            assert!(!super::stems(text).iter().any(|s| s.contains('_')), "{text}");
+        }
     }
 
     #[test]
