@@ -378,11 +378,8 @@ async fn passages_read_clean_in_three_languages() {
     let mut found = Vec::new();
     let mut passages = 0;
     for (lang, notes) in cases {
-        let v = TestVault::empty();
-        copy_dir(&obsidian_help().join(lang), &v.root);
-        writable(&v.root);
+        let v = language_vault(lang, notes);
         for rel in *notes {
-            assert!(v.root.join(rel).is_file(), "{lang}/{rel} is not in the vault");
             let (_, _, first) = research(&v, rel).await;
             let (_, _, second) = research(&v, rel).await;
             let steady = |s: &str| {
@@ -401,10 +398,26 @@ async fn passages_read_clean_in_three_languages() {
             }
         }
     }
-    assert!(passages > 100, "only {passages} passages");
+    none_found(&found, passages, "passages");
+}
+
+/// A writable copy of one language of obsidian-help, which holds `notes`.
+fn language_vault(lang: &str, notes: &[&str]) -> TestVault {
+    let v = TestVault::empty();
+    copy_dir(&obsidian_help().join(lang), &v.root);
+    writable(&v.root);
+    for rel in notes {
+        assert!(v.root.join(rel).is_file(), "{lang}/{rel} is not in the vault");
+    }
+    v
+}
+
+/// Over a hundred things were checked (`seen`, named `what`) and none was found wanting.
+fn none_found(found: &[String], seen: usize, what: &str) {
+    assert!(seen > 100, "only {seen} {what}");
     assert!(
         found.is_empty(),
-        "{} of {passages} passages:\n{}",
+        "{} of {seen} {what}:\n{}",
         found.len(),
         found.join("\n")
     );
@@ -471,11 +484,8 @@ async fn key_terms_are_no_function_words() {
     let mut found = Vec::new();
     let mut terms = 0;
     for (lang, notes) in cases {
-        let v = TestVault::empty();
-        copy_dir(&obsidian_help().join(lang), &v.root);
-        writable(&v.root);
+        let v = language_vault(lang, notes);
         for rel in *notes {
-            assert!(v.root.join(rel).is_file(), "{lang}/{rel} is not in the vault");
             let tokens = tokenizer::tokens(&v.read(rel));
             let language = tokenizer::languages_of(tokens.iter().map(String::as_str));
             assert_eq!(language.codes(), [*lang], "{lang}/{rel}");
@@ -493,13 +503,7 @@ async fn key_terms_are_no_function_words() {
             }
         }
     }
-    assert!(terms > 100, "only {terms} terms");
-    assert!(
-        found.is_empty(),
-        "{} of {terms} terms:\n{}",
-        found.len(),
-        found.join("\n")
-    );
+    none_found(&found, terms, "terms");
 }
 
 fn markdown_files(dir: &Path) -> Vec<std::path::PathBuf> {
