@@ -335,21 +335,34 @@ fn is_unspaced_script(c: char) -> bool {
 /// Where a token of an unspaced script that starts with `first` at `start` ends: after the
 /// character for Han and kana; in Thai, Lao, Khmer and Myanmar, after the marks written on the
 /// letter (vowel signs, tone marks) and, past a Khmer coeng or a Myanmar virama, the letter
-/// stacked under it. A token is then a syllable or most of one (`ស្វែ`, `ไม่`), where each
-/// code point alone made pairs of a letter and its vowel sign, and tone marks split words.
+/// stacked under it; in Thai and Lao, a vowel written before its consonant with the consonant,
+/// and a vowel written after one (`า`) with it. A token is then a syllable or most of one
+/// (`ស្វែ`, `ไม่`, `ค่า`), where each code point alone made pairs of a letter and its vowel
+/// sign, and tone marks split words. Hidden-link recall on obsidian-help: km 0.595 -> 0.622;
+/// th 0.632 -> 0.653 with the marks, 0.682 with the vowels before and after.
 fn unspaced_end(text: &str, start: usize, first: char) -> usize {
     let mut end = start + first.len_utf8();
     if !matches!(first as u32, 0x0E00..=0x0EFF | 0x1000..=0x109F | 0x1780..=0x17FF) {
         return end;
     }
     let mut prev = first;
+    // A Thai or Lao vowel written before its consonant takes the consonant; a vowel written
+    // after one (`า`, `ะ`, `ำ`) ends the syllable.
+    let mut wants_consonant = matches!(first as u32, 0x0E40..=0x0E44 | 0x0EC0..=0x0EC4);
     for c in text[end..].chars() {
         let stacked = matches!(prev as u32, 0x17D2 | 0x1039) && is_unspaced_script(c);
-        if !(is_written_on(c) || stacked) {
+        let consonant = wants_consonant && matches!(c as u32, 0x0E01..=0x0E2E | 0x0E81..=0x0EAE);
+        let after =
+            !wants_consonant && matches!(c as u32, 0x0E30 | 0x0E32 | 0x0E33 | 0x0E45 | 0x0EB0 | 0x0EB2 | 0x0EB3);
+        if !(is_written_on(c) || stacked || consonant || after) {
             break;
         }
         end += c.len_utf8();
         prev = c;
+        wants_consonant = false;
+        if after {
+            break;
+        }
     }
     end
 }
@@ -655,11 +668,13 @@ mod tests {
         // Khmer: vowel signs and the coeng's stacked letter stay on their letter.
         check("ស្វែងរក", &["ស្វែ", "ង", "រ", "ក"]);
         check("ការកំណត់", &["កា", "រ", "កំ", "ណ", "ត់"]);
-        // Thai: tone marks no longer split a word; spacing vowels are letters of their own.
-        check("ไม่ยาก", &["ไ", "ม่", "ย", "า", "ก"]);
-        check("ตั้งค่า", &["ตั้", "ง", "ค่", "า"]);
+        // Thai: tone marks no longer split a word; a vowel written before its consonant takes
+        // it, one written after ends the syllable.
+        check("ไม่ยาก", &["ไม่", "ยา", "ก"]);
+        check("ตั้งค่า", &["ตั้", "ง", "ค่า"]);
+        check("เปิดใช้งาน", &["เปิ", "ด", "ใช้", "งา", "น"]);
         // Lao and Myanmar.
-        check("ຄົ້ນຫາ", &["ຄົ້", "ນ", "ຫ", "າ"]);
+        check("ຄົ້ນຫາ", &["ຄົ້", "ນ", "ຫາ"]);
         check("မြန်မာစာ", &["မြ", "န်", "မာ", "စာ"]);
         // Han and kana stay a character each; a mark alone is a token of its own.
         check("知识 カナ", &["知", "识", "カ", "ナ"]);
@@ -670,7 +685,7 @@ mod tests {
         assert_eq!(terms("ស្វែងរក"), ["ស្វែង", "ងរ", "រក"]);
         assert_eq!(phrase("ស្វែង"), Some(vec!["ស្វែ".to_string(), "ង".to_string()]));
         assert_eq!(phrase("ស្វែ"), None);
-        assert_eq!(stems("ไม่ยาก"), ["ไม่", "ม่ย", "ยา", "าก"]);
+        assert_eq!(stems("ไม่ยาก"), ["ไม่ยา", "ยาก"]);
     }
 
     #[test]
