@@ -281,10 +281,7 @@ impl VaultIndex {
         let tokens = tokenizer::tokens(text);
         let language = tokenizer::languages_of(tokens.iter().map(String::as_str));
         for t in tokens {
-            if t.chars().count() >= tokenizer::least_letters(&t)
-                && !t.chars().all(|c| c.is_ascii_digit())
-                && !language.is_stopword(&t)
-            {
+            if tokenizer::is_word_term(&t, language) {
                 *tf.entry(t).or_default() += 1;
             }
         }

@@ -248,7 +248,17 @@ pub fn is_term(word: &str) -> bool {
     if word.chars().all(is_unspaced_script) {
         return true;
     }
-    word.chars().count() >= least_letters(word) && !word.chars().all(|c| c.is_ascii_digit()) && !is_stopword(word)
+    is_word_term(word, Languages::NONE)
+}
+
+/// Whether a word of a spaced script can say what a note is about: [`least_letters`] or more,
+/// not a number, not a function word of English or of `language`. A token of an unspaced
+/// script is none (a character or a syllable says little alone).
+pub fn is_word_term(word: &str, language: Languages) -> bool {
+    !is_unspaced(word)
+        && word.chars().count() >= least_letters(word)
+        && !word.chars().all(|c| c.is_ascii_digit())
+        && !language.is_stopword(word)
 }
 
 /// Whether a term holds hiragana: in Japanese, particles and endings (`の`, `に`, `ます`) are

@@ -234,3 +234,22 @@ fn prefixes() {
     let long = analyze(manager.get(PREFIXES).unwrap(), "abcdefghijklmnopqrstuvwxyz");
     assert_eq!(long.len(), MAX_PREFIX_CHARS);
 }
+
+#[test]
+fn word_terms_by_script_and_language() {
+    let none = Languages::NONE;
+    let de = languages_of(["notiz", "die", "und", "mit", "der", "fur"]);
+    let check = |word: &str, language: Languages, expected: bool| {
+        assert_eq!(is_word_term(word, language), expected, "{word} {:?}", language.codes());
+    };
+    check("settings", none, true);
+    check("the", none, false);
+    check("2026", none, false);
+    check("die", none, true);
+    check("die", de, false);
+    // Two Hangul syllables are a word; a Thai syllable or a Han character is none alone.
+    check("설정", none, true);
+    check("설", none, false);
+    check("ใช้", none, false);
+    check("知", none, false);
+}
