@@ -15,7 +15,7 @@ mod stopwords;
 pub use prefixes::EdgePrefixes;
 pub use scripts::least_letters;
 use scripts::{HANGUL_STEM, is_hangul, is_unspaced_script, is_vietnamese, unspaced_end, without_article};
-pub use stopwords::{LanguageGuess, Languages, is_stopword, languages_of};
+pub use stopwords::{LanguageGuess, Languages, is_stopword};
 
 use tantivy::tokenizer::{AsciiFoldingFilter, TextAnalyzer, Token, TokenStream, Tokenizer};
 
@@ -249,6 +249,17 @@ pub fn is_term(word: &str) -> bool {
         return true;
     }
     is_word_term(word, Languages::NONE)
+}
+
+/// The languages whose function words `words` (normalised tokens or terms) are written in, as
+/// [`LanguageGuess`] finds them, counting the words [`push_stems`] counts: the stems and the key
+/// terms of a note are guessed alike.
+pub fn languages_of<'a>(words: impl IntoIterator<Item = &'a str>) -> Languages {
+    let mut guess = LanguageGuess::default();
+    for w in words.into_iter().filter(|w| is_word_term(w, Languages::NONE)) {
+        guess.see(w);
+    }
+    guess.languages()
 }
 
 /// Whether a word of a spaced script can say what a note is about: [`least_letters`] or more,

@@ -312,21 +312,10 @@ impl LanguageGuess {
     }
 }
 
-/// The languages whose function words `words` (normalised) are written in, as
-/// [`LanguageGuess`] finds them.
-pub fn languages_of<'a>(words: impl IntoIterator<Item = &'a str>) -> Languages {
-    let mut guess = LanguageGuess::default();
-    for w in words {
-        if w.chars().count() >= 3 && !is_stopword(w) {
-            guess.see(w);
-        }
-    }
-    guess.languages()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tokenizer::languages_of;
 
     #[test]
     fn stopwords_are_sorted() {
