@@ -162,8 +162,15 @@ fn edits(
                 let line = line_start(text, range.start);
                 let head = &text[line..range.end];
                 let indent = head.len() - head.trim_start_matches(' ').len();
-                if head[indent..].starts_with('#') {
-                    let hashes = head[indent..].chars().take_while(|c| *c == '#').count();
+                let hashes = head[indent..].chars().take_while(|c| *c == '#').count();
+                // An ATX heading's hashes are followed by a space or the line's end; a setext
+                // heading's text may begin with `#` too (`#A` over `=`).
+                let atx = (1..=6).contains(&hashes)
+                    && head[indent + hashes..]
+                        .chars()
+                        .next()
+                        .is_none_or(|c| matches!(c, ' ' | '\t' | '\n' | '\r'));
+                if atx {
                     out.push(Edit {
                         at: line + indent,
                         end: line + indent + hashes,

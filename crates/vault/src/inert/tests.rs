@@ -130,6 +130,10 @@ mod cases {
         check_case("# Big\n### Fine", "### Big\n### Fine");
         check_case("Line\n---\nafter", "Line\n\n---\nafter");
         check_case("Line\n===\nafter", "Line\n\n===\nafter");
+        // A setext heading whose text begins with `#` is no ATX heading to lower.
+        check_case("#A\n=", "#A\n\n=");
+        check_case("####### seven\n---", "####### seven\n\n---");
+        check_case("#\tTab\n# ", "###\tTab\n### ");
         check_case("```rust\nfn x() {}\n", "```rust\nfn x() {}\n```");
         check_case("```\n## not a heading\n```", "```\n## not a heading\n```");
         check_case("#hashtag stays", "#hashtag stays");
