@@ -192,12 +192,27 @@ fn a_failing_model_leaves_words_answering_and_says_so_once() {
 }
 
 #[test]
-fn chunks_lead_with_the_title() {
+fn chunks_are_the_lead_and_the_opening_under_the_title() {
     let long = "word ".repeat(600);
     let c = chunks("T", &long);
-    assert_eq!(c.len(), MAX_CHUNKS);
-    assert!(c.iter().all(|x| x.starts_with("T\n") && x.len() <= CHUNK_CHARS + 3));
+    assert_eq!(c.len(), 2);
+    assert!(c.iter().all(|x| x.starts_with("T\nword word")), "{c:?}");
+    assert!(
+        c[0].len() <= LEAD_CHARS + 2 && c[0].len() > LEAD_CHARS - 6,
+        "{}",
+        c[0].len()
+    );
+    assert!(
+        c[1].len() <= CHUNK_CHARS + 2 && c[1].len() > CHUNK_CHARS - 6,
+        "{}",
+        c[1].len()
+    );
+    // A short note is its lead alone; an empty one its title.
+    assert_eq!(chunks("Short", "One line.\n\nTwo."), ["Short\nOne line. Two."]);
     assert_eq!(chunks("Empty", ""), ["Empty"]);
+    // A word longer than the lead is not cut.
+    let word = "x".repeat(400);
+    assert_eq!(chunks("W", &word), [format!("W\n{word}")]);
     let v = combine(&[vec![1.0, 0.0], vec![0.0, 1.0]]);
     assert!((v[0] - 2.0 / 5f32.sqrt()).abs() < 1e-6);
 }
