@@ -3,6 +3,9 @@
 //!     cargo bench --bench embed -- --model DIR            # all-MiniLM-L6-v2 (sentence-transformers layout)
 //!     cargo bench --bench embed -- --model DIR --vault PATH --questions FILE
 //!     cargo bench --bench embed -- --model DIR --scan N   # also: a hybrid query's vector scan at N notes
+//!     EMBED_DUMP=FILE cargo bench --bench embed -- --model DIR   # also writes each question's
+//!                                   # two rankings (50 each, with scores) as JSON lines, to fit
+//!                                   # the fusion on the development questions
 //!
 //! On `../shared/vaults/obsidian-help/en` (read only; the index goes to a temp directory):
 //! 1. the cost of the vault's vectors: notes, chunks, tokens, seconds, tokens per second (on
@@ -80,6 +83,9 @@ fn main() {
         on_disk as f64 / done.embedded.max(1) as f64
     );
 
+    let mut dump = std::env::var("EMBED_DUMP")
+        .ok()
+        .map(|f| std::fs::File::create(f).unwrap());
     for set in ["held_out", "dev"] {
         let list = questions[set].as_array().unwrap();
         println!(
@@ -114,6 +120,16 @@ fn main() {
                 ranks.push(rank.map_or("-".to_string(), |r| (r + 1).to_string()));
             }
             println!("{:<62} {:>7} {:>8} {:>6}", text, ranks[0], ranks[1], ranks[2]);
+            if let Some(out) = dump.as_mut() {
+                use std::io::Write;
+                let (words, _, _) = index.search_mode(text, 50, None, Some(SearchMode::Lexical)).unwrap();
+                let words: Vec<(&str, f32)> = words.iter().map(|h| (scholia::vault::stem(&h.path), h.score)).collect();
+                let meaning = index.semantic(text, 50, None).unwrap();
+                let meaning: Vec<(&str, f32)> = meaning.iter().map(|(p, c)| (scholia::vault::stem(p), *c)).collect();
+                let line =
+                    serde_json::json!({"set": set, "q": text, "answers": answers, "words": words, "meaning": meaning});
+                writeln!(out, "{line}").unwrap();
+            }
         }
         println!(
             "{:<62} {:>7} {:>8} {:>6}",
