@@ -86,15 +86,40 @@ struct Row {
 const GENERIC: f64 = 0.2;
 
 /// How many notes hold each word (as the index normalises it).
-fn note_counts(texts: &HashMap<String, String>) -> HashMap<String, usize> {
+/// How many notes hold each token, and each note's tokens (for words of several tokens).
+struct NoteCounts {
+    df: HashMap<String, usize>,
+    tokens: Vec<Vec<String>>,
+}
+
+fn note_counts(texts: &HashMap<String, String>) -> NoteCounts {
     let mut df: HashMap<String, usize> = HashMap::new();
+    let mut tokens = Vec::new();
     for text in texts.values() {
-        let words: HashSet<String> = tokenizer::tokens(text).into_iter().collect();
+        let all = tokenizer::tokens(text);
+        let words: HashSet<&String> = all.iter().collect();
         for w in words {
-            *df.entry(w).or_default() += 1;
+            *df.entry(w.clone()).or_default() += 1;
+        }
+        tokens.push(all);
+    }
+    NoteCounts { df, tokens }
+}
+
+impl NoteCounts {
+    /// How many notes hold `word`: a word of several tokens (a run of an unspaced script, a
+    /// Vietnamese pair of syllables) where they follow each other.
+    fn notes_with(&self, word: &str) -> usize {
+        match tokenizer::tokens(word).as_slice() {
+            [] => 0,
+            [one] => self.df.get(one).copied().unwrap_or(0),
+            many => self
+                .tokens
+                .iter()
+                .filter(|t| t.windows(many.len()).any(|w| w == many))
+                .count(),
         }
     }
-    df
 }
 
 /// Resolves link targets as Obsidian does: by path, else file name, else alias.
@@ -246,13 +271,10 @@ fn measure(dir: &Path) -> Row {
         let started = Instant::now();
         let cited = scholia::research::offline::related_notes(&index, rel, modified[*rel].clone()).unwrap_or_default();
         times.push(started.elapsed().as_secs_f64() * 1000.0);
-        // Words shown as one token (a run of an unspaced script is several).
         for word in cited.iter().flat_map(|c| &c.terms) {
-            if let [token] = tokenizer::tokens(word).as_slice() {
-                shown += 1;
-                let share = df.get(token).copied().unwrap_or(0) as f64 / modified.len() as f64;
-                generic += usize::from(share > GENERIC);
-            }
+            shown += 1;
+            let share = df.notes_with(word) as f64 / modified.len() as f64;
+            generic += usize::from(share > GENERIC);
         }
         let new: Vec<&str> = cited
             .iter()

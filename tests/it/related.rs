@@ -519,3 +519,40 @@ fn markdown_files(dir: &Path) -> Vec<std::path::PathBuf> {
     out.sort();
     out
 }
+
+/// Vietnamese writes a word as syllables apart: key terms and the words shown beside cited
+/// notes are such words whole (`vòng tròn` "circle", `màn hình` "screen"), never a pair holding
+/// a function word (`và kéo` "and drag") nor the halves of two words (`tượng ứng` of `biểu
+/// tượng ứng dụng`).
+#[tokio::test]
+async fn vietnamese_terms_are_whole_words() {
+    use scholia::index::tokenizer;
+    let notes = [
+        ("Plugin/Canvas.md", "vòng tròn"),
+        ("Giao diện người dùng/Giao diện.md", "màn hình"),
+        ("Obsidian Publish/SEO.md", "SEO"),
+    ];
+    let v = language_vault("vi", &notes.map(|(rel, _)| rel));
+    let halves = ["dụng tùy", "tượng ứng", "thẻ chia", "nhấn Shift", "sẻ mạng", "kết cố"];
+    let (mut found, mut terms) = (Vec::new(), 0);
+    for (rel, expected) in notes {
+        let (_, topics, section) = research(&v, rel).await;
+        assert!(topics.iter().any(|t| t == expected), "{rel}: {topics:?}");
+        let shown = section
+            .lines()
+            .filter(|l| l.starts_with("- [["))
+            .filter_map(|l| l.rsplit_once(" — ").map(|(_, t)| t.to_string()))
+            .flat_map(|t| t.split(", ").map(str::to_string).collect::<Vec<_>>());
+        for term in topics.into_iter().chain(shown) {
+            terms += 1;
+            let function = term
+                .split(' ')
+                .any(|s| tokenizer::is_vietnamese_function_syllable(&s.to_lowercase()));
+            if (term.contains(' ') && function) || halves.contains(&term.as_str()) {
+                found.push(format!("{rel}: {term}"));
+            }
+        }
+    }
+    assert!(terms > 40, "only {terms} terms");
+    assert!(found.is_empty(), "{found:?}");
+}

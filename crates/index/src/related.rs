@@ -129,6 +129,11 @@ const MIN_RELATED: usize = 2;
 const POPULARITY_FOR: usize = 200;
 /// Character pairs whose notes are counted (the most promising by an upper bound).
 const PAIRS_COUNTED: usize = 150;
+/// The share of the notes holding the rarer of two Vietnamese syllables that must hold them
+/// together for the pair to be a word. On obsidian-help vi, 0.1 still let halves of two words
+/// lead the key terms (`tượng ứng` of `biểu tượng ứng dụng`, `thẻ chia`, `nhấn Shift`); 0.25
+/// left `vòng tròn`, `JSON Canvas`, `vùng chọn`, `màn hình`, `Khởi động`.
+const COHESION: f32 = 0.25;
 /// Occurrences of a word (or a name's beginning) in a text followed to see whether a name
 /// goes on: a text of one word repeated, and a name of that word 64 times, would otherwise walk
 /// every position 64 deep.
@@ -273,7 +278,13 @@ impl VaultIndex {
                             .map(|p| Term::from_field_text(self.fields.body, p))
                             .collect(),
                     );
-                    searcher.search(&q, &tantivy::collector::Count)? as f32
+                    let together = searcher.search(&q, &tantivy::collector::Count)? as f32;
+                    // Two Vietnamese syllables that are seldom together where either is are two
+                    // words' halves (`dụng tùy` of `ứng dụng tùy chỉnh`), not a word.
+                    if term.contains(' ') && together < COHESION * df {
+                        continue;
+                    }
+                    together
                 }
                 false => continue,
             };

@@ -14,7 +14,8 @@ mod scripts;
 mod stopwords;
 pub use prefixes::EdgePrefixes;
 pub use scripts::least_letters;
-use scripts::{HANGUL_STEM, is_hangul, is_unspaced_script, is_vietnamese, unspaced_end, without_article};
+use scripts::{HANGUL_STEM, is_hangul, is_unspaced_script, unspaced_end, without_article};
+pub use scripts::{is_vietnamese, is_vietnamese_function_syllable};
 pub use stopwords::{LanguageGuess, Languages, is_stopword};
 
 use tantivy::tokenizer::{AsciiFoldingFilter, TextAnalyzer, Token, TokenStream, Tokenizer};
@@ -68,8 +69,11 @@ pub fn tokens(text: &str) -> Vec<String> {
 /// The words of `text` that can carry meaning, for weighing and comparing notes: its tokens,
 /// except that in scripts written without spaces (where each character is a token) adjacent
 /// characters are paired, since a single Thai letter or Han character says little and a pair
-/// usually makes a word or most of one. A pair is searched as a two-token phrase (see
-/// [`phrase`]).
+/// usually makes a word or most of one. In a Vietnamese text ([`is_vietnamese`]), where a word
+/// is most often two syllables written apart, each two syllables with only spaces between are
+/// a term too, after the second (`ghi chú` → `ghi`, `chu`, `ghi chu`), unless one is a
+/// function word ([`is_vietnamese_function_syllable`]). A pair is searched as a
+/// two-token phrase (see [`phrase`]).
 pub fn terms(text: &str) -> Vec<String> {
     let mut analyzer = words();
     let mut stream = analyzer.token_stream(text);
@@ -77,6 +81,9 @@ pub fn terms(text: &str) -> Vec<String> {
     // The previous single-character token of an unspaced script and where it ended.
     let mut prev: Option<(String, usize)> = None;
     let mut run = 0;
+    // In Vietnamese, the previous syllable (letters only) and where it ended.
+    let syllables = is_vietnamese(text);
+    let mut syllable: Option<(String, usize)> = None;
     while let Some(t) = stream.next() {
         if !is_unspaced(&t.text) {
             if run == 1
@@ -87,8 +94,20 @@ pub fn terms(text: &str) -> Vec<String> {
             prev = None;
             run = 0;
             out.push(t.text.clone());
+            if syllables {
+                let pairs = t.text.chars().all(char::is_alphabetic)
+                    && !is_vietnamese_function_syllable(&text[t.offset_from..t.offset_to].to_lowercase());
+                if pairs
+                    && let Some((last, end)) = &syllable
+                    && text[*end..t.offset_from].chars().all(|c| c == ' ')
+                {
+                    out.push(format!("{last} {}", t.text));
+                }
+                syllable = pairs.then(|| (t.text.clone(), t.offset_to));
+            }
             continue;
         }
+        syllable = None;
         let joined = prev
             .as_ref()
             .is_some_and(|(_, end)| text[*end..t.offset_from].chars().all(is_unspaced_script));
@@ -224,8 +243,12 @@ pub fn push_stems(text: &str, out: &mut String) {
     out.push_str(&kept);
 }
 
-/// The tokens of a paired term from [`terms`], to search as a phrase; `None` for a word.
+/// The tokens of a paired term from [`terms`] (two characters of a script without spaces, or
+/// two Vietnamese syllables), to search as a phrase; `None` for a word.
 pub fn phrase(term: &str) -> Option<Vec<String>> {
+    if let Some((a, b)) = term.split_once(' ') {
+        return Some(vec![a.to_string(), b.to_string()]);
+    }
     if !is_unspaced(term) {
         return None;
     }

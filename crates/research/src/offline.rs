@@ -273,20 +273,55 @@ impl Surface {
                 }
             }
         }
+        if tokenizer::is_vietnamese(text) {
+            // Two syllables with only spaces between, as written (`phóng to`), for the pairs
+            // `terms` makes of a Vietnamese text.
+            for line in text.lines() {
+                for run in line.split(|c: char| !c.is_alphabetic() && c != ' ') {
+                    let syllables: Vec<&str> = run.split(' ').filter(|w| !w.is_empty()).collect();
+                    for pair in syllables.windows(2) {
+                        if let ([a], [b]) = (
+                            tokenizer::terms(pair[0]).as_slice(),
+                            tokenizer::terms(pair[1]).as_slice(),
+                        ) {
+                            map.entry(format!("{a} {b}"))
+                                .or_insert_with(|| format!("{} {}", pair[0], pair[1]));
+                        }
+                    }
+                }
+            }
+        }
         Surface(map, text.to_string())
     }
 
     /// The first `n` of `terms` a reader can be shown, as the note writes them: a word of the
     /// note, or in a script without spaces the word around a character pair (`リン` →
-    /// `リンク`); each once.
+    /// `リンク`); each once. A word of a pair already shown is not shown again, and a pair
+    /// takes the place of its word shown before it (`tròn`, then `vòng tròn`).
     pub(crate) fn show(&self, terms: &[String], n: usize) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
+        let words = |s: &str| s.split(' ').map(str::to_lowercase).collect::<Vec<_>>();
+        let within = |small: &[String], big: &[String]| small.iter().all(|w| big.contains(w));
         for t in terms {
-            let shown = self.0.get(t).cloned().or_else(|| unspaced_word(&self.1, t));
-            if let Some(s) = shown
-                && !out.contains(&s)
-            {
-                out.push(s);
+            let Some(s) = self.0.get(t).cloned().or_else(|| unspaced_word(&self.1, t)) else {
+                continue;
+            };
+            let mine = words(&s);
+            if out.iter().any(|o| within(&mine, &words(o))) {
+                continue;
+            }
+            match out.iter().position(|o| within(&words(o), &mine)) {
+                Some(at) => {
+                    // The pair takes its word's place; any other word of it goes.
+                    out[at] = s;
+                    let mut i = 0;
+                    out.retain(|o| {
+                        let keep = i == at || !within(&words(o), &mine);
+                        i += 1;
+                        keep
+                    });
+                }
+                None => out.push(s),
             }
             if out.len() == n {
                 break;
@@ -530,5 +565,14 @@ mod tests {
         // Plain words stay as written.
         check("Rye flour feeds the starter.", &["rye", "starter"], &["Rye", "starter"]);
         check("Rye flour feeds the starter. Whole rye is best.", &["rye"], &["rye"]);
+        // Two Vietnamese syllables as written (`phong` alone would be `phòng` or `phóng`): a
+        // pair takes the place of its syllable shown before it, and its syllables are not
+        // shown after it.
+        let vi = "Nhấp vào vòng tròn màu để chọn màu cho nhóm. Phóng to bằng con lăn chuột, phòng khi cần.";
+        check(
+            vi,
+            &["tron", "mau", "vong tron", "phong to", "vong", "phong"],
+            &["vòng tròn", "màu", "Phóng to"],
+        );
     }
 }

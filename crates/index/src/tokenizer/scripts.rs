@@ -101,7 +101,7 @@ pub(super) fn without_article(word: &str) -> &str {
 /// Whether `text` is Vietnamese: among its first [`VIETNAMESE_LETTERS`] letters, one in
 /// thirty is a letter only Vietnamese writes (`ơ`, `ư`, and the vowels with a tone mark of
 /// Latin Extended Additional: `ế`, `ộ`, `ữ`). `ă` and `đ` are left out (Romanian, Croatian).
-pub(super) fn is_vietnamese(text: &str) -> bool {
+pub fn is_vietnamese(text: &str) -> bool {
     let (mut letters, mut marked) = (0usize, 0usize);
     for c in text.chars() {
         if c.is_ascii() {
@@ -117,6 +117,20 @@ pub(super) fn is_vietnamese(text: &str) -> bool {
         }
     }
     marked >= 5 && marked * 30 >= letters
+}
+
+/// Vietnamese syllables that join no pair of [`super::terms`]: function words (`và` "and",
+/// `của` "of", `có thể` "can"), as written, lower-cased. A pair holding one is two words of a
+/// sentence, not one word (`rồi chọn` "then select", `và kéo` "and drag").
+pub fn is_vietnamese_function_syllable(syllable: &str) -> bool {
+    const SYLLABLES: &[&str] = &[
+        "ai", "ba", "bạn", "bằng", "bởi", "các", "cả", "cho", "chỉ", "có", "của", "cũng", "do", "dưới", "đã", "đang",
+        "đây", "để", "đến", "đó", "đều", "được", "gì", "hai", "hay", "hoặc", "hơn", "khi", "không", "kia", "là", "lại",
+        "lên", "mà", "mình", "mọi", "mỗi", "một", "nào", "này", "nên", "nếu", "như", "những", "nhiều", "ở", "qua",
+        "ra", "rất", "rồi", "sau", "sẽ", "tại", "theo", "thêm", "thể", "thì", "trên", "trong", "trước", "từ", "và",
+        "vào", "vẫn", "về", "vì", "với", "xuống",
+    ];
+    SYLLABLES.contains(&syllable)
 }
 
 /// Letters [`is_vietnamese`] reads: enough past a note's front matter, and a bounded cost per

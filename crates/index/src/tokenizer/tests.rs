@@ -166,6 +166,38 @@ fn vietnamese_syllables_pair_in_stems() {
 }
 
 #[test]
+fn vietnamese_syllables_pair_in_terms() {
+    // Each two syllables with only spaces between are a term after the second, searched as a
+    // phrase; punctuation, digits and other languages make none.
+    let vi = "Giới thiệu về Obsidian. Nền tảng ghi chú của bạn được lưu trên thiết bị, bước 2.";
+    let terms = terms(vi);
+    for pair in ["gioi thieu", "nen tang", "ghi chu", "thiet bi"] {
+        assert!(terms.iter().any(|s| s == pair), "{pair} in {terms:?}");
+    }
+    // `của` ("of") and `được` are function words: no pair holds them.
+    for none in [
+        "obsidian nen",
+        "bi buoc",
+        "buoc 2",
+        "chu cua",
+        "cua ban",
+        "duoc luu",
+        "thieu ve",
+    ] {
+        assert!(!terms.iter().any(|s| s == none), "{none} in {terms:?}");
+    }
+    let at = |t: &str| terms.iter().position(|s| s == t).unwrap();
+    assert_eq!(at("ghi chu"), at("chu") + 1);
+    assert_eq!(phrase("ghi chu"), Some(vec!["ghi".to_string(), "chu".to_string()]));
+    assert!(is_term("ghi chu"));
+    assert!(
+        !super::terms("Notes about the café and the naïve résumé")
+            .iter()
+            .any(|t| t.contains(' '))
+    );
+}
+
+#[test]
 fn stems_leave_out_the_function_words_of_the_texts_language() {
     let check = |text: &str, expected: &[&str]| assert_eq!(stems(text), expected, "{text}");
     check(
