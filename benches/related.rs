@@ -6,6 +6,8 @@
 //!     cargo bench --bench related -- --precision   # the earlier precision figure
 //!     RELATED_DUMP=DIR cargo bench --bench related -- --all   # also writes every candidate's
 //!                                   # evidence per language, for benches/related/fit.py
+//!     RELATED_GENERIC=15 cargo bench --bench related -- --lang de   # also the 15 generic
+//!                                   # words shown most (see "generic" below)
 //!
 //! Link prediction (the default): what offline research tells the owner that the note does
 //! not already say. Each language folder becomes a vault of its own. For every note with at

@@ -85,7 +85,6 @@ struct Row {
 /// A word in more than this share of a vault's notes says little about why a note was cited.
 const GENERIC: f64 = 0.2;
 
-/// How many notes hold each word (as the index normalises it).
 /// How many notes hold each token, and each note's tokens (for words of several tokens).
 struct NoteCounts {
     df: HashMap<String, usize>,
@@ -257,6 +256,7 @@ fn measure(dir: &Path) -> Row {
     let (mut recall, mut base, mut new_share, mut cited_n) = (0.0, 0.0, 0.0, 0.0);
     let df = note_counts(&modified);
     let (mut shown, mut generic) = (0usize, 0usize);
+    let mut generic_words: HashMap<String, usize> = HashMap::new();
     let mut times = Vec::new();
     let mut measured: Vec<&String> = hidden.keys().collect();
     measured.sort();
@@ -274,7 +274,10 @@ fn measure(dir: &Path) -> Row {
         for word in cited.iter().flat_map(|c| &c.terms) {
             shown += 1;
             let share = df.notes_with(word) as f64 / modified.len() as f64;
-            generic += usize::from(share > GENERIC);
+            if share > GENERIC {
+                generic += 1;
+                *generic_words.entry(word.to_lowercase()).or_default() += 1;
+            }
         }
         let new: Vec<&str> = cited
             .iter()
@@ -302,6 +305,19 @@ fn measure(dir: &Path) -> Row {
         std::fs::create_dir_all(&out).unwrap();
         let all = serde_json::json!({"lang": lang, "measured": dump});
         std::fs::write(format!("{out}/{lang}.json"), all.to_string()).unwrap();
+    }
+    if let Some(top) = std::env::var("RELATED_GENERIC")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        let mut words: Vec<(String, usize)> = generic_words.into_iter().collect();
+        words.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let words: Vec<String> = words.iter().take(top).map(|(w, n)| format!("{w} {n}")).collect();
+        eprintln!(
+            "{}: generic words shown most: {}",
+            dir.file_name().unwrap().to_string_lossy(),
+            words.join(", ")
+        );
     }
     times.sort_by(f64::total_cmp);
     let n = measured.len().max(1) as f64;

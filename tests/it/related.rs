@@ -556,3 +556,51 @@ async fn vietnamese_terms_are_whole_words() {
     assert!(terms > 40, "only {terms} terms");
     assert!(found.is_empty(), "{found:?}");
 }
+
+/// A word shown beside a cited note is one a reader finds in it: its text, title or aliases,
+/// never a key of its front matter (`aliases`, `permalink`, `publish: true` were shown as
+/// shared words by every note carrying them).
+#[tokio::test]
+async fn shown_words_are_read_in_the_cited_note() {
+    use scholia::index::tokenizer;
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "en",
+            &["Editing and formatting/Callouts.md", "Obsidian Publish/Permalinks.md"],
+        ),
+        ("de", &["Obsidian Publish/Permalinks.md"]),
+    ];
+    let (mut found, mut words) = (Vec::new(), 0);
+    for (lang, notes) in cases {
+        let v = language_vault(lang, notes);
+        let files = markdown_files(&v.root);
+        for rel in *notes {
+            let (_, _, section) = research(&v, rel).await;
+            for line in section.lines().filter(|l| l.starts_with("- [[")) {
+                let Some((link, shown)) = line.rsplit_once(" — ") else {
+                    continue;
+                };
+                let target = link.trim_start_matches("- [[").split(']').next().unwrap();
+                let target = target.split('|').next().unwrap();
+                let stem = target.rsplit('/').next().unwrap();
+                let Some(file) = files.iter().find(|f| f.file_stem().is_some_and(|s| s == stem)) else {
+                    continue;
+                };
+                let parsed = scholia::vault::parse::parse(&std::fs::read_to_string(file).unwrap(), stem);
+                let readable: std::collections::HashSet<String> = tokenizer::tokens(&parsed.plain_text)
+                    .into_iter()
+                    .chain(tokenizer::tokens(&parsed.title))
+                    .chain(parsed.aliases.iter().flat_map(|a| tokenizer::tokens(a)))
+                    .collect();
+                for word in shown.split(", ") {
+                    words += 1;
+                    if !tokenizer::tokens(word).iter().all(|t| readable.contains(t)) {
+                        found.push(format!("{lang}/{rel} → {target}: {word}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(words > 40, "only {words} words");
+    assert!(found.is_empty(), "{found:#?}");
+}

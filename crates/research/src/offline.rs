@@ -94,7 +94,16 @@ pub(crate) fn select(
         // Its own words: a research section scholia wrote there is neither quoted nor a link.
         let text = scholia_vault::section::owner_text(index.note_text(&r.path).unwrap_or_default());
         let parsed = scholia_vault::parse::parse(&text, scholia_vault::stem(&r.path));
-        let words: HashSet<String> = tokenizer::terms(&text).into_iter().collect();
+        // The words a reader reads in it: its text, title and other names; not its front
+        // matter's keys (`aliases`, `permalink`, `publish: true` were shown as shared words).
+        let words: HashSet<String> = tokenizer::terms(&parsed.plain_text)
+            .into_iter()
+            .chain(
+                std::iter::once(&parsed.title)
+                    .chain(&parsed.aliases)
+                    .flat_map(|n| tokenizer::terms(n)),
+            )
+            .collect();
         let shared: Vec<(String, f32)> = terms
             .0
             .iter()
