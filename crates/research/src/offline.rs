@@ -305,8 +305,9 @@ impl Surface {
 
     /// The first `n` of `terms` a reader can be shown, as the note writes them: a word of the
     /// note, or in a script without spaces the word around a character pair (`リン` →
-    /// `リンク`); each once. A word of a pair already shown is not shown again, and a pair
-    /// takes the place of its word shown before it (`tròn`, then `vòng tròn`).
+    /// `リンク`); each once, and once for all its forms (`callouts`, not `callout` after it). A
+    /// word of a pair already shown is not shown again, and a pair takes the place of its word
+    /// shown before it (`tròn`, then `vòng tròn`).
     pub(crate) fn show(&self, terms: &[String], n: usize) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         let words = |s: &str| s.split(' ').map(str::to_lowercase).collect::<Vec<_>>();
@@ -316,7 +317,7 @@ impl Surface {
                 continue;
             };
             let mine = words(&s);
-            if out.iter().any(|o| within(&mine, &words(o))) {
+            if out.iter().any(|o| within(&mine, &words(o)) || same_stem(o, &s)) {
                 continue;
             }
             match out.iter().position(|o| within(&words(o), &mine)) {
@@ -338,6 +339,17 @@ impl Surface {
         }
         out
     }
+}
+
+/// Whether two words shown are forms of one word: the same stem, as notes are compared by
+/// ([`tokenizer::stems`]: `Einführung`, `Einführungen`). Words of scripts without spaces and
+/// pairs of syllables are not.
+fn same_stem(a: &str, b: &str) -> bool {
+    let one = |w: &str| match tokenizer::stems(w).as_slice() {
+        [stem] if !w.contains(' ') && !tokenizer::is_unspaced(w) => Some(stem.clone()),
+        _ => None,
+    };
+    one(a).is_some_and(|x| one(b) == Some(x))
 }
 
 /// The script class of a letter written without spaces between words: kanji, hiragana,
@@ -574,6 +586,12 @@ mod tests {
         // Plain words stay as written.
         check("Rye flour feeds the starter.", &["rye", "starter"], &["Rye", "starter"]);
         check("Rye flour feeds the starter. Whole rye is best.", &["rye"], &["rye"]);
+        // Forms of one word once, the first by weight.
+        check(
+            "Callouts hold a callout. Eine Einführung, zwei Einführungen.",
+            &["callouts", "callout", "einfuhrungen", "einfuhrung", "hold"],
+            &["Callouts", "Einführungen", "hold"],
+        );
         // Two Vietnamese syllables as written (`phong` alone would be `phòng` or `phóng`): a
         // pair takes the place of its syllable shown before it, and its syllables are not
         // shown after it.
