@@ -412,6 +412,17 @@ fn language_vault(lang: &str, notes: &[&str]) -> TestVault {
     v
 }
 
+/// The words an offline section shows beside its cited notes (after the last ` — ` of each
+/// entry: a "named on line N" note comes before them).
+fn shown_words(section: &str) -> Vec<String> {
+    section
+        .lines()
+        .filter(|l| l.starts_with("- [["))
+        .filter_map(|l| l.rsplit_once(" — "))
+        .flat_map(|(_, t)| t.split(", ").map(str::to_string))
+        .collect()
+}
+
 /// Over a hundred things were checked (`seen`, named `what`) and none was found wanting.
 fn none_found(found: &[String], seen: usize, what: &str) {
     assert!(seen > 100, "only {seen} {what}");
@@ -490,12 +501,7 @@ async fn key_terms_are_no_function_words() {
             let language = tokenizer::languages_of(tokens.iter().map(String::as_str));
             assert_eq!(language.codes(), [*lang], "{lang}/{rel}");
             let (_, topics, section) = research(&v, rel).await;
-            let shown = section
-                .lines()
-                .filter(|l| l.starts_with("- [["))
-                .filter_map(|l| l.split_once(" — ").map(|(_, t)| t.to_string()))
-                .flat_map(|t| t.split(", ").map(str::to_string).collect::<Vec<_>>());
-            for term in topics.into_iter().chain(shown) {
+            for term in topics.into_iter().chain(shown_words(&section)) {
                 terms += 1;
                 if tokenizer::tokens(&term).iter().any(|t| language.is_stopword(t)) {
                     found.push(format!("{lang}/{rel}: {term}"));
@@ -538,12 +544,7 @@ async fn vietnamese_terms_are_whole_words() {
     for (rel, expected) in notes {
         let (_, topics, section) = research(&v, rel).await;
         assert!(topics.iter().any(|t| t == expected), "{rel}: {topics:?}");
-        let shown = section
-            .lines()
-            .filter(|l| l.starts_with("- [["))
-            .filter_map(|l| l.rsplit_once(" — ").map(|(_, t)| t.to_string()))
-            .flat_map(|t| t.split(", ").map(str::to_string).collect::<Vec<_>>());
-        for term in topics.into_iter().chain(shown) {
+        for term in topics.into_iter().chain(shown_words(&section)) {
             terms += 1;
             let function = term
                 .split(' ')
