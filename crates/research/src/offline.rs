@@ -19,6 +19,9 @@ use scholia_index::{IndexError, Terms, VaultIndex, tokenizer};
 use scholia_prompts as prompts;
 use scholia_providers::llm::Usage;
 use scholia_vault::passage;
+use surface::Surface;
+
+mod surface;
 
 const KEY_TERMS: usize = 8;
 const RELATED_NOTES: usize = 10;
@@ -248,172 +251,6 @@ fn display_terms(terms: &Terms, n: usize) -> Vec<String> {
     terms.0.iter().take(n).map(|(t, _)| t.clone()).collect()
 }
 
-/// The words of a note as written, by the term the index makes of each: what a reader is
-/// shown instead of index terms (`Einführung`, not `einfuhrung`). Words of links, file names
-/// and addresses are left out (`%20laws` is no word of the note), and a term that is no single
-/// word of the note (a CJK character pair) has none.
-pub(crate) struct Surface(HashMap<String, String>, String);
-
-impl Surface {
-    pub(crate) fn of(text: &str) -> Surface {
-        let mut map = HashMap::new();
-        for chunk in text.split_whitespace() {
-            let lower = chunk.to_lowercase();
-            if ["://", "%", "/", "\\", "#", "="].iter().any(|c| lower.contains(c))
-                || [".svg", ".png", ".jpg", ".gif", ".webp", ".md", ".pdf"]
-                    .iter()
-                    .any(|e| lower.contains(e))
-            {
-                continue;
-            }
-            for word in chunk.split(|c: char| !c.is_alphanumeric() && c != '-' && c != '\'') {
-                let word = word.trim_matches(|c: char| !c.is_alphanumeric());
-                if word.is_empty() {
-                    continue;
-                }
-                if let [term] = tokenizer::terms(word).as_slice() {
-                    // As written; a capital only at a sentence's start gives way to the word's
-                    // lower-case use elsewhere ("Rye flour…" and "whole rye" → `rye`).
-                    let lower = word.to_lowercase() == word;
-                    let shown = map.entry(term.clone()).or_insert_with(|| word.to_string());
-                    if lower && shown.to_lowercase() == word && *shown != word {
-                        *shown = word.to_string();
-                    }
-                }
-            }
-        }
-        if tokenizer::is_vietnamese(text) {
-            // Two syllables with only spaces between, as written (`phóng to`), for the pairs
-            // `terms` makes of a Vietnamese text.
-            for line in text.lines() {
-                for run in line.split(|c: char| !c.is_alphabetic() && c != ' ') {
-                    let syllables: Vec<&str> = run.split(' ').filter(|w| !w.is_empty()).collect();
-                    for pair in syllables.windows(2) {
-                        if let ([a], [b]) = (
-                            tokenizer::terms(pair[0]).as_slice(),
-                            tokenizer::terms(pair[1]).as_slice(),
-                        ) {
-                            map.entry(format!("{a} {b}"))
-                                .or_insert_with(|| format!("{} {}", pair[0], pair[1]));
-                        }
-                    }
-                }
-            }
-        }
-        Surface(map, text.to_string())
-    }
-
-    /// The first `n` of `terms` a reader can be shown, as the note writes them: a word of the
-    /// note, or in a script without spaces the word around a character pair (`リン` →
-    /// `リンク`); each once, and once for all its forms (`callouts`, not `callout` after it). A
-    /// word of a pair already shown is not shown again, and a pair takes the place of its word
-    /// shown before it (`tròn`, then `vòng tròn`).
-    pub(crate) fn show(&self, terms: &[String], n: usize) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        let words = |s: &str| s.split(' ').map(str::to_lowercase).collect::<Vec<_>>();
-        let within = |small: &[String], big: &[String]| small.iter().all(|w| big.contains(w));
-        for t in terms {
-            let Some(s) = self.0.get(t).cloned().or_else(|| unspaced_word(&self.1, t)) else {
-                continue;
-            };
-            let mine = words(&s);
-            if out.iter().any(|o| within(&mine, &words(o)) || same_stem(o, &s)) {
-                continue;
-            }
-            match out.iter().position(|o| within(&words(o), &mine)) {
-                Some(at) => {
-                    // The pair takes its word's place; any other word of it goes.
-                    out[at] = s;
-                    let mut i = 0;
-                    out.retain(|o| {
-                        let keep = i == at || !within(&words(o), &mine);
-                        i += 1;
-                        keep
-                    });
-                }
-                None => out.push(s),
-            }
-            if out.len() == n {
-                break;
-            }
-        }
-        out
-    }
-}
-
-/// Whether two words shown are forms of one word: the same stem, as notes are compared by
-/// ([`tokenizer::stems`]: `Einführung`, `Einführungen`). Words of scripts without spaces and
-/// pairs of syllables are not.
-fn same_stem(a: &str, b: &str) -> bool {
-    let one = |w: &str| match tokenizer::stems(w).as_slice() {
-        [stem] if !w.contains(' ') && !tokenizer::is_unspaced(w) => Some(stem.clone()),
-        _ => None,
-    };
-    one(a).is_some_and(|x| one(b) == Some(x))
-}
-
-/// The script class of a letter written without spaces between words: kanji, hiragana,
-/// katakana (with its long-vowel mark), Thai.
-fn script(c: char) -> Option<u8> {
-    match c as u32 {
-        0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0xF900..=0xFAFF => Some(0),
-        0x3040..=0x309F => Some(1),
-        0x30A0..=0x30FF | 0x31F0..=0x31FF => Some(2),
-        0x0E00..=0x0E7F => Some(3),
-        _ => None,
-    }
-}
-
-/// Longest katakana or Thai word shown (`オープンソースプロジェクト` is 13); a longer run is
-/// no word but a phrase.
-const MAX_UNSPACED_WORD: usize = 16;
-/// Longest run of kanji shown (Japanese compounds: `多要素認証`, `考慮事項`; Chinese words
-/// set off by punctuation or a line: `日记`, `类型标识符`).
-const MAX_KANJI_WORD: usize = 6;
-
-/// The word of `text` around `term` (a character pair of a script without spaces): the
-/// shortest run of the pair's script holding it anywhere in the text, shown whole up to
-/// [`MAX_UNSPACED_WORD`] letters (kanji: [`MAX_KANJI_WORD`]). `None` when the pair is in no
-/// such run (Chinese writes whole clauses in one run: a clause, or a pair cut out of it such
-/// as `天的`, is no key term), when `term` is not such a pair of `text`, or is hiragana (a
-/// particle or an ending: `たみ`, `えば`).
-fn unspaced_word(text: &str, term: &str) -> Option<String> {
-    let chars: Vec<char> = term.chars().collect();
-    let kind = chars.first().and_then(|c| script(*c))?;
-    if kind == 1 || chars.iter().any(|c| script(*c) != Some(kind)) {
-        return None;
-    }
-    let limit = if kind == 0 { MAX_KANJI_WORD } else { MAX_UNSPACED_WORD };
-    let mut shortest: Option<String> = None;
-    for (at, _) in text.match_indices(term).take(64) {
-        let before: Vec<char> = text[..at]
-            .chars()
-            .rev()
-            .take_while(|c| script(*c) == Some(kind))
-            .take(limit + 1)
-            .collect();
-        let after: String = text[at + term.len()..]
-            .chars()
-            .take_while(|c| script(*c) == Some(kind))
-            .take(limit + 1)
-            .collect();
-        let run: String = before
-            .into_iter()
-            .rev()
-            .chain(chars.iter().copied())
-            .collect::<String>()
-            + &after;
-        if shortest
-            .as_ref()
-            .is_none_or(|s| run.chars().count() < s.chars().count())
-        {
-            shortest = Some(run);
-        }
-    }
-    let run = shortest?;
-    (run.chars().count() <= limit).then_some(run)
-}
-
 fn terms_of(index: &VaultIndex, likeness: &scholia_index::Likeness) -> Result<Terms, IndexError> {
     index.weigh(likeness)
 }
@@ -425,10 +262,7 @@ pub(crate) async fn key_terms(index: &Arc<VaultIndex>, input: &Input, n: usize) 
         let terms = display_terms(&own_terms(&terms_of(&index, &likeness)?, &likeness), n);
         // Searched as written where the note has the word (`Einführung`, not `einfuhrung`).
         let surface = Surface::of(&likeness.text);
-        Ok(terms
-            .into_iter()
-            .map(|t| surface.0.get(&t).cloned().unwrap_or(t))
-            .collect())
+        Ok(terms.into_iter().map(|t| surface.written(&t).unwrap_or(t)).collect())
     })
     .await?;
     Ok(terms)
@@ -533,73 +367,4 @@ pub(crate) async fn research(
         synthesis_failed: None,
         links: scholia_vault::inert::Links::none(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Key terms as the reader is shown them: the note's words as written, or nothing.
-    #[test]
-    fn terms_are_shown_as_the_note_writes_them() {
-        let check = |text: &str, terms: &[&str], expected: &[&str]| {
-            let terms: Vec<String> = terms.iter().map(|t| t.to_string()).collect();
-            assert_eq!(Surface::of(text).show(&terms, 8), expected, "{text}");
-        };
-        // Umlauts kept, not folded.
-        check(
-            "Eine Einführung in die Synchronisierung.",
-            &["einfuhrung"],
-            &["Einführung"],
-        );
-        // URL-encoding fragments and icon names are no words of the note.
-        check(
-            "See [laws](https://example.org/three%20laws%20motion) and ![[lucide-send.svg#icon]] here.",
-            &["20laws", "20motion", "lucide", "send"],
-            &[] as &[&str],
-        );
-        // A CJK character pair is shown as the whole word it belongs to (a katakana run),
-        // never as the bare pair; a hiragana pair is no word at all.
-        let pair = tokenizer::terms("ゴート").into_iter().nth(1).unwrap_or_default();
-        check("ゴートゥーファイル", &[pair.as_str()], &["ゴートゥーファイル"]);
-        let kana = tokenizer::terms("ことば").into_iter().next().unwrap_or_default();
-        check("ことばを書く", &[kana.as_str()], &[] as &[&str]);
-        // A long katakana word whole, once for all its pairs (obsidian-help ja showed
-        // `オープンソースプロジェ`, `プンソースプロジェクト` and `オープンソースプ` side by side).
-        let pairs = tokenizer::terms("オープンソースプロジェクト");
-        let pairs: Vec<&str> = pairs.iter().map(String::as_str).collect();
-        check(
-            "これはオープンソースプロジェクトです。",
-            &pairs,
-            &["オープンソースプロジェクト"],
-        );
-        // A kanji compound whole; in Chinese, whose runs are clauses, only a word set off
-        // somewhere in the note (a heading, a list item) and never a clause or a pair cut out
-        // of one (zh showed `用这个插件创建日记`, then `天的` and `板创`).
-        let pair = |s: &str| tokenizer::terms(s).into_iter().next().unwrap_or_default();
-        check("多要素認証を有効にします。", &[pair("要素").as_str()], &["多要素認証"]);
-        check(
-            "日记\n要打开当天的日记，可以使用日记插件。",
-            &[pair("天的").as_str(), pair("日记").as_str(), pair("插件").as_str()],
-            &["日记"],
-        );
-        // Plain words stay as written.
-        check("Rye flour feeds the starter.", &["rye", "starter"], &["Rye", "starter"]);
-        check("Rye flour feeds the starter. Whole rye is best.", &["rye"], &["rye"]);
-        // Forms of one word once, the first by weight.
-        check(
-            "Callouts hold a callout. Eine Einführung, zwei Einführungen.",
-            &["callouts", "callout", "einfuhrungen", "einfuhrung", "hold"],
-            &["Callouts", "Einführungen", "hold"],
-        );
-        // Two Vietnamese syllables as written (`phong` alone would be `phòng` or `phóng`): a
-        // pair takes the place of its syllable shown before it, and its syllables are not
-        // shown after it.
-        let vi = "Nhấp vào vòng tròn màu để chọn màu cho nhóm. Phóng to bằng con lăn chuột, phòng khi cần.";
-        check(
-            vi,
-            &["tron", "mau", "vong tron", "phong to", "vong", "phong"],
-            &["vòng tròn", "màu", "Phóng to"],
-        );
-    }
 }

@@ -1,0 +1,190 @@
+//! The words offline research shows: key terms and the words beside cited notes, in the
+//! languages whose words need more than splitting at spaces (function words, Vietnamese
+//! syllables), and only words a reader finds in the cited note.
+
+use std::path::Path;
+
+use super::{language_vault, none_found, obsidian_help, research};
+
+/// The words an offline section shows beside its cited notes (after the last ` — ` of each
+/// entry: a "named on line N" note comes before them).
+fn shown_words(section: &str) -> Vec<String> {
+    section
+        .lines()
+        .filter(|l| l.starts_with("- [["))
+        .filter_map(|l| l.rsplit_once(" — "))
+        .flat_map(|(_, t)| t.split(", ").map(str::to_string))
+        .collect()
+}
+
+/// The languages a note's function words are guessed in ([`tokenizer::languages_of`]) on
+/// obsidian-help: none in an English note (its `die`, `door`, `van` stay words), the note's own
+/// in nearly every note of the languages that have a list.
+#[test]
+fn each_note_is_guessed_in_its_own_language() {
+    use scholia::index::tokenizer;
+    let root = obsidian_help();
+    for (lang, at_least) in [
+        ("en", 0.0),
+        ("de", 0.99),
+        ("fr", 0.95),
+        ("es", 0.9),
+        ("nl", 0.95),
+        ("sv", 0.95),
+        ("ru", 0.85),
+    ] {
+        let (mut notes, mut own, mut other) = (0, 0, Vec::new());
+        for path in markdown_files(&root.join(lang)) {
+            let tokens = tokenizer::tokens(&std::fs::read_to_string(&path).unwrap());
+            if tokens.len() < 40 {
+                continue;
+            }
+            notes += 1;
+            let codes = tokenizer::languages_of(tokens.iter().map(String::as_str)).codes();
+            if codes.contains(&lang) {
+                own += 1;
+            } else if !codes.is_empty() {
+                other.push(format!("{}: {codes:?}", path.display()));
+            }
+        }
+        assert!(notes > 100, "{lang}: {notes} notes");
+        let share = own as f64 / notes as f64;
+        println!(
+            "{lang}: {own} of {notes} notes guessed {lang}, {} another language",
+            other.len()
+        );
+        assert!(other.is_empty(), "{lang}: {other:?}");
+        assert!(share >= at_least, "{lang}: {own} of {notes}");
+    }
+}
+
+/// Offline research on German, French and Spanish notes whose key terms were function words
+/// (`noch`, `falls`, `dich`, `wir`, `dies`): no key term of the section is one now.
+#[tokio::test(flavor = "multi_thread")]
+async fn key_terms_are_no_function_words() {
+    use scholia::index::tokenizer;
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "de",
+            &[
+                "Obsidian Sync/Obsidian Sync einrichten.md",
+                "Obsidian erweitern/Plugin-Sicherheit.md",
+                "Erweiterungen/Arbeitsbereiche.md",
+            ],
+        ),
+        ("fr", &["Obsidian Sync/Configurer Obsidian Sync.md"]),
+        ("es", &["Obsidian Sync/Configurar Obsidian Sync.md"]),
+    ];
+    let mut found = Vec::new();
+    let mut terms = 0;
+    for (lang, notes) in cases {
+        let v = language_vault(lang, notes);
+        for rel in *notes {
+            let tokens = tokenizer::tokens(&v.read(rel));
+            let language = tokenizer::languages_of(tokens.iter().map(String::as_str));
+            assert_eq!(language.codes(), [*lang], "{lang}/{rel}");
+            let (_, topics, section) = research(&v, rel).await;
+            for term in topics.into_iter().chain(shown_words(&section)) {
+                terms += 1;
+                if tokenizer::tokens(&term).iter().any(|t| language.is_stopword(t)) {
+                    found.push(format!("{lang}/{rel}: {term}"));
+                }
+            }
+        }
+    }
+    none_found(&found, terms, "terms");
+}
+
+fn markdown_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(markdown_files(&path));
+        } else if path.extension().is_some_and(|e| e == "md") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Vietnamese writes a word as syllables apart: key terms and the words shown beside cited
+/// notes are such words whole (`vòng tròn` "circle", `màn hình` "screen"), never a pair holding
+/// a function word (`và kéo` "and drag") nor the halves of two words (`tượng ứng` of `biểu
+/// tượng ứng dụng`).
+#[tokio::test]
+async fn vietnamese_terms_are_whole_words() {
+    use scholia::index::tokenizer;
+    let notes = [
+        ("Plugin/Canvas.md", "vòng tròn"),
+        ("Giao diện người dùng/Giao diện.md", "màn hình"),
+        ("Obsidian Publish/SEO.md", "SEO"),
+    ];
+    let v = language_vault("vi", &notes.map(|(rel, _)| rel));
+    let halves = ["dụng tùy", "tượng ứng", "thẻ chia", "nhấn Shift", "sẻ mạng", "kết cố"];
+    let (mut found, mut terms) = (Vec::new(), 0);
+    for (rel, expected) in notes {
+        let (_, topics, section) = research(&v, rel).await;
+        assert!(topics.iter().any(|t| t == expected), "{rel}: {topics:?}");
+        for term in topics.into_iter().chain(shown_words(&section)) {
+            terms += 1;
+            let function = term
+                .split(' ')
+                .any(|s| tokenizer::is_vietnamese_function_syllable(&s.to_lowercase()));
+            if (term.contains(' ') && function) || halves.contains(&term.as_str()) {
+                found.push(format!("{rel}: {term}"));
+            }
+        }
+    }
+    assert!(terms > 40, "only {terms} terms");
+    assert!(found.is_empty(), "{found:?}");
+}
+
+/// A word shown beside a cited note is one a reader finds in it: its text, title or aliases,
+/// never a key of its front matter (`aliases`, `permalink`, `publish: true` were shown as
+/// shared words by every note carrying them).
+#[tokio::test]
+async fn shown_words_are_read_in_the_cited_note() {
+    use scholia::index::tokenizer;
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "en",
+            &["Editing and formatting/Callouts.md", "Obsidian Publish/Permalinks.md"],
+        ),
+        ("de", &["Obsidian Publish/Permalinks.md"]),
+    ];
+    let (mut found, mut words) = (Vec::new(), 0);
+    for (lang, notes) in cases {
+        let v = language_vault(lang, notes);
+        let files = markdown_files(&v.root);
+        for rel in *notes {
+            let (_, _, section) = research(&v, rel).await;
+            for line in section.lines().filter(|l| l.starts_with("- [[")) {
+                let Some((link, shown)) = line.rsplit_once(" — ") else {
+                    continue;
+                };
+                let target = link.trim_start_matches("- [[").split(']').next().unwrap();
+                let target = target.split('|').next().unwrap();
+                let stem = target.rsplit('/').next().unwrap();
+                let Some(file) = files.iter().find(|f| f.file_stem().is_some_and(|s| s == stem)) else {
+                    continue;
+                };
+                let parsed = scholia::vault::parse::parse(&std::fs::read_to_string(file).unwrap(), stem);
+                let readable: std::collections::HashSet<String> = tokenizer::tokens(&parsed.plain_text)
+                    .into_iter()
+                    .chain(tokenizer::tokens(&parsed.title))
+                    .chain(parsed.aliases.iter().flat_map(|a| tokenizer::tokens(a)))
+                    .collect();
+                for word in shown.split(", ") {
+                    words += 1;
+                    if !tokenizer::tokens(word).iter().all(|t| readable.contains(t)) {
+                        found.push(format!("{lang}/{rel} → {target}: {word}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(words > 40, "only {words} words");
+    assert!(found.is_empty(), "{found:#?}");
+}
