@@ -25,9 +25,14 @@ use super::{Hit, IndexError, VaultIndex};
 /// (mean reciprocal rank by vectors alone, 0.649 for the opening alone, 0.714 with the lead).
 const LEAD_CHARS: usize = 300;
 const CHUNK_CHARS: usize = 1_000;
-/// What a note's vector is made of, in the name of the vectors' file: a change here computes
+/// What a note's vector is made of, in the vectors' file and its name: a change here computes
 /// every vector again.
 const RECIPE: &str = "lead300+opening1000";
+
+/// Who made a set of vectors: the model, and how it read the notes ([`RECIPE`]).
+fn made_by(embedder: &dyn Embedder) -> String {
+    format!("{}#{RECIPE}", embedder.model_id())
+}
 /// How much meaning weighs in a hybrid search's fused score (words: the rest). Fitted on the
 /// development questions of `benches/embed/questions.json`: 0.5 to 0.8 answered the same.
 pub const MEANING_WEIGHT: f32 = 0.7;
@@ -107,7 +112,7 @@ impl VaultIndex {
         m.read_at = std::fs::metadata(&file).and_then(|m| m.modified()).ok();
         m.vectors =
             Some(Arc::new(loaded.unwrap_or_else(|| {
-                VectorSet::new(&embedder.model_id(), embedder.dims())
+                VectorSet::new(&made_by(embedder.as_ref()), embedder.dims())
             })));
         m.embedder = Some(embedder);
         m.warned = false;
@@ -176,10 +181,11 @@ impl VaultIndex {
         if !self.is_writer() {
             return Ok(Embedded::default());
         }
+        self.drop_stale_vectors(embedder.as_ref());
         let file = self.vector_file(embedder.as_ref());
         let mut set = match self.vectors() {
             Some(v) => (*v).clone(),
-            None => VectorSet::new(&embedder.model_id(), embedder.dims()),
+            None => VectorSet::new(&made_by(embedder.as_ref()), embedder.dims()),
         };
         let stamps = self.stamps()?;
         let gone: Vec<String> = set
@@ -257,7 +263,31 @@ impl VaultIndex {
 
     /// The file this embedder's vectors live in, for the current [`RECIPE`].
     fn vector_file(&self, embedder: &dyn Embedder) -> std::path::PathBuf {
-        VectorSet::file(self.dir(), &format!("{}#{RECIPE}", embedder.model_id()))
+        VectorSet::file(self.dir(), &made_by(embedder))
+    }
+
+    /// Removes the vectors this embedder's model made another way (another [`RECIPE`], or
+    /// before the recipe was named): at 100,000 notes, 39 MB the index would keep for nothing.
+    /// Another model's vectors stay (switching back needs none computed again).
+    fn drop_stale_vectors(&self, embedder: &dyn Embedder) {
+        let (model, current) = (embedder.model_id(), self.vector_file(embedder));
+        let Ok(entries) = std::fs::read_dir(self.dir()) else {
+            return;
+        };
+        for path in entries.flatten().map(|e| e.path()) {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if path == current || !name.starts_with("vectors-") || !name.ends_with(".bin") {
+                continue;
+            }
+            let stale = VectorSet::model_of(&path)
+                .is_some_and(|m| m == model || m.strip_prefix(model.as_str()).is_some_and(|r| r.starts_with('#')));
+            if stale && let Err(e) = std::fs::remove_file(&path) {
+                tracing::warn!("{}: stale vectors could not be removed: {e}", path.display());
+            }
+        }
     }
 
     /// The texts a note's vector is made of: its title leading each chunk of its own text.

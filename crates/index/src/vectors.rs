@@ -1,6 +1,7 @@
 //! The notes' vectors, beside the index: one int8 vector per note (its chunks' meaning, the
 //! head counting double), with the stamp of the file it was computed from and the model that
-//! computed it. Kept in one file per model in the index directory, read whole at open (384
+//! computed it. Kept in one file per model (and way of reading notes: `meaning.rs`'s recipe;
+//! the writer removes the same model's files of another recipe) in the index directory, read whole at open (384
 //! dimensions: 388 bytes a note, 39 MB at 100,000 notes). A query scores every note by an
 //! int8 dot product on every core; from [`PREFILTER_AT`] notes it first ranks them by their
 //! values' signs and scores only the nearest share.
@@ -262,6 +263,21 @@ impl VectorSet {
         drop(out);
         tmp.persist(path).map_err(|e| e.error)?;
         Ok(())
+    }
+
+    /// The model named in the header of the set in `path` (the rest is not read).
+    pub fn model_of(path: &Path) -> Option<String> {
+        let mut head = [0u8; 12];
+        let mut file = std::fs::File::open(path).ok()?;
+        file.read_exact(&mut head).ok()?;
+        if &head[..8] != MAGIC {
+            return None;
+        }
+        let n = u32::from_le_bytes(head[8..12].try_into().ok()?) as usize;
+        let mut header = vec![0u8; n.min(4096)];
+        file.read_exact(&mut header).ok()?;
+        let header: serde_json::Value = serde_json::from_slice(&header).ok()?;
+        header["model"].as_str().map(str::to_string)
     }
 
     /// Reads the set in `path`; `None` when there is none or it cannot be read (then the

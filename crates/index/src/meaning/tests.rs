@@ -168,6 +168,26 @@ fn vectors_follow_the_notes_and_survive_a_restart() {
 }
 
 #[test]
+fn vectors_made_another_way_are_removed_and_other_models_kept() {
+    let f = vault(VAULT);
+    let model = concepts();
+    let dir = f.index.dir().to_path_buf();
+    // The same model's vectors from before the recipe was named, and another model's.
+    let old = VectorSet::file(&dir, &model.model_id());
+    VectorSet::new(&model.model_id(), model.dims()).save(&old).unwrap();
+    let other = VectorSet::file(&dir, "another-model");
+    VectorSet::new("another-model", model.dims()).save(&other).unwrap();
+    assert_eq!(VectorSet::model_of(&old), Some(model.model_id()));
+    f.index.set_embedder(model.clone());
+    f.index.embed_pending(&mut |_| {}, &|| false).unwrap();
+    assert!(!old.exists(), "the same model's old vectors stay");
+    assert!(other.exists(), "another model's vectors were removed");
+    let current = VectorSet::file(&dir, &made_by(model.as_ref()));
+    assert_eq!(VectorSet::model_of(&current), Some(made_by(model.as_ref())));
+    assert_eq!(VectorSet::load(&current).unwrap().len(), 5);
+}
+
+#[test]
 fn a_failing_model_leaves_words_answering_and_says_so_once() {
     let f = vault(VAULT);
     let model = concepts();

@@ -48,14 +48,18 @@ impl Surface {
             // `terms` makes of a Vietnamese text.
             for line in text.lines() {
                 for run in line.split(|c: char| !c.is_alphabetic() && c != ' ') {
-                    let syllables: Vec<&str> = run.split(' ').filter(|w| !w.is_empty()).collect();
+                    // Each syllable and its term, made once.
+                    let syllables: Vec<(&str, Option<String>)> = run
+                        .split(' ')
+                        .filter(|w| !w.is_empty())
+                        .map(|w| match tokenizer::terms(w).as_slice() {
+                            [term] => (w, Some(term.clone())),
+                            _ => (w, None),
+                        })
+                        .collect();
                     for pair in syllables.windows(2) {
-                        if let ([a], [b]) = (
-                            tokenizer::terms(pair[0]).as_slice(),
-                            tokenizer::terms(pair[1]).as_slice(),
-                        ) {
-                            map.entry(format!("{a} {b}"))
-                                .or_insert_with(|| format!("{} {}", pair[0], pair[1]));
+                        if let [(a, Some(x)), (b, Some(y))] = pair {
+                            map.entry(format!("{x} {y}")).or_insert_with(|| format!("{a} {b}"));
                         }
                     }
                 }
