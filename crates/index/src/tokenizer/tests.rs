@@ -65,6 +65,26 @@ fn reference_words(text: &str) -> Vec<(String, usize, usize, usize)> {
 }
 
 proptest::proptest! {
+    /// Vietnamese pair terms on any text (marks written apart, digits, other scripts, runs of
+    /// spaces): no panic, and each pair is two tokens the text has side by side.
+    #[test]
+    fn vietnamese_pairs_are_adjacent_tokens(
+        text in "[a-z0-9 .,\u{1ea1}\u{1ed9}\u{1eef}\u{1a1}\u{1b0}\u{103}\u{301}\u{4e00}\u{e01}\u{a0}\n]{0,60}"
+    ) {
+        let text = format!("Giới thiệu về nền tảng ghi chú. {text}");
+        let tokens = tokens(&text);
+        for term in terms(&text) {
+            if let Some((a, b)) = term.split_once(' ') {
+                proptest::prop_assert!(!b.contains(' '), "{term}");
+                proptest::prop_assert_eq!(phrase(&term), Some(vec![a.to_string(), b.to_string()]));
+                proptest::prop_assert!(
+                    tokens.windows(2).any(|w| w[0] == a && w[1] == b),
+                    "{term} in {text:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn the_byte_scan_finds_the_reference_words(
         text in "[a-zA-Z0-9 .,\\-_\u{e9}\u{c4}\u{3a3}\u{416}\u{4e00}\u{306e}\u{e01}\u{e31}\u{301}\u{ff21}\u{1f600}\u{10400}\u{a0}\u{3002}]{0,40}"
