@@ -81,6 +81,7 @@ impl Surface {
             let Some(s) = self.0.get(t).cloned().or_else(|| unspaced_word(&self.1, t)) else {
                 continue;
             };
+            let s = if s.contains(' ') { self.whole(s) } else { s };
             let mine = words(&s);
             if out.iter().any(|o| within(&mine, &words(o)) || same_stem(o, &s)) {
                 continue;
@@ -105,6 +106,50 @@ impl Surface {
         out
     }
 }
+
+impl Surface {
+    /// A Vietnamese pair as the word of three syllables it is part of in the note: when the
+    /// note writes it twice or more, always after (or always before) the same syllable, that
+    /// syllable joins it (`độ xem` → `chế độ xem`, `plugin cốt` → `plugin cốt lõi`).
+    fn whole(&self, pair: String) -> String {
+        let Some((x, y)) = pair.split_once(' ') else {
+            return pair;
+        };
+        let (x, y) = (x.to_lowercase(), y.to_lowercase());
+        let (mut before, mut after): (Vec<Option<&str>>, Vec<Option<&str>>) = (Vec::new(), Vec::new());
+        'lines: for line in self.1.lines() {
+            for run in line.split(|c: char| !c.is_alphabetic() && c != ' ') {
+                let syllables: Vec<&str> = run.split(' ').filter(|w| !w.is_empty()).collect();
+                for i in 0..syllables.len().saturating_sub(1) {
+                    if syllables[i].to_lowercase() == x && syllables[i + 1].to_lowercase() == y {
+                        before.push(i.checked_sub(1).map(|j| syllables[j]));
+                        after.push(syllables.get(i + 2).copied());
+                        if before.len() == MAX_OCCURRENCES {
+                            break 'lines;
+                        }
+                    }
+                }
+            }
+        }
+        let same = |seen: &[Option<&str>]| -> Option<String> {
+            let first = (*seen.first()?)?;
+            let joins = seen.len() >= 2
+                && seen
+                    .iter()
+                    .all(|s| s.is_some_and(|s| s.to_lowercase() == first.to_lowercase()))
+                && !tokenizer::is_vietnamese_function_syllable(&first.to_lowercase());
+            joins.then(|| first.to_string())
+        };
+        match (same(&before), same(&after)) {
+            (Some(w), _) => format!("{w} {pair}"),
+            (None, Some(w)) => format!("{pair} {w}"),
+            (None, None) => pair,
+        }
+    }
+}
+
+/// Occurrences of a pair read to see whether it is part of a longer word.
+const MAX_OCCURRENCES: usize = 64;
 
 /// Whether two words shown are forms of one word: the same stem, as notes are compared by
 /// ([`tokenizer::stems`]: `Einführung`, `Einführungen`). Words of scripts without spaces and
@@ -244,6 +289,14 @@ mod tests {
             vi,
             &["tron", "mau", "vong tron", "phong to", "vong", "phong"],
             &["vòng tròn", "màu", "Phóng to"],
+        );
+        // A pair always written after (or before) the same syllable, twice or more, is shown
+        // with it; once is not enough, and a function word does not join.
+        let vi = "Chọn chế độ xem. Ở chế độ xem này, plugin cốt lõi và plugin cốt lõi khác. Thẻ mới và thẻ mới, đồng bộ hóa được.";
+        check(
+            vi,
+            &["do xem", "plugin cot", "the moi", "dong bo"],
+            &["chế độ xem", "plugin cốt lõi", "Thẻ mới", "đồng bộ"],
         );
     }
 }
