@@ -8,7 +8,11 @@ use scholia_index::tokenizer;
 /// shown instead of index terms (`Einführung`, not `einfuhrung`). Words of links, file names
 /// and addresses are left out (`%20laws` is no word of the note), and a term that is no single
 /// word of the note (a CJK character pair) has none.
-pub(crate) struct Surface(HashMap<String, String>, String);
+pub(crate) struct Surface(HashMap<String, String>, String, Joins);
+
+/// For each Vietnamese pair of the note (lower-cased as written), the syllables written before
+/// and after each time (at most [`MAX_OCCURRENCES`]).
+type Joins = HashMap<String, Vec<(Option<String>, Option<String>)>>;
 
 impl Surface {
     /// The word of the note a term was made of, as written.
@@ -43,6 +47,7 @@ impl Surface {
                 }
             }
         }
+        let mut joins = Joins::new();
         if tokenizer::is_vietnamese(text) {
             // Two syllables with only spaces between, as written (`phóng to`), for the pairs
             // `terms` makes of a Vietnamese text.
@@ -57,15 +62,20 @@ impl Surface {
                             _ => (w, None),
                         })
                         .collect();
-                    for pair in syllables.windows(2) {
+                    for (i, pair) in syllables.windows(2).enumerate() {
                         if let [(a, Some(x)), (b, Some(y))] = pair {
                             map.entry(format!("{x} {y}")).or_insert_with(|| format!("{a} {b}"));
+                            let sides = joins.entry(format!("{a} {b}").to_lowercase()).or_default();
+                            if sides.len() < MAX_OCCURRENCES {
+                                let side = |j: Option<usize>| j.and_then(|j| syllables.get(j)).map(|s| s.0.to_string());
+                                sides.push((side(i.checked_sub(1)), side(Some(i + 2))));
+                            }
                         }
                     }
                 }
             }
         }
-        Surface(map, text.to_string())
+        Surface(map, text.to_string(), joins)
     }
 
     /// The first `n` of `terms` a reader can be shown, as the note writes them: a word of the
@@ -105,42 +115,26 @@ impl Surface {
         }
         out
     }
-}
 
-impl Surface {
     /// A Vietnamese pair as the word of three syllables it is part of in the note: when the
     /// note writes it twice or more, always after (or always before) the same syllable, that
     /// syllable joins it (`độ xem` → `chế độ xem`, `plugin cốt` → `plugin cốt lõi`).
     fn whole(&self, pair: String) -> String {
-        let Some((x, y)) = pair.split_once(' ') else {
+        let Some(sides) = self.2.get(&pair.to_lowercase()) else {
             return pair;
         };
-        let (x, y) = (x.to_lowercase(), y.to_lowercase());
-        let (mut before, mut after): (Vec<Option<&str>>, Vec<Option<&str>>) = (Vec::new(), Vec::new());
-        'lines: for line in self.1.lines() {
-            for run in line.split(|c: char| !c.is_alphabetic() && c != ' ') {
-                let syllables: Vec<&str> = run.split(' ').filter(|w| !w.is_empty()).collect();
-                for i in 0..syllables.len().saturating_sub(1) {
-                    if syllables[i].to_lowercase() == x && syllables[i + 1].to_lowercase() == y {
-                        before.push(i.checked_sub(1).map(|j| syllables[j]));
-                        after.push(syllables.get(i + 2).copied());
-                        if before.len() == MAX_OCCURRENCES {
-                            break 'lines;
-                        }
-                    }
-                }
-            }
-        }
-        let same = |seen: &[Option<&str>]| -> Option<String> {
+        let same = |seen: Vec<Option<&String>>| -> Option<String> {
             let first = (*seen.first()?)?;
             let joins = seen.len() >= 2
                 && seen
                     .iter()
                     .all(|s| s.is_some_and(|s| s.to_lowercase() == first.to_lowercase()))
                 && !tokenizer::is_vietnamese_function_syllable(&first.to_lowercase());
-            joins.then(|| first.to_string())
+            joins.then(|| first.clone())
         };
-        match (same(&before), same(&after)) {
+        let before = same(sides.iter().map(|s| s.0.as_ref()).collect());
+        let after = same(sides.iter().map(|s| s.1.as_ref()).collect());
+        match (before, after) {
             (Some(w), _) => format!("{w} {pair}"),
             (None, Some(w)) => format!("{pair} {w}"),
             (None, None) => pair,
@@ -148,7 +142,7 @@ impl Surface {
     }
 }
 
-/// Occurrences of a pair read to see whether it is part of a longer word.
+/// Occurrences of a pair kept to see whether it is part of a longer word.
 const MAX_OCCURRENCES: usize = 64;
 
 /// Whether two words shown are forms of one word: the same stem, as notes are compared by
