@@ -85,6 +85,8 @@ pub(crate) struct Meaning {
     read_at: Option<std::time::SystemTime>,
     /// A failure was said once already.
     warned: bool,
+    /// The embedder's stale vectors files were looked for (once per embedder).
+    swept: bool,
 }
 
 /// What computing vectors did.
@@ -116,6 +118,7 @@ impl VaultIndex {
             })));
         m.embedder = Some(embedder);
         m.warned = false;
+        m.swept = false;
     }
 
     pub fn embedder(&self) -> Option<Arc<dyn Embedder>> {
@@ -181,7 +184,9 @@ impl VaultIndex {
         if !self.is_writer() {
             return Ok(Embedded::default());
         }
-        self.drop_stale_vectors(embedder.as_ref());
+        if !std::mem::replace(&mut scholia_base::lock(&self.meaning).swept, true) {
+            self.drop_stale_vectors(embedder.as_ref());
+        }
         let file = self.vector_file(embedder.as_ref());
         let mut set = match self.vectors() {
             Some(v) => (*v).clone(),
