@@ -123,14 +123,19 @@ pub fn is_vietnamese(text: &str) -> bool {
 /// `của` "of", `có thể` "can"), as written, lower-cased. A pair holding one is two words of a
 /// sentence, not one word (`rồi chọn` "then select", `và kéo` "and drag").
 pub fn is_vietnamese_function_syllable(syllable: &str) -> bool {
-    const SYLLABLES: &[&str] = &[
-        "ai", "ba", "bạn", "bằng", "bởi", "các", "cả", "cho", "chỉ", "có", "của", "cũng", "do", "dưới", "đã", "đang",
-        "đây", "để", "đến", "đó", "đều", "được", "gì", "hai", "hay", "hoặc", "hơn", "khi", "không", "kia", "là", "lại",
-        "lên", "mà", "mình", "mọi", "mỗi", "một", "nào", "này", "nên", "nếu", "như", "những", "nhiều", "ở", "qua",
-        "ra", "rất", "rồi", "sau", "sẽ", "tại", "theo", "thêm", "thể", "thì", "trên", "trong", "trước", "từ", "và",
-        "vào", "vẫn", "về", "vì", "với", "xuống",
-    ];
-    SYLLABLES.contains(&syllable)
+    static SYLLABLES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    SYLLABLES
+        .get_or_init(|| {
+            let mut list: Vec<&str> = include_str!("stopwords/vi-syllables.txt")
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .collect();
+            list.sort_unstable();
+            list
+        })
+        .binary_search(&syllable)
+        .is_ok()
 }
 
 /// Letters [`is_vietnamese`] reads: enough past a note's front matter, and a bounded cost per
