@@ -90,7 +90,11 @@ pub fn sentences(plain: &str, headings: &std::collections::HashSet<&str>) -> Vec
                 && match c {
                     // Chinese and Japanese, Devanagari and Bengali, Urdu, Khmer, Myanmar.
                     '。' | '！' | '？' | '।' | '۔' | '។' | '៕' | '။' => true,
-                    '.' | '!' | '?' => next.is_none_or(char::is_whitespace) && !abbreviation(&line[start..i]),
+                    '.' | '!' | '?' => {
+                        next.is_none_or(char::is_whitespace)
+                            && !abbreviation(&line[start..i])
+                            && !(c == '.' && ordinal(&line[start..i], &line[i + 1..]))
+                    }
                     _ => false,
                 }
                 // Two sentences a lost line break glued together: `basis.Example`.
@@ -231,6 +235,35 @@ fn strip_footnotes(word: &str) -> String {
     out
 }
 
+/// A number of one or two digits with its period, as German, the Nordic languages, Czech or
+/// Hungarian write a day or a rank (`am 1. Januar`, `1. januar`, `2. szintű`): no end when a
+/// lower-case word or a month follows. (`nr 2. Wir sind` ends a sentence.)
+fn ordinal(before: &str, after: &str) -> bool {
+    let last = before.rsplit(char::is_whitespace).next().unwrap_or("");
+    if last.is_empty() || last.len() > 2 || !last.chars().all(|c| c.is_ascii_digit()) {
+        return false;
+    }
+    let next = after.split_whitespace().next().unwrap_or("");
+    next.starts_with(char::is_lowercase) || MONTHS.contains(&next.trim_end_matches([',', ';']))
+}
+
+/// Month names written capitalised after a day's number (German).
+const MONTHS: &[&str] = &[
+    "Januar",
+    "Jänner",
+    "Februar",
+    "März",
+    "April",
+    "Mai",
+    "Juni",
+    "Juli",
+    "August",
+    "September",
+    "Oktober",
+    "November",
+    "Dezember",
+];
+
 /// "e.g." and "Dr." end no sentence.
 fn abbreviation(before: &str) -> bool {
     let last = before.rsplit(char::is_whitespace).next().unwrap_or("");
@@ -304,6 +337,25 @@ mod tests {
             "- Use a flour, e.g. rye or spelt, for the starter.\n- Keep it warm.\n",
             &["starter"],
             &["Use a flour, e.g. rye or spelt, for the starter."],
+        );
+        // A day or a rank written with a period ends no sentence; a number ending one does.
+        check(
+            "Wenn du am 1. Januar 2024 eine Notiz erstellst, heißt sie nach der Zeit.\n",
+            &["notiz"],
+            &["Wenn du am 1. Januar 2024 eine Notiz erstellst, heißt sie nach der Zeit."],
+        );
+        check(
+            "Overskrifter på 2. niveau får en streg under sig i noten.\n",
+            &["streg"],
+            &["Overskrifter på 2. niveau får en streg under sig i noten."],
+        );
+        check(
+            "Verlinkung gibt uns die Nummer 2. Wir sind uns bei der Nummer 3 noch unsicher.\n",
+            &["nummer"],
+            &[
+                "Verlinkung gibt uns die Nummer 2.",
+                "Wir sind uns bei der Nummer 3 noch unsicher.",
+            ],
         );
         // A callout's title line and a list item's parent are not glued to what follows.
         check(
