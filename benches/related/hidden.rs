@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
-use scholia::index::{VaultIndex, WriterOptions, tokenizer};
+use scholia::index::{Tie, VaultIndex, WriterOptions, tokenizer};
 use scholia::vault::Vault;
 use scholia::vault::parse::parse;
 
@@ -42,15 +42,15 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
         None => println!("without embeddings (--model DIR adds them)"),
     }
     println!(
-        "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>8} {:>8}",
-        "lang", "notes", "scholia", "tf-idf", "new", "cited/n", "generic", "p50 ms"
+        "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>8} {:>7} {:>8}",
+        "lang", "notes", "scholia", "tf-idf", "new", "cited/n", "generic", "tied", "p50 ms"
     );
     let mut rows = Vec::new();
     for lang in langs {
         let r = measure(&root.join(lang));
         println!(
-            "{:<6} {:>6} {:>9.3} {:>9.3} {:>8.3} {:>9.1} {:>8.3} {:>8.2}",
-            lang, r.notes, r.recall, r.baseline, r.new_share, r.cited, r.generic, r.p50_ms
+            "{:<6} {:>6} {:>9.3} {:>9.3} {:>8.3} {:>9.1} {:>8.3} {:>7.3} {:>8.2}",
+            lang, r.notes, r.recall, r.baseline, r.new_share, r.cited, r.generic, r.tied, r.p50_ms
         );
         rows.push(r);
     }
@@ -60,12 +60,13 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
         let above = rows.iter().filter(|r| r.recall > r.baseline).count();
         println!(
             "mean recall {:.3} (tf-idf {:.3}), lowest {lowest:.3}; above tf-idf in {above} of {}; mean new {:.3}; \
-             generic words shown {:.3}",
+             generic words shown {:.3}; told by a tie {:.3}",
             mean(|r| r.recall),
             mean(|r| r.baseline),
             rows.len(),
             mean(|r| r.new_share),
-            mean(|r| r.generic)
+            mean(|r| r.generic),
+            mean(|r| r.tied)
         );
     }
 }
@@ -79,6 +80,9 @@ struct Row {
     /// Of the words each cited note is shown with (what found it), the share that more than
     /// [`GENERIC`] of the vault's notes hold: words found by chance, as a reader sees them.
     generic: f64,
+    /// Of the new notes cited, the share told by a link, folder, tag or hub ([`Tie`]) rather
+    /// than by the words they share.
+    tied: f64,
     p50_ms: f64,
 }
 
@@ -256,6 +260,7 @@ fn measure(dir: &Path) -> Row {
     let (mut recall, mut base, mut new_share, mut cited_n) = (0.0, 0.0, 0.0, 0.0);
     let df = note_counts(&modified);
     let (mut shown, mut generic) = (0usize, 0usize);
+    let (mut told, mut tied) = (0usize, 0usize);
     let mut generic_words: HashMap<String, usize> = HashMap::new();
     let mut times = Vec::new();
     let mut measured: Vec<&String> = hidden.keys().collect();
@@ -271,6 +276,10 @@ fn measure(dir: &Path) -> Row {
         let started = Instant::now();
         let cited = scholia::research::offline::related_notes(&index, rel, modified[*rel].clone()).unwrap_or_default();
         times.push(started.elapsed().as_secs_f64() * 1000.0);
+        for c in cited.iter().filter(|c| !c.links_back) {
+            told += 1;
+            tied += usize::from(c.tie != Tie::Words);
+        }
         for word in cited.iter().flat_map(|c| &c.terms) {
             shown += 1;
             let share = df.notes_with(word) as f64 / modified.len() as f64;
@@ -328,6 +337,7 @@ fn measure(dir: &Path) -> Row {
         new_share: new_share / n,
         cited: cited_n / n,
         generic: generic as f64 / shown.max(1) as f64,
+        tied: tied as f64 / told.max(1) as f64,
         p50_ms: times.get(times.len() / 2).copied().unwrap_or(0.0),
     }
 }

@@ -9,18 +9,25 @@ use serde_json::Value;
 
 use crate::support::{TestVault, copy_dir, obsidian_help, stderr};
 
+mod ties;
 mod words;
 
 async fn research(v: &TestVault, rel: &str) -> (Vec<String>, Vec<String>, String) {
-    let out = v.cli(&Vec::new(), &["research", rel, "--json"]).await;
-    assert!(out.status.success(), "{rel}: {}", stderr(&out));
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let cited = r["sources"]
-        .as_array()
-        .unwrap()
+    let (sources, topics, section) = research_sources(v, rel).await;
+    let cited = sources
         .iter()
         .map(|s| s["path"].as_str().unwrap().to_string())
         .collect();
+    (cited, topics, section)
+}
+
+/// [`research`] with the sources as the JSON result gives them (`path`, `target`, and for a
+/// note offline research cites, the `terms` it shares or the `tie` that relates it).
+async fn research_sources(v: &TestVault, rel: &str) -> (Vec<Value>, Vec<String>, String) {
+    let out = v.cli(&Vec::new(), &["research", rel, "--json"]).await;
+    assert!(out.status.success(), "{rel}: {}", stderr(&out));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sources = r["sources"].as_array().unwrap().clone();
     let topics = r["topics"]
         .as_array()
         .unwrap()
@@ -29,7 +36,7 @@ async fn research(v: &TestVault, rel: &str) -> (Vec<String>, Vec<String>, String
         .collect();
     let text = v.read(rel);
     let section = text[text.find("\n## Research\n").unwrap()..].to_string();
-    (cited, topics, section)
+    (sources, topics, section)
 }
 
 fn writable(dir: &Path) {

@@ -18,8 +18,10 @@ use super::{IndexError, VaultIndex};
 
 mod evidence;
 mod live;
+mod ties;
 pub use evidence::Evidence;
 pub(crate) use live::LiveStats;
+pub use ties::{Tie, Ties};
 
 /// What a note is, for finding the notes related to it.
 #[derive(Debug, Clone, Default)]
@@ -49,6 +51,9 @@ pub struct Related {
     pub path: String,
     pub title: String,
     pub score: f32,
+    /// What found it, kind by kind (what [`Ties::of`] reads to say why it is related).
+    #[serde(skip)]
+    pub evidence: Evidence,
 }
 
 /// The note's words and their weights, heaviest first.
@@ -168,9 +173,7 @@ impl VaultIndex {
         before.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| names[&a.1].cmp(&names[&b.1])));
         let leading: Vec<DocAddress> = before.iter().take(POPULARITY_FOR).map(|(_, a)| *a).collect();
         self.late_evidence(&searcher, &stems, &mut evidence, &leading)?;
-        let scores: HashMap<DocAddress, f32> = evidence.into_iter().map(|(a, e)| (a, signals.score(&e))).collect();
-
-        let mut ranked: Vec<(f32, DocAddress)> = scores.into_iter().map(|(a, s)| (steady(s), a)).collect();
+        let mut ranked: Vec<(f32, DocAddress)> = evidence.iter().map(|(a, e)| (steady(signals.score(e)), *a)).collect();
         let names = paths(&mut ranked.iter().map(|(_, a)| *a))?;
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| names[&a.1].cmp(&names[&b.1])));
         let mut best = None;
@@ -191,6 +194,7 @@ impl VaultIndex {
                 path,
                 title: outline.title,
                 score,
+                evidence: evidence[&addr],
             });
         }
         Ok((out, terms))

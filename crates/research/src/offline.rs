@@ -15,7 +15,7 @@ use super::note::render::{Finished, finish, provenance};
 use super::note::types::{Depth, NoteResearch, ResearchError, Source, Topic};
 use crate::Context;
 use scholia_base::Job;
-use scholia_index::{IndexError, Terms, VaultIndex, tokenizer};
+use scholia_index::{IndexError, Signals, Terms, Tie, VaultIndex, tokenizer};
 use scholia_prompts as prompts;
 use scholia_providers::llm::Usage;
 use scholia_vault::passage;
@@ -48,6 +48,10 @@ pub struct RelatedNote {
     pub links_back: bool,
     /// The 1-based line where the researched note names it without a link.
     pub mentioned_on: Option<usize>,
+    /// Why it is related: its words, or the link, folder or tag that ties it.
+    pub tie: Tie,
+    /// The wikilink target of the note `tie` names (the linking note), if it names one.
+    pub tie_target: Option<String>,
 }
 
 /// Related notes found beyond [`RELATED_NOTES`], so that notes linking back (moved last) and
@@ -66,9 +70,11 @@ pub(crate) fn select(
     // What it links is known: never returned, but its neighbourhood still counts.
     likeness.exclude.extend(likeness.links.iter().cloned());
     let (related, terms) = index.related(&likeness, limit + SLACK)?;
+    let ties = index.ties(&likeness)?;
+    let weights = Signals::default().0;
     let key = display_terms(&own_terms(&terms, &input.likeness), KEY_TERMS);
     let surface = Surface::of(&input.likeness.text);
-    let weights: HashMap<String, f32> = terms.0.iter().take(PASSAGE_TERMS).cloned().collect();
+    let weights_of_words: HashMap<String, f32> = terms.0.iter().take(PASSAGE_TERMS).cloned().collect();
     // A note related by its links or stems may share none of the heaviest words: its
     // sentences with any of the note's weighed words explain it next best.
     let every: HashMap<String, f32> = terms.0.iter().cloned().collect();
@@ -88,6 +94,8 @@ pub(crate) fn select(
                 score: r.score,
                 links_back,
                 mentioned_on: None,
+                tie: Tie::Words,
+                tie_target: None,
             });
             continue;
         }
@@ -123,10 +131,20 @@ pub(crate) fn select(
                 .take(PASSAGES_PER_NOTE)
                 .collect()
         };
-        let mut passages = fresh(
-            passage::best(&text, &weights, PASSAGES_PER_NOTE + 4, tokenizer::terms),
-            &quoted,
-        );
+        let tie = ties.of(&r.path, &r.evidence, &weights, &parsed.tags);
+        let mut passages = Vec::new();
+        if tie != Tie::Words {
+            // Found by the vault's links or folders, not by what it says: its words in common
+            // are chance, and its opening says what it is.
+            passages = fresh(passage::quotable(&text, PASSAGES_PER_NOTE + 4), &quoted);
+            passages.truncate(1);
+        }
+        if passages.is_empty() {
+            passages = fresh(
+                passage::best(&text, &weights_of_words, PASSAGES_PER_NOTE + 4, tokenizer::terms),
+                &quoted,
+            );
+        }
         if passages.is_empty() {
             passages = fresh(
                 passage::best(&text, &every, PASSAGES_PER_NOTE + 4, tokenizer::terms),
@@ -139,13 +157,25 @@ pub(crate) fn select(
         }
         quoted.extend(passages.iter().map(|p| sentence_key(p)));
         let mentioned_on = mention_line(index, &input.own, &names);
-        // A note without a passage says nothing of why it is related: left out.
-        if passages.is_empty() && mentioned_on.is_none() {
+        // A note without a passage or a tie says nothing of why it is related: left out.
+        if passages.is_empty() && mentioned_on.is_none() && tie == Tie::Words {
             continue;
         }
+        let tie_target = match &tie {
+            Tie::LinkedFrom { via: p } | Tie::CitedWith { by: p } => Some(index.link_target_from(p, Some(&input.rel))?),
+            _ => None,
+        };
+        // The words it shares are shown when they are why it is here.
+        let shown = if tie == Tie::Words {
+            surface.show(&display_terms(&Terms(shared), SHARED_TERMS), SHARED_TERMS)
+        } else {
+            Vec::new()
+        };
         new.push(RelatedNote {
             target: index.link_target_from(&r.path, Some(&input.rel))?,
-            terms: surface.show(&display_terms(&Terms(shared), SHARED_TERMS), SHARED_TERMS),
+            terms: shown,
+            tie,
+            tie_target,
             passages,
             mentioned_on,
             path: r.path,
@@ -325,6 +355,9 @@ pub(crate) async fn research(
                 // Made inert and one line each by the template's md_passage filter.
                 "passages": r.passages,
                 "mentioned_on": r.mentioned_on,
+                // Why it is here when its words are not why: the template says it.
+                "tie": r.tie,
+                "tie_target": r.tie_target,
             })).collect::<Vec<_>>(),
             "linked": related.iter().filter(|r| r.links_back).map(|r| &r.target).collect::<Vec<_>>(),
             "provenance": provenance,
@@ -350,6 +383,8 @@ pub(crate) async fn research(
             title: r.title,
             path: r.path,
             target: r.target,
+            terms: r.terms,
+            tie: (r.tie != Tie::Words).then_some(r.tie),
         })
         .collect();
     finish(Finished {

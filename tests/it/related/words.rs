@@ -4,17 +4,27 @@
 
 use std::path::Path;
 
-use super::{language_vault, none_found, obsidian_help, research};
+use serde_json::Value;
 
-/// The words an offline section shows beside its cited notes (after the last ` — ` of each
-/// entry: a "named on line N" note comes before them).
-fn shown_words(section: &str) -> Vec<String> {
-    section
-        .lines()
-        .filter(|l| l.starts_with("- [["))
-        .filter_map(|l| l.rsplit_once(" — "))
-        .flat_map(|(_, t)| t.split(", ").map(str::to_string))
-        .collect()
+use super::{language_vault, none_found, obsidian_help, research_sources};
+
+/// The words an offline section shows beside its cited notes: each source's `terms`, which
+/// the section shows last on the note's line.
+fn shown_words(sources: &[Value], section: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in sources {
+        let Some(terms) = s["terms"].as_array() else {
+            continue;
+        };
+        let terms: Vec<String> = terms.iter().map(|t| t.as_str().unwrap().to_string()).collect();
+        let line = format!(" — {}", terms.join(", "));
+        assert!(
+            section.lines().any(|l| l.starts_with("- [[") && l.ends_with(&line)),
+            "{line} not shown:\n{section}"
+        );
+        out.extend(terms);
+    }
+    out
 }
 
 /// The languages a note's function words are guessed in ([`tokenizer::languages_of`]) on
@@ -83,8 +93,8 @@ async fn key_terms_are_no_function_words() {
             let tokens = tokenizer::tokens(&v.read(rel));
             let language = tokenizer::languages_of(tokens.iter().map(String::as_str));
             assert_eq!(language.codes(), [*lang], "{lang}/{rel}");
-            let (_, topics, section) = research(&v, rel).await;
-            for term in topics.into_iter().chain(shown_words(&section)) {
+            let (sources, topics, section) = research_sources(&v, rel).await;
+            for term in topics.into_iter().chain(shown_words(&sources, &section)) {
                 terms += 1;
                 if tokenizer::tokens(&term).iter().any(|t| language.is_stopword(t)) {
                     found.push(format!("{lang}/{rel}: {term}"));
@@ -125,9 +135,9 @@ async fn vietnamese_terms_are_whole_words() {
     let halves = ["dụng tùy", "tượng ứng", "thẻ chia", "nhấn Shift", "sẻ mạng", "kết cố"];
     let (mut found, mut terms) = (Vec::new(), 0);
     for (rel, expected) in notes {
-        let (_, topics, section) = research(&v, rel).await;
+        let (sources, topics, section) = research_sources(&v, rel).await;
         assert!(topics.iter().any(|t| t == expected), "{rel}: {topics:?}");
-        for term in topics.into_iter().chain(shown_words(&section)) {
+        for term in topics.into_iter().chain(shown_words(&sources, &section)) {
             terms += 1;
             let function = term
                 .split(' ')
@@ -157,29 +167,23 @@ async fn shown_words_are_read_in_the_cited_note() {
     let (mut found, mut words) = (Vec::new(), 0);
     for (lang, notes) in cases {
         let v = language_vault(lang, notes);
-        let files = markdown_files(&v.root);
         for rel in *notes {
-            let (_, _, section) = research(&v, rel).await;
-            for line in section.lines().filter(|l| l.starts_with("- [[")) {
-                let Some((link, shown)) = line.rsplit_once(" — ") else {
-                    continue;
-                };
-                let target = link.trim_start_matches("- [[").split(']').next().unwrap();
-                let target = target.split('|').next().unwrap();
-                let stem = target.rsplit('/').next().unwrap();
-                let Some(file) = files.iter().find(|f| f.file_stem().is_some_and(|s| s == stem)) else {
-                    continue;
-                };
-                let parsed = scholia::vault::parse::parse(&std::fs::read_to_string(file).unwrap(), stem);
+            let (sources, _, section) = research_sources(&v, rel).await;
+            shown_words(&sources, &section);
+            for source in &sources {
+                let path = source["path"].as_str().unwrap();
+                let stem = scholia::vault::stem(path);
+                let parsed = scholia::vault::parse::parse(&v.read(path), stem);
                 let readable: std::collections::HashSet<String> = tokenizer::tokens(&parsed.plain_text)
                     .into_iter()
                     .chain(tokenizer::tokens(&parsed.title))
                     .chain(parsed.aliases.iter().flat_map(|a| tokenizer::tokens(a)))
                     .collect();
-                for word in shown.split(", ") {
+                for word in source["terms"].as_array().into_iter().flatten() {
+                    let word = word.as_str().unwrap();
                     words += 1;
                     if !tokenizer::tokens(word).iter().all(|t| readable.contains(t)) {
-                        found.push(format!("{lang}/{rel} → {target}: {word}"));
+                        found.push(format!("{lang}/{rel} → {path}: {word}"));
                     }
                 }
             }

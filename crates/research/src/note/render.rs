@@ -101,6 +101,8 @@ pub(super) fn cited_sources(findings: &str, materials: &[Material]) -> Vec<Sourc
                     title: v.title.clone(),
                     path: v.path.clone(),
                     target: v.target.clone(),
+                    terms: Vec::new(),
+                    tie: None,
                 });
             }
         }
@@ -122,7 +124,9 @@ pub(super) fn source_records(sources: &[Source], materials: &[Material]) -> Vec<
                     .unwrap_or_default();
                 SourceRecord::web(title, url, &passage)
             }
-            Source::Vault { title, path, target } => {
+            Source::Vault {
+                title, path, target, ..
+            } => {
                 let read = materials.iter().flat_map(|m| &m.vault).find(|v| v.path == *path);
                 SourceRecord::vault(
                     title,

@@ -219,6 +219,8 @@ pub(super) fn sources_only(
                     title: v.title.clone(),
                     path: v.path.clone(),
                     target: v.target.clone(),
+                    terms: Vec::new(),
+                    tie: None,
                 }))
         })
         .collect::<Vec<Source>>();

@@ -141,6 +141,14 @@ pub enum Source {
         title: String,
         path: String,
         target: String,
+        /// The researched note's key terms it shares, when they are why it is cited
+        /// (offline research).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        terms: Vec<String>,
+        /// Why it is cited when its words are not: the link, folder, tag or hub that ties it
+        /// (offline research).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tie: Option<scholia_index::Tie>,
     },
 }
 

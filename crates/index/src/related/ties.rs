@@ -1,0 +1,367 @@
+//! Why a related note is related, said as a reader can check it: its words, or, when the
+//! vault's links or folders weigh more than any word it shares, the note that ties the two
+//! ("[[Hotkeys]], which this note links, links it").
+
+use std::collections::HashMap;
+
+use super::{Evidence, Likeness};
+use crate::graph::LinkTargets;
+use crate::{IndexError, LinkScope, VaultIndex};
+
+/// Notes whose links are read for a tie (as many as the evidence reads).
+const MAX_NEIGHBOURS: usize = 30;
+const FOLDER_MATES: usize = 100;
+/// Notes linking a note before it is told as one of the vault's hubs.
+const MIN_HUB: usize = 5;
+
+/// What relates a note to the researched one, as it is told.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Tie {
+    /// What it says: the words it shares, its meaning, its names.
+    Words,
+    /// `via`, a note the researched one links, links it.
+    LinkedFrom { via: String },
+    /// `by`, a note linking the researched one, links it too.
+    CitedWith { by: String },
+    /// `linking` of the `mates` other notes in the researched one's `folder` link it.
+    FolderLinks {
+        folder: String,
+        linking: usize,
+        mates: usize,
+    },
+    /// It is in the researched one's `folder`.
+    Folder { folder: String },
+    /// It has the researched note's `tag`.
+    Tag { tag: String },
+    /// Nothing ties the two more than that `linking` notes of the vault link it: one of its
+    /// hubs, which the note's neighbourhood pointed to.
+    Popular { linking: usize },
+}
+
+/// The vault's ties around one note, read once for all its related notes.
+pub struct Ties {
+    note: Likeness,
+    /// Each note its links link, with the linked note that links it (the one linking
+    /// fewest, as Adamic–Adar weighs them).
+    via: HashMap<String, (usize, String)>,
+    /// Each note linked beside it, with the note linking both (the one linking fewest).
+    beside: HashMap<String, (usize, String)>,
+    /// How many of its folder-mates link each note, and how many mates were read.
+    by_mates: HashMap<String, usize>,
+    mates: usize,
+    /// Every folder-mate was read (a folder of more than [`FOLDER_MATES`] is counted in part,
+    /// and "k of the n" would not be true).
+    every_mate: bool,
+}
+
+impl VaultIndex {
+    /// The ties around `note`.
+    pub fn ties(&self, note: &Likeness) -> Result<Ties, IndexError> {
+        let searcher = self.searcher();
+        let mut cache = LinkTargets::default();
+        let mut read = |from: &[String], into: &mut HashMap<String, (usize, String)>| -> Result<(), IndexError> {
+            for source in from.iter().filter(|p| **p != note.rel).take(MAX_NEIGHBOURS) {
+                let theirs = self.links_of_with(&searcher, source, &mut cache)?;
+                for target in &theirs {
+                    let tie = into
+                        .entry(target.clone())
+                        .or_insert_with(|| (theirs.len(), source.clone()));
+                    // Fewest links first, then the first by path: the same vault, the same tie.
+                    if (theirs.len(), source) < (tie.0, &tie.1) {
+                        *tie = (theirs.len(), source.clone());
+                    }
+                }
+            }
+            Ok(())
+        };
+        let (mut via, mut beside) = (HashMap::new(), HashMap::new());
+        read(&note.links, &mut via)?;
+        let linking = self.linking_to_with(&searcher, &note.rel, LinkScope::Own)?;
+        read(&linking, &mut beside)?;
+        let mut by_mates: HashMap<String, usize> = HashMap::new();
+        let folder = folder_of(&note.rel);
+        let siblings = self.paths_in_folder(&searcher, folder)?;
+        let mates: Vec<&String> = siblings
+            .iter()
+            .map(|(p, _)| p)
+            .filter(|p| **p != note.rel)
+            .take(FOLDER_MATES)
+            .collect();
+        for mate in &mates {
+            for target in self.links_of_with(&searcher, mate, &mut cache)? {
+                *by_mates.entry(target).or_default() += 1;
+            }
+        }
+        Ok(Ties {
+            note: note.clone(),
+            via,
+            beside,
+            by_mates,
+            mates: mates.len(),
+            every_mate: siblings.iter().filter(|(p, _)| *p != note.rel).count() == mates.len(),
+        })
+    }
+}
+
+impl Ties {
+    /// Why the note at `path`, found with `evidence`, is related: the kind of evidence that
+    /// weighs most under `weights`, told by the note or folder that makes it; [`Tie::Words`]
+    /// when words weigh as much. How many notes link it is a prior, not a tie between the two:
+    /// told only when it outweighs the words and every tie.
+    /// `tags` are the related note's own.
+    pub fn of(&self, path: &str, evidence: &Evidence, weights: &Evidence, tags: &[String]) -> Tie {
+        let (e, w) = (evidence, weights);
+        let words = w.content * e.content
+            + w.similar * e.similar
+            + w.name_stems * e.name_stems
+            + w.meaning * e.meaning
+            + w.names_it * e.names_it
+            + w.named_by * e.named_by;
+        let folder = folder_of(&self.note.rel);
+        // Each kind of tie, with what its kind weighs in all (links: X → Y → Z and X ← W → Z;
+        // the folder: in it, and linked from it) and what it weighs itself.
+        let mut told: Vec<(f32, f32, Tie)> = Vec::new();
+        let (neighbour, cocited) = (w.neighbour * e.neighbour, w.cocited * e.cocited);
+        if let Some((_, via)) = self.via.get(path) {
+            told.push((neighbour + cocited, neighbour, Tie::LinkedFrom { via: via.clone() }));
+        }
+        if let Some((_, by)) = self.beside.get(path) {
+            told.push((neighbour + cocited, cocited, Tie::CitedWith { by: by.clone() }));
+        }
+        // The vault's top folder is no place a reader would call one.
+        if !folder.is_empty() {
+            let (inside, linked) = (w.folder * e.folder, w.folder_linked * e.folder_linked);
+            let linking = self.by_mates.get(path).copied().unwrap_or(0);
+            // One mate linking it is that mate's link, not the folder's.
+            if linking > 1 && self.every_mate {
+                let tie = Tie::FolderLinks {
+                    folder: folder.to_string(),
+                    linking,
+                    mates: self.mates,
+                };
+                told.push((inside + linked, linked, tie));
+            }
+            if folder_of(path) == folder {
+                told.push((
+                    inside + linked,
+                    inside,
+                    Tie::Folder {
+                        folder: folder.to_string(),
+                    },
+                ));
+            }
+        }
+        if e.shared_tag > 0.0 {
+            // The first of the note's tags it has (tags match whatever their case).
+            let theirs: Vec<String> = tags.iter().map(|t| t.to_lowercase()).collect();
+            if let Some(tag) = self.note.tags.iter().find(|t| theirs.contains(&t.to_lowercase())) {
+                let weight = w.shared_tag * e.shared_tag;
+                told.push((weight, weight, Tie::Tag { tag: tag.clone() }));
+            }
+        }
+        // The heaviest kind, and in it the heaviest tie; on a tie, the order above (links
+        // before folders before tags).
+        let mut best: Option<(f32, f32, Tie)> = None;
+        for (kind, own, tie) in told {
+            if own > 0.0 && best.as_ref().is_none_or(|(k, o, _)| (kind, own) > (*k, *o)) {
+                best = Some((kind, own, tie));
+            }
+        }
+        let strongest = best.as_ref().map_or(0.0, |(kind, _, _)| *kind);
+        let popular = w.popularity * e.popularity;
+        match best {
+            Some((kind, _, tie)) if kind > words => tie,
+            // What the figure counts, ln(1 + linking notes), undone.
+            _ if popular > words && popular > strongest => match (e.popularity.exp() - 1.0).round() as usize {
+                linking if linking >= MIN_HUB => Tie::Popular { linking },
+                _ => Tie::Words,
+            },
+            _ => Tie::Words,
+        }
+    }
+}
+
+/// The folder of a vault path (`""` at the top).
+fn folder_of(rel: &str) -> &str {
+    rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Signals;
+
+    /// The ties around `Trips/Plans.md`: it links `Middle.md`, which links `Far.md`; `Index.md`
+    /// links it and `Beside.md`; two of its three folder-mates link `Packing.md`, all three
+    /// `Trips/Hub.md`.
+    fn ties() -> Ties {
+        let note = Likeness {
+            rel: "Trips/Plans.md".into(),
+            tags: vec!["Travel".into()],
+            ..Default::default()
+        };
+        let at = |p: &str| (3, p.to_string());
+        Ties {
+            note,
+            via: HashMap::from([("Far.md".to_string(), at("Middle.md"))]),
+            beside: HashMap::from([("Beside.md".to_string(), at("Index.md"))]),
+            by_mates: HashMap::from([
+                ("Packing.md".to_string(), 2),
+                ("Once.md".to_string(), 1),
+                ("Trips/Hub.md".to_string(), 3),
+            ]),
+            mates: 3,
+            every_mate: true,
+        }
+    }
+
+    /// Evidence of the given figures (the others 0), weighed 1 each.
+    fn evidence(figures: &[(&str, f32)]) -> Evidence {
+        let mut e = Evidence::default();
+        for (name, x) in figures {
+            *match *name {
+                "content" => &mut e.content,
+                "similar" => &mut e.similar,
+                "neighbour" => &mut e.neighbour,
+                "cocited" => &mut e.cocited,
+                "folder" => &mut e.folder,
+                "folder_linked" => &mut e.folder_linked,
+                "shared_tag" => &mut e.shared_tag,
+                "popularity" => &mut e.popularity,
+                _ => unreachable!("{name}"),
+            } = *x;
+        }
+        e
+    }
+
+    #[test]
+    fn the_heaviest_kind_of_evidence_is_told() {
+        let ties = ties();
+        let ones = Evidence {
+            content: 1.0,
+            linked: 1.0,
+            names_it: 1.0,
+            named_by: 1.0,
+            shared_tag: 1.0,
+            neighbour: 1.0,
+            cocited: 1.0,
+            folder: 1.0,
+            folder_linked: 1.0,
+            similar: 1.0,
+            popularity: 1.0,
+            name_stems: 1.0,
+            meaning: 1.0,
+        };
+        let check = |path: &str, figures: &[(&str, f32)], tags: &[&str], expected: Tie| {
+            let tags: Vec<String> = tags.iter().map(|t| t.to_string()).collect();
+            assert_eq!(
+                ties.of(path, &evidence(figures), &ones, &tags),
+                expected,
+                "{path} {figures:?}"
+            );
+        };
+        let via = || Tie::LinkedFrom {
+            via: "Middle.md".into(),
+        };
+        check("Far.md", &[("neighbour", 0.5), ("content", 0.4)], &[], via());
+        // Words weigh as much: words.
+        check(
+            "Far.md",
+            &[("neighbour", 0.5), ("content", 0.3), ("similar", 0.2)],
+            &[],
+            Tie::Words,
+        );
+        // Links are one kind: a little of each outweighs the words, told by the heavier.
+        check(
+            "Far.md",
+            &[("neighbour", 0.3), ("cocited", 0.2), ("content", 0.4)],
+            &[],
+            via(),
+        );
+        check(
+            "Beside.md",
+            &[("cocited", 0.5)],
+            &[],
+            Tie::CitedWith { by: "Index.md".into() },
+        );
+        let mates = Tie::FolderLinks {
+            folder: "Trips".into(),
+            linking: 2,
+            mates: 3,
+        };
+        check(
+            "Packing.md",
+            &[("folder_linked", 0.6), ("similar", 0.5)],
+            &[],
+            mates.clone(),
+        );
+        // One mate linking it is no folder's tie.
+        check("Once.md", &[("folder_linked", 0.3)], &[], Tie::Words);
+        let folder = Tie::Folder { folder: "Trips".into() };
+        check(
+            "Trips/Coast.md",
+            &[("folder", 0.3), ("content", 0.2)],
+            &[],
+            folder.clone(),
+        );
+        // In the folder and linked from it: the heavier of the two.
+        let all = Tie::FolderLinks {
+            folder: "Trips".into(),
+            linking: 3,
+            mates: 3,
+        };
+        check("Trips/Hub.md", &[("folder", 0.3), ("folder_linked", 0.5)], &[], all);
+        check("Trips/Hub.md", &[("folder", 0.5), ("folder_linked", 0.3)], &[], folder);
+        check("Elsewhere/Coast.md", &[("folder", 0.3)], &[], Tie::Words);
+        check(
+            "Coast.md",
+            &[("shared_tag", 1.0), ("content", 0.5)],
+            &["travel"],
+            Tie::Tag { tag: "Travel".into() },
+        );
+        // Popularity only when nothing else, words included, weighs as much.
+        let hub = |linking| Tie::Popular { linking };
+        check(
+            "Settings.md",
+            &[("popularity", 65f32.ln()), ("content", 0.5)],
+            &[],
+            hub(64),
+        );
+        check(
+            "Settings.md",
+            &[("popularity", 65f32.ln()), ("content", 4.5)],
+            &[],
+            Tie::Words,
+        );
+        check(
+            "Far.md",
+            &[("popularity", 65f32.ln()), ("neighbour", 0.5), ("content", 0.2)],
+            &[],
+            via(),
+        );
+        // Four notes linking it make no hub.
+        check(
+            "Small.md",
+            &[("popularity", 5f32.ln()), ("content", 0.5)],
+            &[],
+            Tie::Words,
+        );
+        check("Small.md", &[("popularity", 6f32.ln()), ("content", 0.5)], &[], hub(5));
+        // Nothing at all: words (and the passages say the rest).
+        check("Nothing.md", &[], &[], Tie::Words);
+    }
+
+    /// A folder read in part gives no "k of the n".
+    #[test]
+    fn a_folder_read_in_part_is_not_counted() {
+        let mut ties = ties();
+        ties.every_mate = false;
+        let e = Evidence {
+            folder_linked: 1.0,
+            ..Default::default()
+        };
+        let w = Signals::default().0;
+        assert_eq!(ties.of("Packing.md", &e, &w, &[]), Tie::Words);
+    }
+}

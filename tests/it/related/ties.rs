@@ -1,0 +1,222 @@
+//! Why a cited note is there, when its words are not why: the note linking both, the folder
+//! whose notes link it, the folder it shares, the tag. Before, such notes were shown with
+//! whatever words they happened to share (Graph view → Command palette: `keys, matching,
+//! appear, Start`).
+
+use super::research;
+use crate::support::TestVault;
+
+/// A note's first sentence about a subject of its own (no word shared with the others).
+fn about(title: &str, subject: &str) -> String {
+    format!("# {title}\n\n{subject}.\n")
+}
+
+/// Researches `rel` in a vault of `files` and finds the entry of `cited`: it must read
+/// `expected` after the link, and quote the cited note's opening sentence.
+async fn check(files: &[(&str, &str)], rel: &str, cited: &str, expected: &str, opening: &str) {
+    let v = TestVault::with_files(files);
+    let (_, _, section) = research(&v, rel).await;
+    let entry = format!("- [[{cited}]]");
+    let Some(at) = section.lines().position(|l| l.starts_with(&entry)) else {
+        panic!("{cited} is not cited:\n{section}");
+    };
+    let lines: Vec<&str> = section.lines().collect();
+    assert_eq!(lines[at], format!("{entry} — {expected}"), "\n{section}");
+    assert_eq!(
+        lines.get(at + 1).copied(),
+        Some(format!("  > {opening}").as_str()),
+        "\n{section}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_note_found_by_links_or_folders_says_which() {
+    let far = about("Far", "Lanterns glow over the harbour wall every winter evening");
+    // X → Y → Z: what a linked note links.
+    check(
+        &[
+            (
+                "Hub.md",
+                "# Hub\n\nKettles whistle when the water boils. See [[Middle]].\n",
+            ),
+            (
+                "Middle.md",
+                "# Middle\n\nTrains leave the station at noon. See [[Far]].\n",
+            ),
+            ("Far.md", &far),
+            (
+                "Noise.md",
+                &about("Noise", "Pebbles roll down the quiet riverbed slowly"),
+            ),
+        ],
+        "Hub.md",
+        "Far",
+        "linked from [[Middle]], which this note links",
+        "Lanterns glow over the harbour wall every winter evening.",
+    )
+    .await;
+    // X ← W → Z: linked beside it.
+    check(
+        &[
+            (
+                "Hub.md",
+                "# Hub\n\nKettles whistle when the water boils on the stove.\n",
+            ),
+            (
+                "Index.md",
+                "# Index\n\nEverything worth reading: [[Hub]] and [[Far]].\n",
+            ),
+            ("Far.md", &far),
+            (
+                "Noise.md",
+                &about("Noise", "Pebbles roll down the quiet riverbed slowly"),
+            ),
+        ],
+        "Hub.md",
+        "Far",
+        "[[Index]] links both",
+        "Lanterns glow over the harbour wall every winter evening.",
+    )
+    .await;
+    // What the notes beside it link (a section's hub note), told with how many do.
+    let mate = |n: &str, s: &str| {
+        (
+            format!("Trips/{n}.md"),
+            format!("# {n}\n\n{s}. Pack with [[Packing]].\n"),
+        )
+    };
+    let mates = [
+        mate("Alps", "Glaciers crack under summer sunshine"),
+        mate("Coast", "Gulls circle above fishing boats"),
+        mate("Desert", "Dunes shift with every sandstorm"),
+    ];
+    let mut files: Vec<(&str, &str)> = mates.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    files.extend([
+        (
+            "Trips/Plans.md",
+            "# Plans\n\nTickets are booked months ahead of departure.\n",
+        ),
+        (
+            "Packing.md",
+            "# Packing\n\nRoll shirts tightly to save suitcase space.\n",
+        ),
+        ("Noise.md", "# Noise\n\nPebbles roll down the quiet riverbed slowly.\n"),
+    ]);
+    check(
+        &files,
+        "Trips/Plans.md",
+        "Packing",
+        "linked from all 3 other notes in Trips/",
+        "Roll shirts tightly to save suitcase space.",
+    )
+    .await;
+    // Nothing but the folder.
+    check(
+        &[
+            (
+                "Trips/Plans.md",
+                "# Plans\n\nTickets are booked months ahead of departure.\n",
+            ),
+            (
+                "Trips/Coast.md",
+                "# Coast\n\nGulls circle above fishing boats at dawn.\n",
+            ),
+            ("Noise.md", "# Noise\n\nPebbles roll down the quiet riverbed slowly.\n"),
+            (
+                "Other/Desert.md",
+                "# Desert\n\nDunes shift with every sandstorm in spring.\n",
+            ),
+        ],
+        "Trips/Plans.md",
+        "Coast",
+        "beside it in Trips/",
+        "Gulls circle above fishing boats at dawn.",
+    )
+    .await;
+    // The tag it shares, shown as code: no tag is added to the researched note.
+    check(
+        &[
+            (
+                "Plans.md",
+                "# Plans\n\nTickets are booked months ahead of departure.\n\n#travel\n",
+            ),
+            (
+                "Coast.md",
+                "# Coast\n\nGulls circle above fishing boats at dawn.\n\n#travel\n",
+            ),
+            ("Noise.md", "# Noise\n\nPebbles roll down the quiet riverbed slowly.\n"),
+        ],
+        "Plans.md",
+        "Coast",
+        "also tagged `#travel`",
+        "Gulls circle above fishing boats at dawn.",
+    )
+    .await;
+    // In the note's language.
+    check(
+        &[
+            (
+                "Reisen/Pläne.md",
+                "# Pläne\n\nDie Fahrkarten werden Monate vor der Abreise gebucht, und das ist gut so.\n",
+            ),
+            (
+                "Reisen/Küste.md",
+                "# Küste\n\nDie Möwen kreisen am Morgen über den Fischerbooten und den Wellen.\n",
+            ),
+            (
+                "Lärm.md",
+                "# Lärm\n\nDie Kiesel rollen langsam durch das stille Flussbett.\n",
+            ),
+        ],
+        "Reisen/Pläne.md",
+        "Küste",
+        "daneben in Reisen/",
+        "Die Möwen kreisen am Morgen über den Fischerbooten und den Wellen.",
+    )
+    .await;
+}
+
+/// A note found by the words it shares keeps them, and its best passage, as before.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_note_found_by_its_words_shows_them() {
+    let v = TestVault::with_files(&[
+        (
+            "Sky.md",
+            "# Sky
+
+Clouds drift over the hills in the afternoon.
+",
+        ),
+        (
+            "Sea.md",
+            "# Sea
+
+Waves break against the cliffs all night.
+",
+        ),
+        (
+            "Town.md",
+            "# Town
+
+The market opens early on Saturdays.
+",
+        ),
+        (
+            "Trips/Plans.md",
+            "# Plans\n\nSourdough bread needs a lively starter and rye flour.\n",
+        ),
+        (
+            "Trips/Coast.md",
+            "# Coast\n\nGulls circle above fishing boats at dawn. A rye starter makes sourdough bread rise.\n",
+        ),
+        ("Noise.md", "# Noise\n\nPebbles roll down the quiet riverbed slowly.\n"),
+    ]);
+    let (_, _, section) = research(&v, "Trips/Plans.md").await;
+    let entry = section.lines().find(|l| l.starts_with("- [[Coast]]")).unwrap();
+    assert!(!entry.contains("beside it"), "{section}");
+    assert!(entry.contains("starter") || entry.contains("sourdough"), "{section}");
+    assert!(
+        section.contains("> A rye starter makes sourdough bread rise."),
+        "{section}"
+    );
+}
