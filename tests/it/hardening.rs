@@ -339,7 +339,12 @@ mod properties {
         let offline = lib
             .render(
                 scholia::prompts::RESEARCH_OFFLINE,
-                json!({"terms": [title], "notes": [{"target": title, "terms": [title], "passages": [answer, title], "mentioned_on": 3}],
+                json!({"terms": [title], "notes": [
+                           {"target": title, "terms": [title], "passages": [answer, title], "mentioned_on": 3},
+                           {"target": title, "terms": [], "passages": [title], "tie": {"kind": "linked_from", "via": title}, "tie_target": title},
+                           {"target": answer, "terms": [], "passages": [], "tie": {"kind": "folder_links", "folder": answer, "linking": 2, "mates": 3}},
+                           {"target": title, "terms": [], "passages": [], "tie": {"kind": "folder", "folder": title}},
+                           {"target": title, "terms": [], "passages": [], "tie": {"kind": "tag", "tag": answer}}],
                        "linked": [title], "provenance": title}),
             )
             .unwrap();
