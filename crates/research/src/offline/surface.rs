@@ -146,14 +146,18 @@ impl Surface {
 const MAX_OCCURRENCES: usize = 64;
 
 /// Whether two words shown are forms of one word: the same stem, as notes are compared by
-/// ([`tokenizer::stems`]: `Einführung`, `Einführungen`). Words of scripts without spaces and
-/// pairs of syllables are not.
+/// ([`tokenizer::stems`]: `Einführung`, `Einführungen`), or, for words too short for a stem of
+/// their own, one is the other with an `s` (`card`, `cards`). Words of scripts without spaces
+/// and pairs of syllables are not.
 fn same_stem(a: &str, b: &str) -> bool {
     let one = |w: &str| match tokenizer::stems(w).as_slice() {
         [stem] if !w.contains(' ') && !tokenizer::is_unspaced(w) => Some(stem.clone()),
         _ => None,
     };
-    one(a).is_some_and(|x| one(b) == Some(x))
+    let (x, y) = (a.to_lowercase(), b.to_lowercase());
+    let plural = |long: &str, short: &str| short.chars().count() > 2 && long.strip_suffix('s') == Some(short);
+    one(a).is_some_and(|s| one(b) == Some(s))
+        || (one(a).is_some() && one(b).is_some() && (plural(&x, &y) || plural(&y, &x)))
 }
 
 /// The script class of a letter written without spaces between words: kanji, hiragana,
@@ -274,6 +278,13 @@ mod tests {
             "Callouts hold a callout. Eine Einführung, zwei Einführungen.",
             &["callouts", "callout", "einfuhrungen", "einfuhrung", "hold"],
             &["Callouts", "Einführungen", "hold"],
+        );
+        // Too short for a stem of their own, a plural is the same word (`card`, `cards`); not
+        // under three letters (`bus`, `bu`).
+        check(
+            "A card holds cards. Bus and bu.",
+            &["card", "cards", "bus", "bu"],
+            &["card", "Bus", "bu"],
         );
         // Two Vietnamese syllables as written (`phong` alone would be `phòng` or `phóng`): a
         // pair takes the place of its syllable shown before it, and its syllables are not
