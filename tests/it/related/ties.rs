@@ -110,6 +110,16 @@ async fn a_note_found_by_links_or_folders_says_which() {
         "Roll shirts tightly to save suitcase space.",
     )
     .await;
+    // Two: both.
+    files.retain(|(p, _)| *p != "Trips/Desert.md");
+    check(
+        &files,
+        "Trips/Plans.md",
+        "Packing",
+        "linked from both other notes in Trips/",
+        "Roll shirts tightly to save suitcase space.",
+    )
+    .await;
     // Nothing but the folder.
     check(
         &[
