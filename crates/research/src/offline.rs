@@ -135,8 +135,17 @@ pub(crate) fn select(
         let mut passages = Vec::new();
         if tie != Tie::Words {
             // Found by the vault's links or folders, not by what it says: its words in common
-            // are chance, and its opening says what it is.
-            passages = fresh(passage::quotable(&text, PASSAGES_PER_NOTE + 4), &quoted);
+            // are chance, and what it says it is tells the reader most: its `description`
+            // (Accepted file formats: "This page describes the accepted file formats within
+            // Obsidian.", where its first sentence is a list item), else its opening.
+            let described = parsed
+                .frontmatter
+                .as_ref()
+                .and_then(|f| f.string("description"))
+                .map(|d| passage::quotable(&d, 1))
+                .unwrap_or_default();
+            let opening = passage::quotable(&text, PASSAGES_PER_NOTE + 4);
+            passages = fresh(described.into_iter().chain(opening).collect(), &quoted);
             passages.truncate(1);
         }
         if passages.is_empty() {

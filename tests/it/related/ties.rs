@@ -12,7 +12,7 @@ fn about(title: &str, subject: &str) -> String {
 }
 
 /// Researches `rel` in a vault of `files` and finds the entry of `cited`: it must read
-/// `expected` after the link, and quote the cited note's opening sentence.
+/// `expected` after the link, and quote `opening`, what the cited note says it is.
 async fn check(files: &[(&str, &str)], rel: &str, cited: &str, expected: &str, opening: &str) {
     let v = TestVault::with_files(files);
     let (_, _, section) = research(&v, rel).await;
@@ -141,6 +141,23 @@ async fn a_note_found_by_links_or_folders_says_which() {
         "Coast",
         "beside it in Trips/",
         "Gulls circle above fishing boats at dawn.",
+    )
+    .await;
+    // What the note says it is, when its front matter says so (its first lines are a list).
+    check(
+        &[
+            ("Trips/Plans.md", "# Plans\n\nTickets are booked months ahead of departure.\n"),
+            (
+                "Trips/Coast.md",
+                "---\ndescription: Everything about the week spent by the sea in June.\n---\n# Coast\n\n- **Gulls**: `12`\n- Boats at dawn, fishing nets and old ropes.\n",
+            ),
+            ("Noise.md", "# Noise\n\nPebbles roll down the quiet riverbed slowly.\n"),
+            ("Other/Desert.md", "# Desert\n\nDunes shift with every sandstorm in spring.\n"),
+        ],
+        "Trips/Plans.md",
+        "Coast",
+        "beside it in Trips/",
+        "Everything about the week spent by the sea in June.",
     )
     .await;
     // The tag it shares, shown as code: no tag is added to the researched note.
