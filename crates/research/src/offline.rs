@@ -193,6 +193,12 @@ pub(crate) fn select(
             links_back,
         });
     }
+    // The vault's hubs (found because many notes link them, not for anything the two share)
+    // come after the notes related to this one in particular; the same ten are cited.
+    let (hubs, particular): (Vec<RelatedNote>, Vec<RelatedNote>) =
+        new.into_iter().partition(|n| matches!(n.tie, Tie::Popular { .. }));
+    let mut new = particular;
+    new.extend(hubs);
     new.extend(back);
     Ok((key, new))
 }

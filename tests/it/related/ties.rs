@@ -247,3 +247,26 @@ The market opens early on Saturdays.
         "{section}"
     );
 }
+
+/// The vault's hubs, cited because many notes link them, come after the notes related to the
+/// researched one in particular (Befehlspalette cited five hubs among its first seven).
+#[tokio::test(flavor = "multi_thread")]
+async fn hubs_come_after_the_notes_related_in_particular() {
+    let notes = [
+        "Plugins/Command palette.md",
+        "Editing and formatting/Callouts.md",
+        "Plugins/Daily notes.md",
+    ];
+    let v = super::language_vault("en", &notes);
+    let mut hubs = 0;
+    for rel in notes {
+        let (_, _, section) = research(&v, rel).await;
+        let entries: Vec<&str> = section.lines().filter(|l| l.starts_with("- [[")).collect();
+        let is_hub = |l: &str| l.contains("one of the vault's hubs");
+        hubs += entries.iter().filter(|l| is_hub(l)).count();
+        if let Some(first) = entries.iter().position(|l| is_hub(l)) {
+            assert!(entries[first..].iter().all(|l| is_hub(l)), "{rel}:\n{section}");
+        }
+    }
+    assert!(hubs >= 3, "only {hubs} hubs cited");
+}
