@@ -51,8 +51,8 @@ fn writable(dir: &Path) {
     }
 }
 
-/// Each quoted passage is a sentence of the cited note: not a heading glued to text, not a
-/// callout label, cut only between words.
+/// Each quoted passage is a sentence of the cited note (its text, or its description): not a
+/// heading glued to text, not a callout label, cut only between words.
 fn check_passages(section: &str, v: &TestVault, cited: &[String]) {
     let mut note_text = String::new();
     let mut bullets = cited.iter();
@@ -76,7 +76,11 @@ fn check_passages(section: &str, v: &TestVault, cited: &[String]) {
             .split(|c: char| !c.is_alphanumeric())
             .rfind(|w| !w.is_empty())
             .unwrap();
-        let plain_note = scholia::vault::parse::parse(&note_text, "").plain_text;
+        let parsed = scholia::vault::parse::parse(&note_text, "");
+        // Its text, or the description its front matter gives (quoted for a note cited for a
+        // tie).
+        let description = parsed.frontmatter.as_ref().and_then(|f| f.string("description"));
+        let plain_note = format!("{}\n{}", parsed.plain_text, description.unwrap_or_default());
         let reading = scholia::vault::reading::blocks(&note_text).join("\n");
         // (Scripts without spaces have no words to split: the run must be in the note, where
         // an icon's brackets, dropped from the passage, may still part it.)
