@@ -18,6 +18,7 @@ use super::{IndexError, VaultIndex};
 
 mod evidence;
 mod live;
+mod mates;
 mod ties;
 pub use evidence::Evidence;
 pub(crate) use live::LiveStats;

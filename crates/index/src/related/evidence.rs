@@ -20,9 +20,6 @@ const MAX_NEIGHBOURS: usize = 30;
 const SIMILAR_STEMS: usize = 150;
 /// Notes most similar by stems added as candidates.
 const SIMILAR_NOTES: usize = 100;
-/// Folder-mates whose links are read for [`Evidence::folder_linked`] (a folder of thousands
-/// of daily notes says little more than its first hundred).
-const FOLDER_MATES: usize = 100;
 
 /// The evidence relating one note to the researched one.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -253,30 +250,19 @@ impl VaultIndex {
             add(&theirs, |e| &mut e.neighbour, found)?;
         }
         let folder = note.rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-        let siblings = self.paths_in_folder(searcher, folder)?;
-        let weight = 1.0 / (2.0 + siblings.len() as f32).ln();
-        for (path, addr) in &siblings {
+        let mates = self.folder_mates(searcher, &note.rel, folder, &mut cache)?;
+        let weight = 1.0 / (2.0 + mates.all.len() as f32).ln();
+        for (path, addr) in &mates.all {
             if *path != note.rel {
                 found.entry(*addr).or_default().folder += weight;
             }
         }
-        let mates: Vec<&String> = siblings
-            .iter()
-            .map(|(p, _)| p)
-            .filter(|p| **p != note.rel)
-            .take(FOLDER_MATES)
-            .collect();
-        let mut linked_by_mates: HashMap<String, f32> = HashMap::new();
-        for mate in &mates {
-            for target in self.links_of_with(searcher, mate, &mut cache)? {
-                if target != note.rel {
-                    *linked_by_mates.entry(target).or_default() += 1.0 / mates.len() as f32;
-                }
+        for (target, linking) in &mates.linking {
+            if *target == note.rel {
+                continue;
             }
-        }
-        for (target, share) in linked_by_mates {
-            if let Some(addr) = self.doc_of(searcher, &target)? {
-                found.entry(addr).or_default().folder_linked = share;
+            if let Some(addr) = self.doc_of(searcher, target)? {
+                found.entry(addr).or_default().folder_linked = *linking as f32 / mates.read as f32;
             }
         }
         let linking = self.linking_to_with(searcher, &note.rel, crate::LinkScope::Own)?;

@@ -10,7 +10,6 @@ use crate::{IndexError, LinkScope, VaultIndex};
 
 /// Notes whose links are read for a tie (as many as the evidence reads).
 const MAX_NEIGHBOURS: usize = 30;
-const FOLDER_MATES: usize = 100;
 /// Notes linking a note before it is told as one of the vault's hubs.
 const MIN_HUB: usize = 5;
 
@@ -50,7 +49,7 @@ pub struct Ties {
     /// How many of its folder-mates link each note, and how many mates were read.
     by_mates: HashMap<String, usize>,
     mates: usize,
-    /// Every folder-mate was read (a folder of more than [`FOLDER_MATES`] is counted in part,
+    /// Every folder-mate was read (a folder of more than [`super::mates::FOLDER_MATES`] is counted in part,
     /// and "k of the n" would not be true).
     every_mate: bool,
 }
@@ -79,27 +78,14 @@ impl VaultIndex {
         read(&note.links, &mut via)?;
         let linking = self.linking_to_with(&searcher, &note.rel, LinkScope::Own)?;
         read(&linking, &mut beside)?;
-        let mut by_mates: HashMap<String, usize> = HashMap::new();
-        let folder = folder_of(&note.rel);
-        let siblings = self.paths_in_folder(&searcher, folder)?;
-        let mates: Vec<&String> = siblings
-            .iter()
-            .map(|(p, _)| p)
-            .filter(|p| **p != note.rel)
-            .take(FOLDER_MATES)
-            .collect();
-        for mate in &mates {
-            for target in self.links_of_with(&searcher, mate, &mut cache)? {
-                *by_mates.entry(target).or_default() += 1;
-            }
-        }
+        let mates = self.folder_mates(&searcher, &note.rel, folder_of(&note.rel), &mut cache)?;
         Ok(Ties {
             note: note.clone(),
             via,
             beside,
-            by_mates,
-            mates: mates.len(),
-            every_mate: siblings.iter().filter(|(p, _)| *p != note.rel).count() == mates.len(),
+            by_mates: mates.linking,
+            mates: mates.read,
+            every_mate: mates.every,
         })
     }
 }
