@@ -16,9 +16,9 @@ use super::schema::MAX_NAME_TOKENS;
 use super::tokenizer;
 use super::{IndexError, VaultIndex};
 
+mod around;
 mod evidence;
 mod live;
-mod mates;
 mod ties;
 pub use evidence::Evidence;
 pub(crate) use live::LiveStats;
@@ -146,8 +146,9 @@ const COHESION: f32 = 0.25;
 const MAX_OCCURRENCES: usize = 1_000;
 
 impl VaultIndex {
-    /// The notes most related to `note`, best first, and the words that found them.
-    pub fn related(&self, note: &Likeness, limit: usize) -> Result<(Vec<Related>, Terms), IndexError> {
+    /// The notes most related to `note`, best first, the words that found them, and the ties
+    /// around it that tell why the others did.
+    pub fn related(&self, note: &Likeness, limit: usize) -> Result<(Vec<Related>, Terms, Ties), IndexError> {
         self.related_with(note, limit, &Signals::default())
     }
 
@@ -157,11 +158,11 @@ impl VaultIndex {
         note: &Likeness,
         limit: usize,
         signals: &Signals,
-    ) -> Result<(Vec<Related>, Terms), IndexError> {
+    ) -> Result<(Vec<Related>, Terms, Ties), IndexError> {
         let searcher = self.searcher();
         let terms = self.weigh_with(&searcher, note)?;
         let stems = evidence::Stems::of(note);
-        let mut evidence = self.evidence(&searcher, note, &stems, &terms, CANDIDATES)?;
+        let (mut evidence, around) = self.evidence(&searcher, note, &stems, &terms, CANDIDATES)?;
         // Popularity and name stems only reorder the notes other evidence found (the same recall as
         // counting it for all, at a fraction of the lookups).
         // Ranked by score, then path: the same vault text gives the same order, whatever the
@@ -198,7 +199,7 @@ impl VaultIndex {
                 evidence: evidence[&addr],
             });
         }
-        Ok((out, terms))
+        Ok((out, terms, Ties::new(note, around)))
     }
 
     /// Every candidate related to `note` with its evidence, unranked (the notes it excludes
@@ -207,7 +208,7 @@ impl VaultIndex {
         let searcher = self.searcher();
         let terms = self.weigh_with(&searcher, note)?;
         let stems = evidence::Stems::of(note);
-        let mut found = self.evidence(&searcher, note, &stems, &terms, candidates)?;
+        let (mut found, _) = self.evidence(&searcher, note, &stems, &terms, candidates)?;
         let all: Vec<DocAddress> = found.keys().copied().collect();
         self.late_evidence(&searcher, &stems, &mut found, &all)?;
         let mut out = Vec::new();

@@ -69,8 +69,7 @@ pub(crate) fn select(
     let mut likeness = input.likeness.clone();
     // What it links is known: never returned, but its neighbourhood still counts.
     likeness.exclude.extend(likeness.links.iter().cloned());
-    let (related, terms) = index.related(&likeness, limit + SLACK)?;
-    let ties = index.ties(&likeness)?;
+    let (related, terms, ties) = index.related(&likeness, limit + SLACK)?;
     let weights = Signals::default().0;
     let key = display_terms(&own_terms(&terms, &input.likeness), KEY_TERMS);
     let surface = Surface::of(&input.likeness.text);

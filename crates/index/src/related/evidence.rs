@@ -8,6 +8,7 @@ use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQu
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, Searcher, Term};
 
+use super::around::{Around, reach};
 use super::{Likeness, Terms, mentioned};
 use crate::schema::nameable;
 use crate::{IndexError, VaultIndex, tokenizer};
@@ -95,7 +96,8 @@ impl Evidence {
 
 impl VaultIndex {
     /// Every note with any evidence relating it to `note`: the `candidates` best by content and
-    /// every note the vault's links, names, tags and folders tie to it.
+    /// every note the vault's links, names, tags and folders tie to it; and what lies around
+    /// the note, as read for that.
     pub(super) fn evidence(
         &self,
         searcher: &Searcher,
@@ -103,7 +105,7 @@ impl VaultIndex {
         stems: &Stems,
         terms: &Terms,
         candidates: usize,
-    ) -> Result<HashMap<DocAddress, Evidence>, IndexError> {
+    ) -> Result<(HashMap<DocAddress, Evidence>, Around), IndexError> {
         let mut found: HashMap<DocAddress, Evidence> = HashMap::new();
         self.content(searcher, note, terms, candidates, &mut found)?;
         for path in note.links.iter().filter(|p| **p != note.rel) {
@@ -111,7 +113,7 @@ impl VaultIndex {
                 found.entry(addr).or_default().linked = 1.0;
             }
         }
-        self.graph(searcher, note, &mut found)?;
+        let around = self.graph(searcher, note, &mut found)?;
         self.similar(searcher, note, stems, &mut found)?;
         self.meaning_evidence(searcher, &note.rel, candidates, &mut found)?;
         self.names_both_ways(searcher, note, candidates, &mut found)?;
@@ -124,7 +126,7 @@ impl VaultIndex {
                 found.entry(addr).or_default().shared_tag += 1.0 / note.tags.len() as f32;
             }
         }
-        Ok(found)
+        Ok((found, around))
     }
 
     /// BM25 over body, title and headings, each word boosted by its weight.
@@ -231,8 +233,9 @@ impl VaultIndex {
         searcher: &Searcher,
         note: &Likeness,
         found: &mut HashMap<DocAddress, Evidence>,
-    ) -> Result<(), IndexError> {
+    ) -> Result<Around, IndexError> {
         let mut cache = crate::graph::LinkTargets::default();
+        let mut around = Around::default();
         type Field = fn(&mut Evidence) -> &mut f32;
         let add =
             |paths: &[String], field: Field, found: &mut HashMap<DocAddress, Evidence>| -> Result<(), IndexError> {
@@ -248,6 +251,7 @@ impl VaultIndex {
         for path in linked {
             let theirs = self.links_of_with(searcher, path, &mut cache)?;
             add(&theirs, |e| &mut e.neighbour, found)?;
+            reach(&mut around.via, path, &theirs);
         }
         let folder = note.rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
         let mates = self.folder_mates(searcher, &note.rel, folder, &mut cache)?;
@@ -265,12 +269,14 @@ impl VaultIndex {
                 found.entry(addr).or_default().folder_linked = *linking as f32 / mates.read as f32;
             }
         }
+        around.mates = mates;
         let linking = self.linking_to_with(searcher, &note.rel, crate::LinkScope::Own)?;
         for source in linking.iter().take(MAX_NEIGHBOURS) {
             let theirs = self.links_of_with(searcher, source, &mut cache)?;
             add(&theirs, |e| &mut e.cocited, found)?;
+            reach(&mut around.beside, source, &theirs);
         }
-        Ok(())
+        Ok(around)
     }
 }
 

@@ -2,14 +2,9 @@
 //! vault's links or folders weigh more than any word it shares, the note that ties the two
 //! ("[[Hotkeys]], which this note links, links it").
 
-use std::collections::HashMap;
-
+use super::around::Around;
 use super::{Evidence, Likeness};
-use crate::graph::LinkTargets;
-use crate::{IndexError, LinkScope, VaultIndex};
 
-/// Notes whose links are read for a tie (as many as the evidence reads).
-const MAX_NEIGHBOURS: usize = 30;
 /// Notes linking a note before it is told as one of the vault's hubs.
 const MIN_HUB: usize = 5;
 
@@ -38,59 +33,20 @@ pub enum Tie {
     Popular { linking: usize },
 }
 
-/// The vault's ties around one note, read once for all its related notes.
+/// The vault's ties around one note, as the evidence read them, for all its related notes.
 pub struct Ties {
     note: Likeness,
-    /// Each note its links link, with the linked note that links it (the one linking
-    /// fewest, as Adamic–Adar weighs them).
-    via: HashMap<String, (usize, String)>,
-    /// Each note linked beside it, with the note linking both (the one linking fewest).
-    beside: HashMap<String, (usize, String)>,
-    /// How many of its folder-mates link each note, and how many mates were read.
-    by_mates: HashMap<String, usize>,
-    mates: usize,
-    /// Every folder-mate was read (a folder of more than [`super::mates::FOLDER_MATES`] is counted in part,
-    /// and "k of the n" would not be true).
-    every_mate: bool,
-}
-
-impl VaultIndex {
-    /// The ties around `note`.
-    pub fn ties(&self, note: &Likeness) -> Result<Ties, IndexError> {
-        let searcher = self.searcher();
-        let mut cache = LinkTargets::default();
-        let mut read = |from: &[String], into: &mut HashMap<String, (usize, String)>| -> Result<(), IndexError> {
-            for source in from.iter().filter(|p| **p != note.rel).take(MAX_NEIGHBOURS) {
-                let theirs = self.links_of_with(&searcher, source, &mut cache)?;
-                for target in &theirs {
-                    let tie = into
-                        .entry(target.clone())
-                        .or_insert_with(|| (theirs.len(), source.clone()));
-                    // Fewest links first, then the first by path: the same vault, the same tie.
-                    if (theirs.len(), source) < (tie.0, &tie.1) {
-                        *tie = (theirs.len(), source.clone());
-                    }
-                }
-            }
-            Ok(())
-        };
-        let (mut via, mut beside) = (HashMap::new(), HashMap::new());
-        read(&note.links, &mut via)?;
-        let linking = self.linking_to_with(&searcher, &note.rel, LinkScope::Own)?;
-        read(&linking, &mut beside)?;
-        let mates = self.folder_mates(&searcher, &note.rel, folder_of(&note.rel), &mut cache)?;
-        Ok(Ties {
-            note: note.clone(),
-            via,
-            beside,
-            by_mates: mates.linking,
-            mates: mates.read,
-            every_mate: mates.every,
-        })
-    }
+    around: Around,
 }
 
 impl Ties {
+    pub(super) fn new(note: &Likeness, around: Around) -> Ties {
+        Ties {
+            note: note.clone(),
+            around,
+        }
+    }
+
     /// Why the note at `path`, found with `evidence`, is related: the kind of evidence that
     /// weighs most under `weights`, told by the note or folder that makes it; [`Tie::Words`]
     /// when words weigh as much. How many notes link it is a prior, not a tie between the two:
@@ -109,22 +65,24 @@ impl Ties {
         // the folder: in it, and linked from it) and what it weighs itself.
         let mut told: Vec<(f32, f32, Tie)> = Vec::new();
         let (neighbour, cocited) = (w.neighbour * e.neighbour, w.cocited * e.cocited);
-        if let Some((_, via)) = self.via.get(path) {
+        if let Some((_, via)) = self.around.via.get(path) {
             told.push((neighbour + cocited, neighbour, Tie::LinkedFrom { via: via.clone() }));
         }
-        if let Some((_, by)) = self.beside.get(path) {
+        if let Some((_, by)) = self.around.beside.get(path) {
             told.push((neighbour + cocited, cocited, Tie::CitedWith { by: by.clone() }));
         }
         // The vault's top folder is no place a reader would call one.
         if !folder.is_empty() {
             let (inside, linked) = (w.folder * e.folder, w.folder_linked * e.folder_linked);
-            let linking = self.by_mates.get(path).copied().unwrap_or(0);
-            // One mate linking it is that mate's link, not the folder's.
-            if linking > 1 && self.every_mate {
+            let mates = &self.around.mates;
+            let linking = mates.linking.get(path).copied().unwrap_or(0);
+            // One mate linking it is that mate's link, not the folder's; a folder read in part
+            // (more than [`FOLDER_MATES`](super::around::FOLDER_MATES)) gives no "k of the n".
+            if linking > 1 && mates.every {
                 let tie = Tie::FolderLinks {
                     folder: folder.to_string(),
                     linking,
-                    mates: self.mates,
+                    mates: mates.read,
                 };
                 told.push((inside + linked, linked, tie));
             }
@@ -175,8 +133,11 @@ fn folder_of(rel: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
     use crate::Signals;
+    use crate::related::around::FolderMates;
 
     /// The ties around `Trips/Plans.md`: it links `Middle.md`, which links `Far.md`; `Index.md`
     /// links it and `Beside.md`; two of its three folder-mates link `Packing.md`, all three
@@ -188,18 +149,21 @@ mod tests {
             ..Default::default()
         };
         let at = |p: &str| (3, p.to_string());
-        Ties {
-            note,
+        let around = Around {
             via: HashMap::from([("Far.md".to_string(), at("Middle.md"))]),
             beside: HashMap::from([("Beside.md".to_string(), at("Index.md"))]),
-            by_mates: HashMap::from([
-                ("Packing.md".to_string(), 2),
-                ("Once.md".to_string(), 1),
-                ("Trips/Hub.md".to_string(), 3),
-            ]),
-            mates: 3,
-            every_mate: true,
-        }
+            mates: FolderMates {
+                all: Vec::new(),
+                read: 3,
+                every: true,
+                linking: HashMap::from([
+                    ("Packing.md".to_string(), 2),
+                    ("Once.md".to_string(), 1),
+                    ("Trips/Hub.md".to_string(), 3),
+                ]),
+            },
+        };
+        Ties::new(&note, around)
     }
 
     /// Evidence of the given figures (the others 0), weighed 1 each.
@@ -342,7 +306,7 @@ mod tests {
     #[test]
     fn a_folder_read_in_part_is_not_counted() {
         let mut ties = ties();
-        ties.every_mate = false;
+        ties.around.mates.every = false;
         let e = Evidence {
             folder_linked: 1.0,
             ..Default::default()

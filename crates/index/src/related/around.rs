@@ -1,7 +1,10 @@
-//! A note's folder-mates and what they link: read once for the evidence ([`Evidence::folder`],
-//! [`Evidence::folder_linked`]) and for the ties that tell it.
+//! What lies around a note in the vault's links and folders, as the evidence reads it once: the
+//! figures are summed from it ([`Evidence::neighbour`], [`Evidence::cocited`],
+//! [`Evidence::folder_linked`]), and the ties that tell a reader why are read from it
+//! ([`Ties`](super::Ties)).
 //!
-//! [`Evidence::folder`]: super::Evidence::folder
+//! [`Evidence::neighbour`]: super::Evidence::neighbour
+//! [`Evidence::cocited`]: super::Evidence::cocited
 //! [`Evidence::folder_linked`]: super::Evidence::folder_linked
 
 use std::collections::HashMap;
@@ -15,7 +18,34 @@ use crate::{IndexError, VaultIndex};
 /// than its first hundred).
 pub(super) const FOLDER_MATES: usize = 100;
 
+/// Each note reached through another, with the note it is reached through: the one linking
+/// fewest notes (as Adamic–Adar weighs them), then the first by path.
+pub(super) type Through = HashMap<String, (usize, String)>;
+
+/// Notes `source` links (`theirs`), reached through it.
+pub(super) fn reach(through: &mut Through, source: &str, theirs: &[String]) {
+    for target in theirs {
+        let tie = through
+            .entry(target.clone())
+            .or_insert_with(|| (theirs.len(), source.to_string()));
+        if (theirs.len(), source) < (tie.0, tie.1.as_str()) {
+            *tie = (theirs.len(), source.to_string());
+        }
+    }
+}
+
+/// What lies around a note.
+#[derive(Default)]
+pub(super) struct Around {
+    /// What the notes it links link (X → Y → Z): Z, through Y.
+    pub(super) via: Through,
+    /// What the notes linking it link (X ← W → Z): Z, through W.
+    pub(super) beside: Through,
+    pub(super) mates: FolderMates,
+}
+
 /// The notes in a note's folder, and what the first [`FOLDER_MATES`] of the others link.
+#[derive(Default)]
 pub(super) struct FolderMates {
     /// Every note in the folder, the note itself included when it is indexed.
     pub(super) all: Vec<(String, DocAddress)>,
