@@ -199,7 +199,7 @@ impl VaultIndex {
                 evidence: evidence[&addr],
             });
         }
-        Ok((out, terms, Ties::new(note, around)))
+        Ok((out, terms, Ties::new(note, around, signals.0)))
     }
 
     /// Every candidate related to `note` with its evidence, unranked (the notes it excludes

@@ -15,7 +15,7 @@ use super::note::render::{Finished, finish, provenance};
 use super::note::types::{Depth, NoteResearch, ResearchError, Source, Topic};
 use crate::Context;
 use scholia_base::Job;
-use scholia_index::{IndexError, Signals, Terms, Tie, VaultIndex, tokenizer};
+use scholia_index::{IndexError, Terms, Tie, VaultIndex, tokenizer};
 use scholia_prompts as prompts;
 use scholia_providers::llm::Usage;
 use scholia_vault::passage;
@@ -70,7 +70,6 @@ pub(crate) fn select(
     // What it links is known: never returned, but its neighbourhood still counts.
     likeness.exclude.extend(likeness.links.iter().cloned());
     let (related, terms, ties) = index.related(&likeness, limit + SLACK)?;
-    let weights = Signals::default().0;
     let key = display_terms(&own_terms(&terms, &input.likeness), KEY_TERMS);
     let surface = Surface::of(&input.likeness.text);
     let weights_of_words: HashMap<String, f32> = terms.0.iter().take(PASSAGE_TERMS).cloned().collect();
@@ -130,7 +129,7 @@ pub(crate) fn select(
                 .take(PASSAGES_PER_NOTE)
                 .collect()
         };
-        let tie = ties.of(&r.path, &r.evidence, &weights, &parsed.tags);
+        let tie = ties.of(&r.path, &r.evidence, &parsed.tags);
         let mut passages = Vec::new();
         if tie != Tie::Words {
             // Found by the vault's links or folders, not by what it says: its words in common

@@ -37,23 +37,26 @@ pub enum Tie {
 pub struct Ties {
     note: Likeness,
     around: Around,
+    /// What each kind of evidence weighed in ranking the notes (the [`Signals`](super::Signals)).
+    weights: Evidence,
 }
 
 impl Ties {
-    pub(super) fn new(note: &Likeness, around: Around) -> Ties {
+    pub(super) fn new(note: &Likeness, around: Around, weights: Evidence) -> Ties {
         Ties {
             note: note.clone(),
             around,
+            weights,
         }
     }
 
     /// Why the note at `path`, found with `evidence`, is related: the kind of evidence that
-    /// weighs most under `weights`, told by the note or folder that makes it; [`Tie::Words`]
+    /// weighs most under the weights that ranked the notes, told by the note or folder that makes it; [`Tie::Words`]
     /// when words weigh as much. How many notes link it is a prior, not a tie between the two:
     /// told only when it outweighs the words and every tie.
     /// `tags` are the related note's own.
-    pub fn of(&self, path: &str, evidence: &Evidence, weights: &Evidence, tags: &[String]) -> Tie {
-        let (e, w) = (evidence, weights);
+    pub fn of(&self, path: &str, evidence: &Evidence, tags: &[String]) -> Tie {
+        let (e, w) = (evidence, &self.weights);
         let words = w.content * e.content
             + w.similar * e.similar
             + w.name_stems * e.name_stems
@@ -142,7 +145,7 @@ mod tests {
     /// The ties around `Trips/Plans.md`: it links `Middle.md`, which links `Far.md`; `Index.md`
     /// links it and `Beside.md`; two of its three folder-mates link `Packing.md`, all three
     /// `Trips/Hub.md`.
-    fn ties() -> Ties {
+    fn ties(weights: Evidence) -> Ties {
         let note = Likeness {
             rel: "Trips/Plans.md".into(),
             tags: vec!["Travel".into()],
@@ -163,10 +166,10 @@ mod tests {
                 ]),
             },
         };
-        Ties::new(&note, around)
+        Ties::new(&note, around, weights)
     }
 
-    /// Evidence of the given figures (the others 0), weighed 1 each.
+    /// Evidence of the given figures (the others 0).
     fn evidence(figures: &[(&str, f32)]) -> Evidence {
         let mut e = Evidence::default();
         for (name, x) in figures {
@@ -187,7 +190,6 @@ mod tests {
 
     #[test]
     fn the_heaviest_kind_of_evidence_is_told() {
-        let ties = ties();
         let ones = Evidence {
             content: 1.0,
             linked: 1.0,
@@ -203,13 +205,10 @@ mod tests {
             name_stems: 1.0,
             meaning: 1.0,
         };
+        let ties = ties(ones);
         let check = |path: &str, figures: &[(&str, f32)], tags: &[&str], expected: Tie| {
             let tags: Vec<String> = tags.iter().map(|t| t.to_string()).collect();
-            assert_eq!(
-                ties.of(path, &evidence(figures), &ones, &tags),
-                expected,
-                "{path} {figures:?}"
-            );
+            assert_eq!(ties.of(path, &evidence(figures), &tags), expected, "{path} {figures:?}");
         };
         let via = || Tie::LinkedFrom {
             via: "Middle.md".into(),
@@ -305,13 +304,12 @@ mod tests {
     /// A folder read in part gives no "k of the n".
     #[test]
     fn a_folder_read_in_part_is_not_counted() {
-        let mut ties = ties();
+        let mut ties = ties(Signals::default().0);
         ties.around.mates.every = false;
         let e = Evidence {
             folder_linked: 1.0,
             ..Default::default()
         };
-        let w = Signals::default().0;
-        assert_eq!(ties.of("Packing.md", &e, &w, &[]), Tie::Words);
+        assert_eq!(ties.of("Packing.md", &e, &[]), Tie::Words);
     }
 }
