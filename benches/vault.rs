@@ -178,7 +178,14 @@ pub fn cmd(b: &Bench) -> Command {
 /// Runs a command to completion: wall time and peak RSS. The peak is the child's own VmHWM,
 /// read while it runs: wait4's ru_maxrss also counts the address space the child was spawned
 /// from (this benchmark's, hundreds of MB once a 100k vault was generated).
-fn timed(mut c: Command) -> (Duration, u64) {
+fn timed(c: Command) -> (Duration, u64) {
+    let (took, rss, _) = timed_cpu(c);
+    (took, rss)
+}
+
+/// [`timed`], and the CPU time the command's process took (every thread).
+fn timed_cpu(mut c: Command) -> (Duration, u64, Duration) {
+    let cpu_before = floor::cpu(libc::RUSAGE_CHILDREN);
     let started = Instant::now();
     let mut child = c.stdout(Stdio::null()).spawn().unwrap();
     let pid = child.id();
@@ -198,7 +205,8 @@ fn timed(mut c: Command) -> (Duration, u64) {
     let elapsed = started.elapsed();
     done.store(true, std::sync::atomic::Ordering::Relaxed);
     assert!(status.success(), "command failed");
-    (elapsed, watcher.join().unwrap())
+    let cpu = floor::cpu(libc::RUSAGE_CHILDREN) - cpu_before;
+    (elapsed, watcher.join().unwrap(), cpu)
 }
 
 pub fn peak_rss(pid: u32) -> u64 {
@@ -293,12 +301,13 @@ fn run(rt: &tokio::runtime::Runtime, b: Bench) {
             std::fs::remove_dir_all(b.cache().join("index")).unwrap();
         }
         cool(&b);
-        let (cold, cold_rss) = timed(index_cmd());
+        let (cold, cold_rss, cold_cpu) = timed_cpu(index_cmd());
         println!(
-            "cold index (CLI):              {}   peak RSS {}   {} segments",
+            "cold index (CLI):              {}   peak RSS {}   {} segments   CPU {:.2} s",
             rate(cold),
             mb(cold_rss),
-            lsp::index_segments(&b)
+            lsp::index_segments(&b),
+            cold_cpu.as_secs_f64()
         );
         colds.push(cold);
     }
@@ -315,8 +324,9 @@ fn run(rt: &tokio::runtime::Runtime, b: Bench) {
     rt.block_on(lsp::right_after_build(&b));
     let floor = floor::measure(&b);
     println!(
-        "floor: tantivy alone, the text as one field: {}   (reading the files first: {:.3} s)",
+        "floor: tantivy alone, the text as one field: {}   CPU {:.2} s   (reading the files first: {:.3} s)",
         rate(floor.index),
+        floor.index_cpu.as_secs_f64(),
         floor.read.as_secs_f64()
     );
     println!(
@@ -324,8 +334,23 @@ fn run(rt: &tokio::runtime::Runtime, b: Bench) {
         cold.as_secs_f64() / floor.index.as_secs_f64()
     );
     if std::env::args().any(|a| a == "--ladder") {
-        for (name, took) in floor::ladder(&b) {
-            println!("tantivy on scholia's documents, {name:<34} {}", rate(took));
+        // The least a build of those fields could take on this machine: the producers' CPU
+        // time and tantivy's, spread over every core with none idle.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        let mut producers = 0.0;
+        for step in floor::ladder(&b) {
+            let cpu = step.cpu.as_secs_f64();
+            print!("{:<58} {}   CPU {cpu:>6.2} s", step.name, rate(step.wall));
+            if step.name.starts_with("producers") {
+                producers += cpu;
+                println!();
+            } else {
+                let least = (producers + cpu) / cores;
+                println!(
+                    "   with the producers on {cores} cores: >= {least:.2} s = {:.2}x the floor",
+                    least / floor.index.as_secs_f64()
+                );
+            }
         }
     }
     if std::env::args().any(|a| a == "--cold-only") {
