@@ -358,11 +358,22 @@ pub(crate) async fn research(
         })
         .collect();
     let provenance = provenance(Depth::Shallow, None, None, topics.len(), 0);
+    // Two hubs or more are one line: found because many notes link them, they say nothing of
+    // this note in particular, and five entries of "linked from N notes" buried the others.
+    let hub = |r: &RelatedNote| match r.tie {
+        Tie::Popular { linking } if !r.links_back => Some(linking),
+        _ => None,
+    };
+    let hubs: Vec<_> = related
+        .iter()
+        .filter_map(|r| Some(json!({"target": r.target, "linking": hub(r)?})))
+        .collect();
+    let hubs = if hubs.len() >= 2 { hubs } else { Vec::new() };
     let section = ctx.library.render(
         prompts::RESEARCH_OFFLINE,
         json!({
             "terms": terms,
-            "notes": related.iter().filter(|r| !r.links_back).map(|r| json!({
+            "notes": related.iter().filter(|r| !r.links_back && (hubs.is_empty() || hub(r).is_none())).map(|r| json!({
                 "target": r.target,
                 "terms": r.terms,
                 // Made inert and one line each by the template's md_passage filter.
@@ -372,6 +383,7 @@ pub(crate) async fn research(
                 "tie": r.tie,
                 "tie_target": r.tie_target,
             })).collect::<Vec<_>>(),
+            "hubs": hubs,
             "linked": related.iter().filter(|r| r.links_back).map(|r| &r.target).collect::<Vec<_>>(),
             "provenance": provenance,
             "when": time::OffsetDateTime::now_utc().date().to_string(),
