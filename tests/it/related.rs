@@ -274,8 +274,24 @@ async fn fixed_sentences_in_the_note_s_language() {
     let (_, _, section) = research(&v, "Sauerteig.md").await;
     assert!(section.contains("Ohne Sprachmodell recherchiert"), "{section}");
     assert!(section.contains("[[Roggen]]"), "{section}");
+    let intro = |section: &str| {
+        section
+            .lines()
+            .find(|l| !l.is_empty() && !l.starts_with(['#', '<']))
+            .unwrap()
+            .to_string()
+    };
+    assert!(intro(&section).contains("Schlüsselbegriffe ("), "{section}");
+    assert!(intro(&section).contains("). Für Webrecherche"), "{section}");
     let (_, _, section) = research(&v, "Koji.md").await;
     assert!(section.contains("言語モデルなしで調査"), "{section}");
+    // Japanese punctuation: （、）。 not ( , ). and no space after a colon.
+    let line = intro(&section);
+    assert!(line.contains("検出（") && line.contains("）。ウェブ調査"), "{section}");
+    assert!(!line.contains(", ") && !line.contains(" ("), "{section}");
+    for entry in section.lines().filter(|l| l.starts_with("- [[")) {
+        assert!(!entry.contains(", "), "{entry}\n{section}");
+    }
 }
 
 /// What a reader of a quoted passage must not meet, each with the defect obsidian-help showed:
