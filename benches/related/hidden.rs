@@ -42,15 +42,15 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
         None => println!("without embeddings (--model DIR adds them)"),
     }
     println!(
-        "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>8} {:>7} {:>8}",
-        "lang", "notes", "scholia", "tf-idf", "new", "cited/n", "generic", "tied", "p50 ms"
+        "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>6} {:>8} {:>7} {:>8}",
+        "lang", "notes", "scholia", "tf-idf", "new", "cited/n", "hits", "generic", "tied", "p50 ms"
     );
     let mut rows = Vec::new();
     for lang in langs {
         let r = measure(&root.join(lang));
         println!(
-            "{:<6} {:>6} {:>9.3} {:>9.3} {:>8.3} {:>9.1} {:>8.3} {:>7.3} {:>8.2}",
-            lang, r.notes, r.recall, r.baseline, r.new_share, r.cited, r.generic, r.tied, r.p50_ms
+            "{:<6} {:>6} {:>9.3} {:>9.3} {:>8.3} {:>9.1} {:>6.3} {:>8.3} {:>7.3} {:>8.2}",
+            lang, r.notes, r.recall, r.baseline, r.new_share, r.cited, r.hits, r.generic, r.tied, r.p50_ms
         );
         rows.push(r);
     }
@@ -60,11 +60,13 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
         let above = rows.iter().filter(|r| r.recall > r.baseline).count();
         println!(
             "mean recall {:.3} (tf-idf {:.3}), lowest {lowest:.3}; above tf-idf in {above} of {}; mean new {:.3}; \
-             generic words shown {:.3}; told by a tie {:.3}",
+             cited/n {:.1}; hits {:.3}; generic words shown {:.3}; told by a tie {:.3}",
             mean(|r| r.recall),
             mean(|r| r.baseline),
             rows.len(),
             mean(|r| r.new_share),
+            mean(|r| r.cited),
+            mean(|r| r.hits),
             mean(|r| r.generic),
             mean(|r| r.tied)
         );
@@ -77,6 +79,10 @@ struct Row {
     baseline: f64,
     new_share: f64,
     cited: f64,
+    /// Of the first ten new notes cited, the share that are hidden links: how often an entry a
+    /// reader meets is one the vault's own author linked (recall rewards citing ten; this, citing
+    /// only what is related).
+    hits: f64,
     /// Of the words each cited note is shown with (what found it), the share that more than
     /// [`GENERIC`] of the vault's notes hold: words found by chance, as a reader sees them.
     generic: f64,
@@ -258,6 +264,7 @@ fn measure(dir: &Path) -> Row {
     let plain: HashMap<&str, String> = modified.iter().map(|(r, t)| (r.as_str(), t.clone())).collect();
     let baseline = Baseline::new(&plain);
     let (mut recall, mut base, mut new_share, mut cited_n) = (0.0, 0.0, 0.0, 0.0);
+    let (mut hits_all, mut first_new) = (0usize, 0usize);
     let df = note_counts(&modified);
     let (mut shown, mut generic) = (0usize, 0usize);
     let (mut told, mut tied) = (0usize, 0usize);
@@ -295,6 +302,8 @@ fn measure(dir: &Path) -> Row {
             .collect();
         let hits = new.iter().take(K).filter(|p| gone.contains(**p)).count();
         recall += hits as f64 / gone.len() as f64;
+        hits_all += hits;
+        first_new += new.len().min(K);
         new_share += match cited.len() {
             0 => 0.0,
             n => new.len() as f64 / n as f64,
@@ -336,6 +345,7 @@ fn measure(dir: &Path) -> Row {
         baseline: base / n,
         new_share: new_share / n,
         cited: cited_n / n,
+        hits: hits_all as f64 / first_new.max(1) as f64,
         generic: generic as f64 / shown.max(1) as f64,
         tied: tied as f64 / told.max(1) as f64,
         p50_ms: times.get(times.len() / 2).copied().unwrap_or(0.0),
