@@ -160,9 +160,43 @@ fn shown_target(dest: &str) -> String {
     parts.join(" › ")
 }
 
+/// `plain` (a note's plain text, [`crate::parse::ParsedNote::plain_text`]) without its callouts'
+/// types: `[!todo]- Bookmark a file` is an icon and a title to a reader, and the type is no word
+/// of the note (obsidian-help's Bookmarks had `todo` as its second key term, from eight `[!todo]-`
+/// callouts). The title stays.
+pub fn without_callout_types(plain: &str) -> String {
+    let mut out = String::with_capacity(plain.len());
+    for line in plain.split_inclusive('\n') {
+        let rest = line
+            .strip_prefix("[!")
+            .and_then(|r| r.split_once(']'))
+            .filter(|(kind, _)| !kind.is_empty() && kind.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_'))
+            .map(|(_, title)| title.trim_start_matches(['-', '+', ' ', '\t']));
+        out.push_str(rest.unwrap_or(line));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_callout_s_type_is_no_word() {
+        let check = |plain: &str, want: &str| assert_eq!(without_callout_types(plain), want, "{plain:?}");
+        check(
+            "[!todo]- Bookmark a file\nSelect it.\n",
+            "Bookmark a file\nSelect it.\n",
+        );
+        check(
+            "[!tip] Useful\n[!note]\nText [!not] a callout\n",
+            "Useful\n\nText [!not] a callout\n",
+        );
+        check("[!warning]+ 注意\n", "注意\n");
+        // Not a type: brackets with spaces or nothing, or not at the line's start.
+        check("[!a b] x\n[!] y\n see [!todo] z", "[!a b] x\n[!] y\n see [!todo] z");
+        check("", "");
+    }
 
     #[test]
     fn what_a_reader_reads() {

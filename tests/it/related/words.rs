@@ -192,3 +192,22 @@ async fn shown_words_are_read_in_the_cited_note() {
     assert!(words > 40, "only {words} words");
     assert!(found.is_empty(), "{found:#?}");
 }
+
+/// A callout's type (`> [!todo]- Bookmark a file`) is an icon to a reader, not a word of the
+/// note: obsidian-help's Bookmarks had `todo` as its second key term, from eight such callouts,
+/// and was related by it to every note with a to-do callout. The titles stay words.
+#[tokio::test]
+async fn a_callout_s_type_is_no_key_term() {
+    let rel = "Plugins/Bookmarks.md";
+    let v = language_vault("en", &[rel]);
+    assert!(
+        v.read(rel).matches("> [!todo]-").count() >= 5,
+        "the case is gone from the vault"
+    );
+    let (sources, topics, section) = research_sources(&v, rel).await;
+    let shown = shown_words(&sources, &section);
+    assert!(topics.iter().any(|t| t.eq_ignore_ascii_case("bookmark")), "{topics:?}");
+    for word in topics.iter().chain(&shown) {
+        assert!(!word.eq_ignore_ascii_case("todo"), "{word}: {topics:?}\n{section}");
+    }
+}

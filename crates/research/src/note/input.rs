@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::types::{MAX_FOCUS_CHARS, NOTE_CHARS, ResearchError};
 use scholia_index::{Likeness, VaultIndex};
 use scholia_vault::parse::Link;
+use scholia_vault::reading::without_callout_types;
 use scholia_vault::section;
 use scholia_vault::{NotePath, SECTION, SECTION_LEVEL};
 
@@ -117,10 +118,10 @@ pub(crate) fn likeness(
         aliases: parsed.aliases.clone(),
         headings: parsed.headings.iter().map(|h| h.text.clone()).collect(),
         tags: parsed.tags.clone(),
-        text: parsed.plain_text.clone(),
+        text: without_callout_types(&parsed.plain_text),
         embedded: embedded
             .iter()
-            .map(|e| scholia_vault::parse::parse(e, "").plain_text)
+            .map(|e| without_callout_types(&scholia_vault::parse::parse(e, "").plain_text))
             .collect::<Vec<_>>()
             .join("\n"),
         links,
