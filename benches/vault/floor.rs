@@ -82,38 +82,31 @@ pub fn ladder(b: &Bench) -> Vec<Step> {
     let (full, f) = schema::build();
     let notes = scholia::vault::scan::scan(&root).notes;
     let mut steps = Vec::new();
-    let (texts, wall, cpu) = clocked(|| {
-        notes
+    // Times `f` as the step `name`.
+    let mut step = |name: &'static str, f: &mut dyn FnMut()| {
+        let ((), wall, cpu) = clocked(f);
+        steps.push(Step { name, wall, cpu });
+    };
+    let mut texts = Vec::new();
+    step("producers: reading the notes", &mut || {
+        texts = notes
             .iter()
             .filter_map(|n| Some((n, std::fs::read_to_string(root.join(&n.rel)).ok()?)))
-            .collect::<Vec<_>>()
+            .collect();
     });
-    steps.push(Step {
-        name: "producers: reading the notes",
-        wall,
-        cpu,
-    });
-    let (parsed, wall, cpu) = clocked(|| {
-        texts
+    let mut parsed = Vec::new();
+    step("producers: parsing them", &mut || {
+        parsed = texts
             .iter()
             .map(|(n, text)| (*n, IndexedNote::parse(text, &n.rel)))
-            .collect::<Vec<_>>()
+            .collect();
     });
-    steps.push(Step {
-        name: "producers: parsing them",
-        wall,
-        cpu,
-    });
-    let (docs, wall, cpu) = clocked(|| {
-        parsed
+    let mut docs: Vec<TantivyDocument> = Vec::new();
+    step("producers: documents (stems, names)", &mut || {
+        docs = parsed
             .iter()
             .map(|(n, note)| schema::document(&f, &n.rel, n.stamp, note))
-            .collect::<Vec<TantivyDocument>>()
-    });
-    steps.push(Step {
-        name: "producers: documents (stems, names)",
-        wall,
-        cpu,
+            .collect();
     });
     drop((texts, parsed));
     let groups: [(&'static str, Vec<tantivy::schema::Field>); 5] = [

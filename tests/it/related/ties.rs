@@ -256,8 +256,10 @@ The market opens early on Saturdays.
 async fn hubs_come_last_and_two_or_more_are_one_line() {
     let notes = [
         "Plugins/Command palette.md",
-        "Editing and formatting/Callouts.md",
         "Plugins/Daily notes.md",
+        "Plugins/Word count.md",
+        "Plugins/Audio recorder.md",
+        "Editing and formatting/Folding.md",
         "Plugins/Unique note creator.md",
     ];
     let v = super::language_vault("en", &notes);
