@@ -54,6 +54,17 @@ pub struct RelatedNote {
     pub tie_target: Option<String>,
 }
 
+impl RelatedNote {
+    /// How many notes link it, when it is cited as one of the vault's hubs: because many notes
+    /// link it, not for anything it shares with the researched note.
+    fn hub(&self) -> Option<usize> {
+        match self.tie {
+            Tie::Popular { linking } if !self.links_back => Some(linking),
+            _ => None,
+        }
+    }
+}
+
 /// Related notes found beyond [`RELATED_NOTES`], so that notes linking back (moved last) and
 /// notes without a passage (left out) do not leave the new ones short.
 const SLACK: usize = 15;
@@ -193,8 +204,7 @@ pub(crate) fn select(
     }
     // The vault's hubs (found because many notes link them, not for anything the two share)
     // come after the notes related to this one in particular; the same ten are cited.
-    let (hubs, particular): (Vec<RelatedNote>, Vec<RelatedNote>) =
-        new.into_iter().partition(|n| matches!(n.tie, Tie::Popular { .. }));
+    let (hubs, particular): (Vec<RelatedNote>, Vec<RelatedNote>) = new.into_iter().partition(|n| n.hub().is_some());
     let mut new = particular;
     new.extend(hubs);
     new.extend(back);
@@ -360,20 +370,16 @@ pub(crate) async fn research(
     let provenance = provenance(Depth::Shallow, None, None, topics.len(), 0);
     // Two hubs or more are one line: found because many notes link them, they say nothing of
     // this note in particular, and five entries of "linked from N notes" buried the others.
-    let hub = |r: &RelatedNote| match r.tie {
-        Tie::Popular { linking } if !r.links_back => Some(linking),
-        _ => None,
-    };
     let hubs: Vec<_> = related
         .iter()
-        .filter_map(|r| Some(json!({"target": r.target, "linking": hub(r)?})))
+        .filter_map(|r| Some(json!({"target": r.target, "linking": r.hub()?})))
         .collect();
     let hubs = if hubs.len() >= 2 { hubs } else { Vec::new() };
     let section = ctx.library.render(
         prompts::RESEARCH_OFFLINE,
         json!({
             "terms": terms,
-            "notes": related.iter().filter(|r| !r.links_back && (hubs.is_empty() || hub(r).is_none())).map(|r| json!({
+            "notes": related.iter().filter(|r| !r.links_back && (hubs.is_empty() || r.hub().is_none())).map(|r| json!({
                 "target": r.target,
                 "terms": r.terms,
                 // Made inert and one line each by the template's md_passage filter.
