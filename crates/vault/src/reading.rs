@@ -196,6 +196,10 @@ mod tests {
         // Not a type: brackets with spaces or nothing, or not at the line's start.
         check("[!a b] x\n[!] y\n see [!todo] z", "[!a b] x\n[!] y\n see [!todo] z");
         check("", "");
+        // Hostile: unclosed, nested, a type of another script, a long unclosed line.
+        check("[!x\n[![!x]] y\n[!注意] 題\n", "[!x\n[![!x]] y\n題\n");
+        let long = format!("[!{}", "a".repeat(1 << 20));
+        assert_eq!(without_callout_types(&long), long);
     }
 
     #[test]
