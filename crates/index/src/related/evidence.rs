@@ -141,7 +141,7 @@ impl VaultIndex {
         let Some(&(_, top)) = terms.0.first() else {
             return Ok(());
         };
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let mut clauses: Vec<Box<dyn Query>> = Vec::new();
         // Vietnamese syllable pairs are shown, not searched: the stems compare by them already,
         // and searched they cost the words their place (obsidian-help vi 0.650 -> 0.637).
         for (word, weight) in terms.0.iter().filter(|(w, _)| !w.contains(' ')).take(QUERY_TERMS) {
@@ -160,17 +160,28 @@ impl VaultIndex {
                         IndexRecordOption::WithFreqs,
                     )),
                 };
-                clauses.push((Occur::Should, Box::new(BoostQuery::new(q, boost * field_boost))));
+                clauses.push(Box::new(BoostQuery::new(q, boost * field_boost)));
             }
         }
-        clauses.push((Occur::MustNot, self.path_query(&note.rel)));
+        let query: Vec<(Occur, Box<dyn Query>)> = clauses
+            .iter()
+            .map(|q| (Occur::Should, q.box_clone()))
+            .chain(std::iter::once((Occur::MustNot, self.path_query(&note.rel))))
+            .collect();
+        let stats = super::LiveStats::new(self, searcher);
         let top_docs = searcher.search_with_statistics_provider(
-            &*self.scoped(Box::new(BooleanQuery::new(clauses))),
+            &*self.scoped(Box::new(BooleanQuery::new(query))),
             &TopDocs::with_limit(candidates).order_by_score(),
-            &super::LiveStats::new(self, searcher),
+            &stats,
         )?;
-        let best = top_docs.first().map(|(s, _)| *s).unwrap_or(1.0).max(f32::EPSILON);
-        for (score, addr) in top_docs {
+        let scores = super::live::in_clause_order(
+            searcher,
+            &stats,
+            &clauses,
+            top_docs.into_iter().map(|(_, a)| a).collect(),
+        )?;
+        let best = scores.iter().map(|(_, s)| *s).fold(0.0, f32::max).max(f32::EPSILON);
+        for (addr, score) in scores {
             found.entry(addr).or_default().content = score / best;
         }
         Ok(())
