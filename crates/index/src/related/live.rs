@@ -86,6 +86,9 @@ pub(crate) struct LiveStats<'a> {
     searcher: &'a Searcher,
     /// Token totals by field, summed once per query.
     tokens: std::cell::RefCell<HashMap<tantivy::schema::Field, u64>>,
+    /// Live document frequencies, counted once per query: the content query's weights are
+    /// made twice (the union, then [`in_clause_order`]).
+    doc_freqs: std::cell::RefCell<HashMap<Term, u64>>,
 }
 
 impl<'a> LiveStats<'a> {
@@ -94,6 +97,7 @@ impl<'a> LiveStats<'a> {
             index,
             searcher,
             tokens: Default::default(),
+            doc_freqs: Default::default(),
         }
     }
 }
@@ -146,7 +150,12 @@ impl tantivy::query::Bm25StatisticsProvider for LiveStats<'_> {
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        self.index.live_doc_freq(self.searcher, term)
+        if let Some(&n) = self.doc_freqs.borrow().get(term) {
+            return Ok(n);
+        }
+        let n = self.index.live_doc_freq(self.searcher, term)?;
+        self.doc_freqs.borrow_mut().insert(term.clone(), n);
+        Ok(n)
     }
 }
 
