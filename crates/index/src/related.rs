@@ -7,7 +7,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use tantivy::collector::TopDocs;
 use tantivy::query::{PhraseQuery, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, Searcher, Term};
@@ -17,6 +16,7 @@ use super::tokenizer;
 use super::{IndexError, VaultIndex};
 
 mod around;
+mod cut;
 mod evidence;
 mod live;
 mod ties;
@@ -321,16 +321,10 @@ impl VaultIndex {
         Box::new(TermQuery::new(self.path_term(rel), IndexRecordOption::Basic))
     }
 
+    /// The `limit` notes `q` scores best, ties at the cut broken by path ([`VaultIndex::cut`]).
     fn docs_where(&self, searcher: &Searcher, q: Box<dyn Query>, limit: usize) -> Result<Vec<DocAddress>, IndexError> {
-        Ok(searcher
-            .search_with_statistics_provider(
-                &q,
-                &TopDocs::with_limit(limit).order_by_score(),
-                &LiveStats::new(self, searcher),
-            )?
-            .into_iter()
-            .map(|(_, a)| a)
-            .collect())
+        let scored = self.around_cut(searcher, &*q, limit, &LiveStats::new(self, searcher))?;
+        Ok(self.cut(searcher, scored, limit)?.into_iter().map(|(_, a)| a).collect())
     }
 
     /// How much naming `words` says: a name of one common word says little.

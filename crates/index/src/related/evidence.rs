@@ -3,7 +3,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, Searcher, Term};
@@ -169,19 +168,19 @@ impl VaultIndex {
             .chain(std::iter::once((Occur::MustNot, self.path_query(&note.rel))))
             .collect();
         let stats = super::LiveStats::new(self, searcher);
-        let top_docs = searcher.search_with_statistics_provider(
-            &*self.scoped(Box::new(BooleanQuery::new(query))),
-            &TopDocs::with_limit(candidates).order_by_score(),
-            &stats,
-        )?;
+        let union = self.scoped(Box::new(BooleanQuery::new(query)));
+        let top_docs = self.around_cut(searcher, &*union, candidates, &stats)?;
+        // Summed again in the query's order, then cut: the same candidates and figures
+        // whatever segments the notes lie in.
         let scores = super::live::in_clause_order(
             searcher,
             &stats,
             &clauses,
             top_docs.into_iter().map(|(_, a)| a).collect(),
         )?;
-        let best = scores.iter().map(|(_, s)| *s).fold(0.0, f32::max).max(f32::EPSILON);
-        for (addr, score) in scores {
+        let scores = self.cut(searcher, scores.into_iter().map(|(a, s)| (s, a)).collect(), candidates)?;
+        let best = scores.iter().map(|(s, _)| *s).fold(0.0, f32::max).max(f32::EPSILON);
+        for (score, addr) in scores {
             found.entry(addr).or_default().content = score / best;
         }
         Ok(())
@@ -359,7 +358,7 @@ impl VaultIndex {
                 scored.push((sum / length / norm, DocAddress::new(ord as u32, doc)));
             }
         }
-        let leading = lead(&mut scored, SIMILAR_NOTES);
+        let leading = self.lead(searcher, &mut scored, SIMILAR_NOTES)?;
         for (i, (score, addr)) in scored.into_iter().enumerate() {
             if i < leading {
                 found.entry(addr).or_default().similar = score;
@@ -402,40 +401,10 @@ impl VaultIndex {
     }
 }
 
-/// Puts the `n` best of `scored` first (highest score, then lowest address), in no order, and
-/// says how many that is. Only which notes lead matters: at 100k nearly every note shares a
-/// stem with the note, and sorting them all was a tenth of a research run.
-fn lead(scored: &mut [(f32, DocAddress)], n: usize) -> usize {
-    let n = n.min(scored.len());
-    if n < scored.len() {
-        scored.select_nth_unstable_by(n, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    }
-    n
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::WriterOptions;
-
-    /// The leaders are the first `n` of a full sort, ties broken by address as the sort does.
-    #[test]
-    fn the_leaders_are_those_a_sort_puts_first() {
-        // Few distinct scores, so the cut falls inside runs of ties.
-        let all: Vec<(f32, DocAddress)> = (0..97u32)
-            .map(|i| ((i * 37 % 5) as f32 / 4.0, DocAddress::new(i % 3, i * 11 % 97)))
-            .collect();
-        let mut sorted = all.clone();
-        sorted.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        for n in [0, 1, 5, 19, 20, 21, 96, 97, 150] {
-            let mut scored = all.clone();
-            let got = lead(&mut scored, n);
-            assert_eq!(got, n.min(all.len()));
-            let mut leaders = scored[..got].to_vec();
-            leaders.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            assert_eq!(leaders, sorted[..got], "n = {n}");
-        }
-    }
 
     /// The evidence for `note` (its text as the first file's) in a vault of `files`.
     fn evidence_in(files: &[(&str, &str)], title: &str) -> HashMap<String, Evidence> {
