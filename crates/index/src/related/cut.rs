@@ -164,7 +164,7 @@ mod tests {
     #[test]
     fn ties_at_a_cut_keep_the_first_by_path() {
         let all: Vec<usize> = (0..130).collect();
-        let at_once = evidence(&[all.clone()]);
+        let at_once = evidence(std::slice::from_ref(&all));
         let odd_first = evidence(&[
             all.iter().copied().filter(|i| i % 2 == 1).rev().collect(),
             all.iter().copied().filter(|i| i % 2 == 0).collect(),
