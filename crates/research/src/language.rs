@@ -2,8 +2,9 @@
 //! the front matter's `lang` (or `language`), else a guess from its script and most common
 //! words. Only languages the templates have sentences for; English otherwise.
 
-/// Languages the section templates are written in besides English.
-pub const SUPPORTED: &[&str] = &["de", "fr", "es", "ja", "zh"];
+/// Languages the section templates are written in besides English (a note in Ukrainian,
+/// Dutch or another reads them in English).
+pub const SUPPORTED: &[&str] = &["de", "fr", "es", "it", "pt", "ru", "ko", "ja", "zh"];
 
 /// Common words of Latin-script languages: those the templates have, and others, so that a note
 /// in one of those reads as English, not as a neighbour sharing some of its words (Romanian and
@@ -19,13 +20,13 @@ const COMMON: &[(&str, &[&str])] = &[
     (
         "it",
         &[
-            "il", "di", "che", "è", "per", "della", "non", "gli", "nel", "sono", "una", "del", "con", "la",
+            "il", "di", "che", "è", "per", "della", "non", "gli", "nel", "sono", "una", "del", "con", "la", "da",
         ],
     ),
     (
         "pt",
         &[
-            "os", "não", "do", "da", "em", "com", "uma", "você", "ao", "são", "pode", "para", "que", "de",
+            "os", "não", "do", "da", "em", "uma", "você", "ao", "são", "pode", "para", "que", "de", "como",
         ],
     ),
     (
@@ -89,7 +90,10 @@ const COMMON: &[(&str, &[&str])] = &[
     ),
     (
         "vi",
-        &["và", "của", "là", "có", "các", "để", "trong", "được", "một", "bạn"],
+        &[
+            "và", "của", "là", "có", "các", "để", "trong", "được", "một", "bạn", "di", "con", "khi", "này", "với",
+            "không",
+        ],
     ),
     (
         "hu",
@@ -119,10 +123,12 @@ const COMMON: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Words of a language's list, at least, and at least one in this many of the note's words, for
-/// the note to be guessed in it: a note of another script or of code whose few Latin words hold
-/// five of a list (a credits page's names, `von der`) stays English.
+/// Words of a language's list, at least, of them this many different ones, and at least one in
+/// this many of the note's words, for the note to be guessed in it: a note of code or of names
+/// whose Latin words hold a few of a list (a credits page's `von der`, the MIT licence named
+/// five times, `.com` in links) stays English.
 const MIN_COMMON: usize = 5;
+const MIN_DIFFERENT: usize = 3;
 const COMMON_SHARE: usize = 50;
 
 /// The note's language: a code of [`SUPPORTED`], or `en`.
@@ -134,19 +140,49 @@ pub fn of(text: &str) -> &'static str {
         let code = code.split(['-', '_']).next().unwrap_or("");
         return SUPPORTED.iter().find(|s| **s == code).copied().unwrap_or("en");
     }
-    let (mut kana, mut han) = (0usize, 0usize);
+    let (mut kana, mut han, mut hangul) = (0usize, 0usize, 0usize);
+    // Cyrillic letters, those only Russian has among the vault's Cyrillic languages (ы, э) and
+    // those only Ukrainian has (і, ї, є, ґ).
+    let (mut cyrillic, mut russian, mut ukrainian, mut letters) = (0usize, 0usize, 0usize, 0usize);
+    let mut latin = 0usize;
     for c in text.chars() {
+        letters += usize::from(c.is_alphabetic());
+        latin += usize::from(c.is_alphabetic() && (c < '\u{0250}' || ('\u{1e00}'..='\u{1eff}').contains(&c)));
         match c {
             '\u{3040}'..='\u{30ff}' => kana += 1,
             '\u{4e00}'..='\u{9fff}' => han += 1,
+            '\u{ac00}'..='\u{d7a3}' => hangul += 1,
+            'ы' | 'э' | 'Ы' | 'Э' => (cyrillic, russian) = (cyrillic + 1, russian + 1),
+            'і' | 'ї' | 'є' | 'ґ' | 'І' | 'Ї' | 'Є' | 'Ґ' => {
+                (cyrillic, ukrainian) = (cyrillic + 1, ukrainian + 1)
+            }
+            '\u{0400}'..='\u{04ff}' => cyrillic += 1,
             _ => {}
         }
+    }
+    // A script is the note's when it is a quarter of its letters at least: a Latin-script note
+    // quoting a line of Korean or Russian stays in its language.
+    let mostly = |n: usize| n * 4 >= letters;
+    if hangul >= 10 && mostly(hangul) {
+        return "ko";
     }
     if kana >= 10 {
         return "ja";
     }
     if han >= 20 {
         return "zh";
+    }
+    if cyrillic >= 20 && mostly(cyrillic) {
+        // Russian writes ы and э (about 2 % of its letters), never і; Ukrainian the reverse.
+        return if russian * 200 >= cyrillic && ukrainian * 200 < cyrillic {
+            "ru"
+        } else {
+            "en"
+        };
+    }
+    // A note of another script (Arabic, Greek, Thai…) is not guessed by its Latin words.
+    if latin * 2 < letters {
+        return "en";
     }
     let words: Vec<String> = text
         .split(|c: char| !c.is_alphabetic())
@@ -163,7 +199,9 @@ pub fn of(text: &str) -> &'static str {
         }
     }
     let (code, n) = best;
-    if n < MIN_COMMON || n * COMMON_SHARE < words.len() {
+    let list = COMMON.iter().find(|(c, _)| *c == code).map_or(&[][..], |(_, l)| *l);
+    let different = list.iter().filter(|w| words.iter().any(|x| x == *w)).count();
+    if n < MIN_COMMON || different < MIN_DIFFERENT || n * COMMON_SHARE < words.len() {
         return "en";
     }
     SUPPORTED.iter().find(|s| **s == code).copied().unwrap_or("en")
@@ -175,7 +213,8 @@ mod tests {
     fn languages_of_notes() {
         let check = |text: &str, expected: &str| assert_eq!(super::of(text), expected, "{text}");
         check("---\nlang: de-AT\n---\n# Notiz\n", "de");
-        check("---\nlanguage: pt\n---\nTexto em português.\n", "en");
+        check("---\nlanguage: pt\n---\nTexto em português.\n", "pt");
+        check("---\nlanguage: nl\n---\nTekst in het Nederlands.\n", "en");
         check(
             "Die Synchronisierung ist nicht aktiv, und die Notizen sind mit der Cloud nicht verbunden. Das ist ein Problem.",
             "de",
@@ -205,15 +244,108 @@ mod tests {
         );
         check(
             "Il plugin permette di creare una nota per ogni giorno. La nota è salvata nella cartella che scegli, con il modello della nota.",
-            "en",
+            "it",
         );
         check(
             "Você pode criar uma nota para cada dia. A nota é salva na pasta que você escolher, com o modelo da nota e os links do dia.",
+            "pt",
+        );
+        check(
+            "Чтобы создать заметку, нажмите на кнопку в боковой панели и введите её название.",
+            "ru",
+        );
+        check(
+            "Щоб створити нотатку, натисніть кнопку на бічній панелі та введіть її назву.",
+            "en",
+        );
+        check("노트를 만들려면 사이드바의 버튼을 누르고 제목을 입력하세요.", "ko");
+        check(
+            "The Korean word for note is 노트 and the Russian one is заметка, in this English text about languages.",
             "en",
         );
         check(
             "El connector permet crear una nota per a cada dia. La nota es desa a la carpeta que triïs, amb la plantilla de les notes i els enllaços del dia.",
             "en",
         );
+    }
+
+    /// Every language the templates have gives every sentence of an offline section in that
+    /// language: each kind of tie, a hubs line, the notes linking back, a focus and the footer,
+    /// with no placeholder left and no English sentence.
+    #[test]
+    fn every_language_s_offline_section_is_whole() {
+        let lib = scholia_prompts::Library::builtin();
+        let english = [
+            "Researched without",
+            "linked from",
+            "which this note links",
+            "links both",
+            "beside it",
+            "also tagged",
+            "one of the vault's hubs",
+            "Hubs of this vault",
+            "Already linking",
+            "named on line",
+            "No note this one",
+            "Configure an LLM",
+        ];
+        // With `notes` and two hubs, or with neither (the sentence saying nothing was found).
+        let section = |lang: &str, notes: serde_json::Value| {
+            let hubs = match notes.as_array().is_some_and(|n| n.is_empty()) {
+                true => serde_json::json!([]),
+                false => serde_json::json!([{"target": "Hub A", "linking": 9}, {"target": "Hub B", "linking": 7}]),
+            };
+            lib.render(
+                scholia_prompts::RESEARCH_OFFLINE,
+                serde_json::json!({
+                    "lang": lang, "terms": ["Sauerteig", "Roggen"], "focus": "Hefe", "when": "2026-11-27",
+                    "topics": 2, "provenance": "PROVENANCE", "linked": ["Back"],
+                    "notes": notes,
+                    "hubs": hubs,
+                }),
+            )
+            .unwrap()
+        };
+        let notes = serde_json::json!([
+            {"target": "Named", "terms": ["Roggen"], "passages": ["A passage."], "mentioned_on": 3},
+            {"target": "Via", "terms": [], "passages": [], "tie": {"kind": "linked_from"}, "tie_target": "Mid"},
+            {"target": "Both", "terms": [], "passages": [], "tie": {"kind": "cited_with"}, "tie_target": "Mid"},
+            {"target": "Some", "terms": [], "passages": [], "tie": {"kind": "folder_links", "folder": "F", "linking": 2, "mates": 5}},
+            {"target": "All", "terms": [], "passages": [], "tie": {"kind": "folder_links", "folder": "F", "linking": 5, "mates": 5}},
+            {"target": "Two", "terms": [], "passages": [], "tie": {"kind": "folder_links", "folder": "F", "linking": 2, "mates": 2}},
+            {"target": "Beside", "terms": [], "passages": [], "tie": {"kind": "folder", "folder": "F"}},
+            {"target": "Hub", "terms": [], "passages": [], "tie": {"kind": "popular", "linking": 40}},
+            {"target": "Tagged", "terms": [], "passages": [], "tie": {"kind": "tag", "tag": "bread"}},
+        ]);
+        let en = section("en", notes.clone()) + &section("en", serde_json::json!([]));
+        for phrase in english {
+            assert!(en.contains(phrase), "{phrase}:\n{en}");
+        }
+        for lang in super::SUPPORTED {
+            let text = section(lang, notes.clone());
+            let empty = section(lang, serde_json::json!([]));
+            for t in [&text, &empty] {
+                assert!(!t.contains('{') && !t.contains('}'), "{lang}: a placeholder left\n{t}");
+                for phrase in english {
+                    assert!(!t.contains(phrase), "{lang}: {phrase}\n{t}");
+                }
+                assert!(
+                    t.contains("2026-11-27") && !t.contains("PROVENANCE"),
+                    "{lang}: no footer\n{t}"
+                );
+            }
+            // Every entry says why it is here (a tie's sentence, the line it is named on).
+            for target in ["Named", "Via", "Both", "Some", "All", "Two", "Beside", "Hub", "Tagged"] {
+                let line = text
+                    .lines()
+                    .find(|l| l.starts_with(&format!("- [[{target}]]")))
+                    .unwrap();
+                assert!(line.chars().count() > target.len() + 10, "{lang}: {line}");
+            }
+            assert!(
+                text.contains("[[Hub A]]") && text.contains("[[Back]]"),
+                "{lang}\n{text}"
+            );
+        }
     }
 }
