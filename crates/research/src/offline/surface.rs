@@ -161,20 +161,44 @@ fn same_stem(a: &str, b: &str) -> bool {
 }
 
 /// The script class of a letter written without spaces between words: kanji, hiragana,
-/// katakana (with its long-vowel mark), Thai.
+/// katakana (with its long-vowel mark), Thai, Lao, Khmer, Myanmar (the scripts the tokenizer
+/// cuts into syllables; without Khmer, a Khmer note's key terms were only its Latin words and
+/// 37 of 119 entries of 15 km sections said nothing of why they were there).
 fn script(c: char) -> Option<u8> {
     match c as u32 {
         0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0xF900..=0xFAFF => Some(0),
         0x3040..=0x309F => Some(1),
         0x30A0..=0x30FF | 0x31F0..=0x31FF => Some(2),
+        // Their digits and punctuation (Khmer's full stop `។`) end a word.
+        0x0E4F..=0x0E5B | 0x0ED0..=0x0ED9 | 0x17D4..=0x17DA | 0x17E0..=0x17E9 | 0x1040..=0x104F => None,
         0x0E00..=0x0E7F => Some(3),
+        0x0E80..=0x0EFF => Some(4),
+        0x1780..=0x17FF | 0x19E0..=0x19FF => Some(5),
+        0x1000..=0x109F => Some(6),
         _ => None,
     }
 }
 
-/// Longest katakana or Thai word shown (`オープンソースプロジェクト` is 13); a longer run is
-/// no word but a phrase.
+/// Whether `c` is a mark written on a letter (a vowel sign, a tone mark, Khmer's coeng) in the
+/// scripts of [`script`] that have them: a word's length counts its letters, not its marks.
+fn is_mark(c: char) -> bool {
+    matches!(c as u32,
+        0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E
+        | 0x0EB1 | 0x0EB4..=0x0EBC | 0x0EC8..=0x0ECE
+        | 0x17B4..=0x17D3 | 0x17DD
+        | 0x102B..=0x103E | 0x1056..=0x1059 | 0x105E..=0x1060 | 0x1062..=0x1064
+        | 0x1067..=0x106D | 0x1071..=0x1074 | 0x1082..=0x108D | 0x108F | 0x109A..=0x109D)
+}
+
+/// Longest katakana word shown (`オープンソースプロジェクト` is 13); a longer run is no word
+/// but a phrase.
 const MAX_UNSPACED_WORD: usize = 16;
+/// Longest Thai word shown, in letters (its marks not counted: 16 code points before).
+const MAX_THAI_WORD: usize = 16;
+/// Longest Khmer, Lao or Myanmar word shown, in letters: `លក្ខណៈសម្បត្តិ` (properties) is 9,
+/// `តំណភ្ជាប់ខាងក្រោយ` (backlinks) 10; `បង្កើតកំណត់ត្រាមួយឈ្មោះ` (create a record named) 13 is a
+/// phrase.
+const MAX_SYLLABIC_WORD: usize = 12;
 /// Longest run of kanji shown (Japanese compounds: `多要素認証`, `考慮事項`; Chinese words
 /// set off by punctuation or a line: `日记`, `类型标识符`).
 const MAX_KANJI_WORD: usize = 6;
@@ -186,40 +210,49 @@ const MAX_KANJI_WORD: usize = 6;
 /// as `天的`, is no key term), when `term` is not such a pair of `text`, or is hiragana (a
 /// particle or an ending: `たみ`, `えば`).
 fn unspaced_word(text: &str, term: &str) -> Option<String> {
+    let letters = |s: &str| s.chars().filter(|c| !is_mark(*c)).count();
     let chars: Vec<char> = term.chars().collect();
     let kind = chars.first().and_then(|c| script(*c))?;
     if kind == 1 || chars.iter().any(|c| script(*c) != Some(kind)) {
         return None;
     }
-    let limit = if kind == 0 { MAX_KANJI_WORD } else { MAX_UNSPACED_WORD };
+    let limit = match kind {
+        0 => MAX_KANJI_WORD,
+        2 => MAX_UNSPACED_WORD,
+        3 => MAX_THAI_WORD,
+        _ => MAX_SYLLABIC_WORD,
+    };
+    // Code points read on each side: a run longer than this holds more than `limit` letters
+    // whatever its marks (a letter carries three marks at most).
+    let cap = 4 * (limit + 1);
     let mut shortest: Option<String> = None;
     for (at, _) in text.match_indices(term).take(64) {
         let before: Vec<char> = text[..at]
             .chars()
             .rev()
             .take_while(|c| script(*c) == Some(kind))
-            .take(limit + 1)
+            .take(cap + 1)
             .collect();
         let after: String = text[at + term.len()..]
             .chars()
             .take_while(|c| script(*c) == Some(kind))
-            .take(limit + 1)
+            .take(cap + 1)
             .collect();
+        if before.len() > cap || after.chars().count() > cap {
+            continue;
+        }
         let run: String = before
             .into_iter()
             .rev()
             .chain(chars.iter().copied())
             .collect::<String>()
             + &after;
-        if shortest
-            .as_ref()
-            .is_none_or(|s| run.chars().count() < s.chars().count())
-        {
+        if shortest.as_ref().is_none_or(|s| letters(&run) < letters(s)) {
             shortest = Some(run);
         }
     }
     let run = shortest?;
-    (run.chars().count() <= limit).then_some(run)
+    (letters(&run) <= limit).then_some(run)
 }
 
 #[cfg(test)]
@@ -270,6 +303,16 @@ mod tests {
             &[pair("天的").as_str(), pair("日记").as_str(), pair("插件").as_str()],
             &["日记"],
         );
+        // Khmer (cut into syllables like Thai) shows the word around a pair, without its
+        // full stop `។`; a run longer than a word (a phrase) shows nothing. Before, a Khmer
+        // note's key terms were only its Latin words.
+        let khmer = tokenizer::terms("ផែនទី");
+        let khmer: Vec<&str> = khmer.iter().map(String::as_str).collect();
+        check("ជ្រើសរើស ផែនទី ពីម៉ឺនុយ។", &khmer, &["ផែនទី"]);
+        let formula = tokenizer::terms("រូបមន្ត");
+        let formula: Vec<&str> = formula.iter().map(String::as_str).collect();
+        check("ប្រើ រូបមន្ត។ រួចហើយ", &formula, &["រូបមន្ត"]);
+        check("បង្កើតកំណត់ត្រាមួយឈ្មោះរូបមន្តថ្មី", &formula, &[] as &[&str]);
         // Plain words stay as written.
         check("Rye flour feeds the starter.", &["rye", "starter"], &["Rye", "starter"]);
         check("Rye flour feeds the starter. Whole rye is best.", &["rye"], &["rye"]);
