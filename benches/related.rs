@@ -20,6 +20,8 @@
 //! link. "generic" is what a reader sees of chance words: of the words shown beside cited notes
 //! (what found them), the share that more than a fifth of the vault's notes hold.
 //! "tied" is the share of new notes cited told by a link, folder, tag or hub, not by words.
+//! "mute" is the share of notes cited shown with nothing saying why (no shared word, tie or
+//! line naming it; a passage only).
 //! "hits" is the share of the first ten new notes cited that are hidden links: what share of
 //! the entries a reader meets the vault's author had linked.
 //!
