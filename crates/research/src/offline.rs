@@ -124,12 +124,12 @@ pub(crate) fn select(
                     .flat_map(|n| tokenizer::terms(n)),
             )
             .collect();
-        let shared: Vec<(String, f32)> = terms
+        // Heaviest first.
+        let shared: Vec<String> = terms
             .0
             .iter()
             .filter(|(t, _)| words.contains(t))
-            .take(SHARED_TERMS)
-            .cloned()
+            .map(|(t, _)| t.clone())
             .collect();
         let mut names = vec![r.title.clone(), scholia_vault::stem(&r.path).to_string()];
         names.extend(parsed.aliases.iter().cloned());
@@ -184,8 +184,15 @@ pub(crate) fn select(
             _ => None,
         };
         // The words it shares are shown when they are why it is here.
+        // The heaviest it shares, those a reader can be shown; when none of them can be (pairs
+        // of a script without spaces cut out of a clause), the next heaviest that can: an
+        // entry saying nothing of why it is here was 7 % of zh sections' entries.
         let shown = if tie == Tie::Words {
-            surface.show(&display_terms(&Terms(shared), SHARED_TERMS), SHARED_TERMS)
+            let heaviest = shared.get(..SHARED_TERMS.min(shared.len())).unwrap_or_default();
+            match surface.show(heaviest, SHARED_TERMS) {
+                none if none.is_empty() => surface.show(&shared, SHARED_TERMS),
+                some => some,
+            }
         } else {
             Vec::new()
         };
