@@ -2,9 +2,9 @@
 //! the front matter's `lang` (or `language`), else a guess from its script and most common
 //! words. Only languages the templates have sentences for; English otherwise.
 
-/// Languages the section templates are written in besides English (a note in Ukrainian,
-/// Dutch or another reads them in English).
-pub const SUPPORTED: &[&str] = &["de", "fr", "es", "it", "pt", "ru", "ko", "ja", "zh"];
+/// Languages the section templates are written in besides English (a note in Polish, Swedish
+/// or another reads them in English).
+pub const SUPPORTED: &[&str] = &["de", "fr", "es", "it", "pt", "nl", "ru", "uk", "ko", "ja", "zh"];
 
 /// Common words of Latin-script languages: those the templates have, and others, so that a note
 /// in one of those reads as English, not as a neighbour sharing some of its words (Romanian and
@@ -174,10 +174,12 @@ pub fn of(text: &str) -> &'static str {
     }
     if cyrillic >= 20 && mostly(cyrillic) {
         // Russian writes ы and э (about 2 % of its letters), never і; Ukrainian the reverse.
-        return if russian * 200 >= cyrillic && ukrainian * 200 < cyrillic {
-            "ru"
-        } else {
-            "en"
+        // Another Cyrillic language (Bulgarian, Serbian) writes neither.
+        let (ru, uk) = (russian * 200 >= cyrillic, ukrainian * 200 >= cyrillic);
+        return match (ru, uk) {
+            (true, false) => "ru",
+            (false, true) => "uk",
+            _ => "en",
         };
     }
     // A note of another script (Arabic, Greek, Thai…) is not guessed by its Latin words.
@@ -214,7 +216,8 @@ mod tests {
         let check = |text: &str, expected: &str| assert_eq!(super::of(text), expected, "{text}");
         check("---\nlang: de-AT\n---\n# Notiz\n", "de");
         check("---\nlanguage: pt\n---\nTexto em português.\n", "pt");
-        check("---\nlanguage: nl\n---\nTekst in het Nederlands.\n", "en");
+        check("---\nlanguage: nl\n---\nTekst in het Nederlands.\n", "nl");
+        check("---\nlanguage: pl\n---\nTekst po polsku.\n", "en");
         check(
             "Die Synchronisierung ist nicht aktiv, und die Notizen sind mit der Cloud nicht verbunden. Das ist ein Problem.",
             "de",
@@ -256,6 +259,10 @@ mod tests {
         );
         check(
             "Щоб створити нотатку, натисніть кнопку на бічній панелі та введіть її назву.",
+            "uk",
+        );
+        check(
+            "За да създадете бележка, натиснете бутона в страничния панел и въведете заглавие.",
             "en",
         );
         check("노트를 만들려면 사이드바의 버튼을 누르고 제목을 입력하세요.", "ko");
