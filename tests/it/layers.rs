@@ -25,20 +25,7 @@ fn scholia_deps(manifest: &Path) -> BTreeSet<String> {
 
 /// Every `.rs` file under `dir`.
 fn sources(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    crate::support::files_under(dir, "rs")
 }
 
 /// Code lines of a file (comments left out: a comment may name what the code must not use).

@@ -447,28 +447,20 @@ fn every_note_s_sections_are_in_its_language_or_english() {
         }
         let base = lang.split('-').next().unwrap_or("");
         let expected = if SUPPORTED.contains(&base) { base } else { "en" };
-        let mut stack = vec![entry.path()];
-        while let Some(dir) = stack.pop() {
-            for e in std::fs::read_dir(&dir).unwrap().flatten() {
-                let path = e.path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|x| x == "md") {
-                    let Ok(text) = std::fs::read_to_string(&path) else {
-                        continue;
-                    };
-                    seen += 1;
-                    let got = of(&text);
-                    // A short note of another language's words (code, names) may read as English.
-                    if got != expected && got != "en" {
-                        *wrong.entry((lang.clone(), got)).or_default() += 1;
-                    }
-                    if expected != "en" {
-                        let (own, all) = supported.entry(lang.clone()).or_default();
-                        *own += usize::from(got == expected);
-                        *all += 1;
-                    }
-                }
+        for path in crate::support::files_under(&entry.path(), "md") {
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            seen += 1;
+            let got = of(&text);
+            // A short note of another language's words (code, names) may read as English.
+            if got != expected && got != "en" {
+                *wrong.entry((lang.clone(), got)).or_default() += 1;
+            }
+            if expected != "en" {
+                let (own, all) = supported.entry(lang.clone()).or_default();
+                *own += usize::from(got == expected);
+                *all += 1;
             }
         }
     }

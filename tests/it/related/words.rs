@@ -106,17 +106,7 @@ async fn key_terms_are_no_function_words() {
 }
 
 fn markdown_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(markdown_files(&path));
-        } else if path.extension().is_some_and(|e| e == "md") {
-            out.push(path);
-        }
-    }
-    out.sort();
-    out
+    crate::support::files_under(dir, "md")
 }
 
 /// Vietnamese writes a word as syllables apart: key terms and the words shown beside cited

@@ -169,21 +169,15 @@ mod tests {
             all.iter().copied().filter(|i| i % 2 == 1).rev().collect(),
             all.iter().copied().filter(|i| i % 2 == 0).collect(),
         ]);
-        let named: Vec<&str> = at_once
-            .iter()
-            .filter(|(_, f)| f[3] > 0)
-            .map(|(p, _)| p.as_str())
-            .collect();
-        let first: Vec<String> = (0..60).map(|i| format!("Notes/Mention {i:03}.md")).collect();
-        assert_eq!(named, first, "the first 60 by path name it");
+        // The notes with the figure `at` (of `Evidence::figures`), and the first `n` copies.
+        let holding = |at: usize| -> Vec<&str> {
+            let held = at_once.iter().filter(|(_, f)| f[at] > 0);
+            held.map(|(p, _)| p.as_str()).collect()
+        };
+        let first = |n: usize| -> Vec<String> { (0..n).map(|i| format!("Notes/Mention {i:03}.md")).collect() };
+        assert_eq!(holding(3), first(60), "the first 60 by path name it");
         // The note itself leads by stems: 99 others.
-        let similar: Vec<&str> = at_once
-            .iter()
-            .filter(|(_, f)| f[9] > 0)
-            .map(|(p, _)| p.as_str())
-            .collect();
-        let first: Vec<String> = (0..99).map(|i| format!("Notes/Mention {i:03}.md")).collect();
-        assert_eq!(similar, first, "the first 99 by path are similar");
+        assert_eq!(holding(9), first(99), "the first 99 by path are similar");
         assert_eq!(at_once.len(), 99, "{at_once:?}");
         assert_eq!(at_once, odd_first);
     }
