@@ -51,8 +51,9 @@ pub(super) fn unspaced_end(text: &str, start: usize, first: char) -> usize {
     end
 }
 
-/// The combining marks of Thai, Lao, Myanmar and Khmer (Unicode's Mn and Mc in those blocks).
-fn is_written_on(c: char) -> bool {
+/// The combining marks of Thai, Lao, Myanmar and Khmer (Unicode's Mn and Mc in those blocks):
+/// vowel signs, tone marks, Khmer's coeng.
+pub fn is_written_on(c: char) -> bool {
     matches!(c as u32,
         0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E                    // Thai
         | 0x0EB1 | 0x0EB4..=0x0EBC | 0x0EC8..=0x0ECE                   // Lao

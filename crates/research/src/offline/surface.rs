@@ -179,17 +179,6 @@ fn script(c: char) -> Option<u8> {
     }
 }
 
-/// Whether `c` is a mark written on a letter (a vowel sign, a tone mark, Khmer's coeng) in the
-/// scripts of [`script`] that have them: a word's length counts its letters, not its marks.
-fn is_mark(c: char) -> bool {
-    matches!(c as u32,
-        0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E
-        | 0x0EB1 | 0x0EB4..=0x0EBC | 0x0EC8..=0x0ECE
-        | 0x17B4..=0x17D3 | 0x17DD
-        | 0x102B..=0x103E | 0x1056..=0x1059 | 0x105E..=0x1060 | 0x1062..=0x1064
-        | 0x1067..=0x106D | 0x1071..=0x1074 | 0x1082..=0x108D | 0x108F | 0x109A..=0x109D)
-}
-
 /// Longest katakana word shown (`オープンソースプロジェクト` is 13); a longer run is no word
 /// but a phrase.
 const MAX_UNSPACED_WORD: usize = 16;
@@ -210,7 +199,7 @@ const MAX_KANJI_WORD: usize = 6;
 /// as `天的`, is no key term), when `term` is not such a pair of `text`, or is hiragana (a
 /// particle or an ending: `たみ`, `えば`).
 fn unspaced_word(text: &str, term: &str) -> Option<String> {
-    let letters = |s: &str| s.chars().filter(|c| !is_mark(*c)).count();
+    let letters = |s: &str| s.chars().filter(|c| !tokenizer::is_written_on(*c)).count();
     let chars: Vec<char> = term.chars().collect();
     let kind = chars.first().and_then(|c| script(*c))?;
     if kind == 1 || chars.iter().any(|c| script(*c) != Some(kind)) {
