@@ -322,7 +322,7 @@ mod properties {
             .collect()
     }
 
-    fn edits(answer: &str, title: &str, url: &str) -> Vec<SectionEdit> {
+    fn edits(answer: &str, title: &str, url: &str, lang: &str) -> Vec<SectionEdit> {
         let e = engine();
         let lib = e.library();
         let mut out = Vec::new();
@@ -346,7 +346,8 @@ mod properties {
                            {"target": title, "terms": [], "passages": [], "tie": {"kind": "folder", "folder": title}},
                            {"target": title, "terms": [], "passages": [], "tie": {"kind": "tag", "tag": answer}}],
                        "hubs": [{"target": answer, "linking": 7}, {"target": title, "linking": 5}],
-                       "linked": [title], "provenance": title}),
+                       "linked": [title], "provenance": title, "lang": lang, "when": "2026-11-27",
+                       "topics": 1, "focus": title}),
             )
             .unwrap();
         out.extend(SectionEdit::research(offline.trim(), &contain::Links::none()).ok());
@@ -410,8 +411,10 @@ mod properties {
             answer in hostile(),
             title in hostile(),
             url in prop_oneof![Just("https://a.example/x(y)<z> w".to_string()), Just("javascript:alert(1)".to_string()), hostile()],
+            // The offline section in each language it has sentences in, and in English.
+            lang in prop::sample::select([&["en"][..], scholia::research::language::SUPPORTED].concat()),
         ) {
-            let made = edits(&answer, &title, &url);
+            let made = edits(&answer, &title, &url, lang);
             prop_assert!(made.len() >= 4, "the pipelines' own output is always contained: {}", made.len());
             let old_range = match section::find(&text, "Research", 2) {
                 Ok(r) => r,

@@ -240,6 +240,12 @@ mod tests {
             "en",
         );
         check("Short.", "en");
+        // Hostile: nothing, marks and digits only, one common word repeated (a list holds
+        // three different words at least), a megabyte of one language's words.
+        check("", "en");
+        check("。、!? 123 ่ ្ ---", "en");
+        check(&"der ".repeat(1000), "en");
+        check(&"und die der mit ist ".repeat(50_000), "de");
         // Languages without sentences read as English, not as a neighbour sharing words.
         check(
             "Pentru a crea o notă nouă, apasă pe butonul din bara laterală și scrie titlul. Nota este salvată în seif, la fel ca un fișier de text.",
