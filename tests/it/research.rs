@@ -153,6 +153,51 @@ async fn deep_research_reads_pages_and_skips_failures() {
     assert!(v.read("Fetching.md").contains("· deep ·"));
 }
 
+/// A note written in German gets its findings asked for in German, and the section's own words
+/// (the sources' label, the provenance line) in German; an English note's section is as it
+/// was (`shallow_research_writes_a_cited_section`).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_german_note_is_researched_in_german() {
+    let server = fakes().await;
+    let v = TestVault::with_files(&[(
+        "Sauerteig.md",
+        "# Sauerteig\n\nDer Sauerteig ist eine Kultur aus Hefe und Milchsäurebakterien. Die Kultur wird mit Mehl und Wasser gefüttert, und das ist nicht schwer. Sie lebt im Kühlschrank eine Woche.\n",
+    )]);
+    let out = run(&v, &fake_env(&server, "fake"), &["research", "Sauerteig.md", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let synthesis = chat_requests(&server)
+        .into_iter()
+        .find(|r| r.to_string().contains("# Task: synthesis"))
+        .unwrap()
+        .to_string();
+    assert!(
+        synthesis.contains("Write in German, the language of the note."),
+        "{synthesis}"
+    );
+    let s = section(&v.read("Sauerteig.md")).to_string();
+    assert!(s.contains("**Quellen**") && !s.contains("**Sources**"), "{s}");
+    assert!(
+        s.contains("*Recherchiert am ") && s.contains(" · flach · fake · "),
+        "{s}"
+    );
+    assert!(!s.contains("Researched "), "{s}");
+    // The English example asks for no language.
+    let v = TestVault::example();
+    let out = run(
+        &v,
+        &fake_env(&server, "fake"),
+        &["research", "Sourdough starter.md", "--json"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let english = chat_requests(&server)
+        .into_iter()
+        .rfind(|r| r.to_string().contains("# Task: synthesis"))
+        .unwrap()
+        .to_string();
+    assert!(!english.contains("Write in "), "{english}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn focus_and_topic_cap() {
     let server = fakes().await;

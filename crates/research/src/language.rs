@@ -6,6 +6,25 @@
 /// or another reads them in English).
 pub const SUPPORTED: &[&str] = &["de", "fr", "es", "it", "pt", "nl", "ru", "uk", "ko", "ja", "zh"];
 
+/// The English name of a language of [`SUPPORTED`] (English for any other code): what a
+/// prompt asks the model to write in.
+pub fn name(code: &str) -> &'static str {
+    match code {
+        "de" => "German",
+        "fr" => "French",
+        "es" => "Spanish",
+        "it" => "Italian",
+        "pt" => "Portuguese",
+        "nl" => "Dutch",
+        "ru" => "Russian",
+        "uk" => "Ukrainian",
+        "ko" => "Korean",
+        "ja" => "Japanese",
+        "zh" => "Chinese",
+        _ => "English",
+    }
+}
+
 /// Common words of Latin-script languages: those the templates have, and others, so that a note
 /// in one of those reads as English, not as a neighbour sharing some of its words (Romanian and
 /// Italian notes were guessed French, Portuguese and Catalan ones Spanish). A word frequent in
@@ -359,6 +378,47 @@ mod tests {
                 text.contains("[[Hub A]]") && text.contains("[[Back]]"),
                 "{lang}\n{text}"
             );
+        }
+    }
+
+    /// An LLM research section's own words (the sources' label, the provenance line) are in
+    /// the note's language; in English, and for a caller passing only `provenance`, the section
+    /// is what it was.
+    #[test]
+    fn every_language_s_research_section_is_whole() {
+        let lib = scholia_prompts::Library::builtin();
+        let sources = serde_json::json!([
+            {"title": "T", "url": "https://a.example/", "target": null},
+            {"title": "N", "url": null, "target": "N"},
+        ]);
+        let render = |ctx: serde_json::Value| lib.render(scholia_prompts::RESEARCH_SECTION, ctx).unwrap();
+        let parts = |lang: &str| {
+            serde_json::json!({
+                "notice": null, "findings": "F", "sources": sources, "provenance": "PROVENANCE",
+                "lang": lang, "when": "2026-11-27", "depth": "deep", "model": "m", "cost": "$0.0100",
+                "topics": 3, "removed": 2,
+            })
+        };
+        let before = "F\n\n**Sources**\n\n- [T](https://a.example/)\n- [[N]]\n\n*PROVENANCE*\n";
+        let only = render(
+            serde_json::json!({"notice": null, "findings": "F", "sources": sources, "provenance": "PROVENANCE"}),
+        );
+        assert_eq!(only, before);
+        assert_eq!(render(parts("en")), before);
+        for lang in super::SUPPORTED {
+            let text = render(parts(lang));
+            assert!(!text.contains('{') && !text.contains("PROVENANCE"), "{lang}: {text}");
+            // `$` is escaped, as in every provenance line (Obsidian reads it as math).
+            assert!(
+                text.contains("2026-11-27") && text.contains(" · m · \\$0.0100 · "),
+                "{lang}: {text}"
+            );
+            assert!(
+                text.contains('3') && text.contains('2') && text.ends_with("· scholia*\n"),
+                "{lang}: {text}"
+            );
+            assert!(*lang == "fr" || !text.contains("**Sources**"), "{lang}: {text}");
+            assert!(text.contains("- [T](https://a.example/)\n- [[N]]"), "{lang}: {text}");
         }
     }
 }

@@ -215,6 +215,14 @@ async fn with_llm(
                 Source::Vault { title, target, .. } => json!({"title": title, "url": null, "target": target}),
             }).collect::<Vec<_>>(),
             "provenance": provenance,
+            // The section's own words in the note's language (the provenance's parts).
+            "lang": crate::language::of(&input.own),
+            "when": time::OffsetDateTime::now_utc().date().to_string(),
+            "depth": depth.as_str(),
+            "model": answer.model,
+            "cost": usage.cost_usd.map(|c| format!("${c:.4}")),
+            "topics": topics.len(),
+            "removed": removed.count(),
         }),
     )?;
     let record = crate::record::RunRecord {

@@ -50,6 +50,8 @@ pub(super) async fn synthesize(
                 "note": untrusted(note),
                 "focus": focus,
                 "topics": materials,
+                // The findings in the note's language.
+                "language": crate::language::name(crate::language::of(&input.own)),
             }),
         )
     };
