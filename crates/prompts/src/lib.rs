@@ -217,6 +217,8 @@ mod tests {
             "round",
             "material",
             "reason",
+            // The name of the note's language, from a fixed list (`research::language::name`).
+            "language",
             "error",
             "path",
             "loop",
