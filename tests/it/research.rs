@@ -159,17 +159,19 @@ async fn deep_research_reads_pages_and_skips_failures() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_german_note_is_researched_in_german() {
     let server = fakes().await;
+    // Researches `rel` with the fake LLM and returns the synthesis prompt it was sent.
+    let synthesis_prompt = async |v: &TestVault, rel: &str| -> String {
+        let out = run(v, &fake_env(&server, "fake"), &["research", rel, "--json"]).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        let mut requests = chat_requests(&server).into_iter();
+        let prompt = requests.rfind(|r| r.to_string().contains("# Task: synthesis"));
+        prompt.unwrap().to_string()
+    };
     let v = TestVault::with_files(&[(
         "Sauerteig.md",
         "# Sauerteig\n\nDer Sauerteig ist eine Kultur aus Hefe und Milchsäurebakterien. Die Kultur wird mit Mehl und Wasser gefüttert, und das ist nicht schwer. Sie lebt im Kühlschrank eine Woche.\n",
     )]);
-    let out = run(&v, &fake_env(&server, "fake"), &["research", "Sauerteig.md", "--json"]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
-    let synthesis = chat_requests(&server)
-        .into_iter()
-        .find(|r| r.to_string().contains("# Task: synthesis"))
-        .unwrap()
-        .to_string();
+    let synthesis = synthesis_prompt(&v, "Sauerteig.md").await;
     assert!(
         synthesis.contains("Write in German, the language of the note."),
         "{synthesis}"
@@ -182,19 +184,7 @@ async fn a_german_note_is_researched_in_german() {
     );
     assert!(!s.contains("Researched "), "{s}");
     // The English example asks for no language.
-    let v = TestVault::example();
-    let out = run(
-        &v,
-        &fake_env(&server, "fake"),
-        &["research", "Sourdough starter.md", "--json"],
-    )
-    .await;
-    assert!(out.status.success(), "{}", stderr(&out));
-    let english = chat_requests(&server)
-        .into_iter()
-        .rfind(|r| r.to_string().contains("# Task: synthesis"))
-        .unwrap()
-        .to_string();
+    let english = synthesis_prompt(&TestVault::example(), "Sourdough starter.md").await;
     assert!(!english.contains("Write in "), "{english}");
 }
 
