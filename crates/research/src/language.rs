@@ -212,15 +212,14 @@ pub fn of(text: &str) -> &'static str {
         .collect();
     let count = |list: &[&str]| words.iter().filter(|w| list.contains(&w.as_str())).count();
     // The first of the lists holding most of the note's words.
-    let mut best = ("en", 0);
-    for (code, list) in COMMON {
-        let n = count(list);
-        if n > best.1 {
-            best = (code, n);
+    let (mut best, mut n): (&(&str, &[&str]), usize) = (&COMMON[0], 0);
+    for language in COMMON {
+        let count = count(language.1);
+        if count > n {
+            (best, n) = (language, count);
         }
     }
-    let (code, n) = best;
-    let list = COMMON.iter().find(|(c, _)| *c == code).map_or(&[][..], |(_, l)| *l);
+    let (code, list) = *best;
     let different = list.iter().filter(|w| words.iter().any(|x| x == *w)).count();
     if n < MIN_COMMON || different < MIN_DIFFERENT || n * COMMON_SHARE < words.len() {
         return "en";
@@ -379,6 +378,16 @@ mod tests {
                 "{lang}\n{text}"
             );
         }
+    }
+
+    /// The model is asked to write in each language the templates have, by its name.
+    #[test]
+    fn every_supported_language_has_a_name() {
+        for code in super::SUPPORTED {
+            assert_ne!(super::name(code), "English", "{code}");
+        }
+        assert_eq!(super::name("en"), "English");
+        assert_eq!(super::name("pl"), "English");
     }
 
     /// An LLM research section's own words (the sources' label, the provenance line) are in
