@@ -472,7 +472,7 @@ async fn searxng_provider() {
 fn every_note_s_sections_are_in_its_language_or_english() {
     use scholia::research::language::{SUPPORTED, of};
     let root = crate::support::obsidian_help();
-    let mut wrong: std::collections::BTreeMap<(String, &str), usize> = Default::default();
+    let mut wrong: std::collections::BTreeMap<(String, &str), Vec<String>> = Default::default();
     let mut supported: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     let mut seen = 0;
     for entry in std::fs::read_dir(&root).unwrap().flatten() {
@@ -490,7 +490,8 @@ fn every_note_s_sections_are_in_its_language_or_english() {
             let got = of(&text);
             // A short note of another language's words (code, names) may read as English.
             if got != expected && got != "en" {
-                *wrong.entry((lang.clone(), got)).or_default() += 1;
+                let name = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
+                wrong.entry((lang.clone(), got)).or_default().push(name);
             }
             if expected != "en" {
                 let (own, all) = supported.entry(lang.clone()).or_default();

@@ -25,6 +25,8 @@ pub const SONAR_SYSTEM: &str = "prompts/sonar-system.md";
 pub const RESEARCH_SECTION: &str = "templates/research-section.md";
 pub const RESEARCH_OFFLINE: &str = "templates/research-offline.md";
 pub const RESEARCH_SOURCES_ONLY: &str = "templates/research-sources-only.md";
+/// Imported by the two LLM section templates: their words in each language.
+pub const SECTION_WORDS: &str = "templates/section-words.md";
 pub const DEEP_SEARCH_SECTION: &str = "templates/deep-search-section.md";
 pub const ASK_SECTION: &str = "templates/ask-section.md";
 pub const RESEARCH_REPORT: &str = "templates/research-report.md";
@@ -60,6 +62,7 @@ const BUILTIN: &[(&str, &str)] = &[
         RESEARCH_SOURCES_ONLY,
         include_str!("../../../templates/research-sources-only.md"),
     ),
+    (SECTION_WORDS, include_str!("../../../templates/section-words.md")),
     (
         DEEP_SEARCH_SECTION,
         include_str!("../../../templates/deep-search-section.md"),

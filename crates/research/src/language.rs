@@ -2,9 +2,12 @@
 //! the front matter's `lang` (or `language`), else a guess from its script and most common
 //! words. Only languages the templates have sentences for; English otherwise.
 
-/// Languages the section templates are written in besides English (a note in Polish, Swedish
-/// or another reads them in English).
-pub const SUPPORTED: &[&str] = &["de", "fr", "es", "it", "pt", "nl", "ru", "uk", "ko", "ja", "zh"];
+/// Languages the section templates are written in besides English (a note in Thai, Bengali,
+/// Khmer or another reads them in English).
+pub const SUPPORTED: &[&str] = &[
+    "de", "fr", "es", "it", "pt", "nl", "ru", "uk", "ko", "ja", "zh", "pl", "cs", "sk", "sv", "da", "no", "fi", "hu",
+    "ro", "ca", "tr", "id", "vi", "el", "he", "ar", "fa",
+];
 
 /// The English name of a language of [`SUPPORTED`] (English for any other code): what a
 /// prompt asks the model to write in.
@@ -21,6 +24,23 @@ pub fn name(code: &str) -> &'static str {
         "ko" => "Korean",
         "ja" => "Japanese",
         "zh" => "Chinese",
+        "pl" => "Polish",
+        "cs" => "Czech",
+        "sk" => "Slovak",
+        "sv" => "Swedish",
+        "da" => "Danish",
+        "no" => "Norwegian",
+        "fi" => "Finnish",
+        "hu" => "Hungarian",
+        "ro" => "Romanian",
+        "ca" => "Catalan",
+        "tr" => "Turkish",
+        "id" => "Indonesian",
+        "vi" => "Vietnamese",
+        "el" => "Greek",
+        "he" => "Hebrew",
+        "ar" => "Arabic",
+        "fa" => "Persian",
         _ => "English",
     }
 }
@@ -29,8 +49,8 @@ pub fn name(code: &str) -> &'static str {
 /// in one of those reads as English, not as a neighbour sharing some of its words (Romanian and
 /// Italian notes were guessed French, Portuguese and Catalan ones Spanish). A word frequent in
 /// several languages is in each of their lists (`el` and `del` in Spanish and Catalan, `que` in
-/// four, `des` in French and Catalan): a shared word adds to each, and the words only one has decide. At a tie the earlier
-/// list wins: English, then the languages without sentences, so a doubt falls to English.
+/// four, `des` in French and Catalan): a shared word adds to each, and the words only one has decide. Two lists
+/// holding as many of a note's words are a doubt, and a doubt falls to English.
 const COMMON: &[(&str, &[&str])] = &[
     (
         "en",
@@ -71,11 +91,17 @@ const COMMON: &[(&str, &[&str])] = &[
     ),
     (
         "da",
-        &["og", "er", "af", "ikke", "til", "på", "for", "det", "du", "kan", "at"],
+        &[
+            "og", "er", "af", "ikke", "til", "på", "for", "det", "du", "kan", "at", "dig", "noget", "bruge", "efter",
+            "mellem",
+        ],
     ),
     (
         "no",
-        &["og", "er", "av", "ikke", "til", "på", "for", "det", "du", "å", "kan"],
+        &[
+            "og", "er", "av", "ikke", "til", "på", "for", "det", "du", "å", "kan", "deg", "noe", "bruke", "etter",
+            "mellom",
+        ],
     ),
     (
         "pl",
@@ -86,13 +112,13 @@ const COMMON: &[(&str, &[&str])] = &[
     (
         "cs",
         &[
-            "je", "se", "že", "pro", "nebo", "které", "na", "lze", "můžete", "jako", "v", "s",
+            "je", "se", "že", "pro", "nebo", "které", "na", "lze", "můžete", "jako", "v", "s", "z", "do",
         ],
     ),
     (
         "sk",
         &[
-            "sa", "je", "pre", "alebo", "ktoré", "na", "môžete", "ako", "že", "aby", "v", "s",
+            "sa", "je", "pre", "alebo", "ktoré", "na", "môžete", "ako", "že", "aby", "v", "s", "z", "do",
         ],
     ),
     (
@@ -156,7 +182,12 @@ pub fn of(text: &str) -> &'static str {
         && let Some(lang) = fm.string("lang").or_else(|| fm.string("language"))
     {
         let code = lang.trim().to_lowercase();
-        let code = code.split(['-', '_']).next().unwrap_or("");
+        let code = match code.split(['-', '_']).next().unwrap_or("") {
+            // Norwegian's written standards, and Hebrew's former code.
+            "nb" | "nn" => "no",
+            "iw" => "he",
+            code => code,
+        };
         return SUPPORTED.iter().find(|s| **s == code).copied().unwrap_or("en");
     }
     let (mut kana, mut han, mut hangul) = (0usize, 0usize, 0usize);
@@ -164,6 +195,10 @@ pub fn of(text: &str) -> &'static str {
     // those only Ukrainian has (і, ї, є, ґ).
     let (mut cyrillic, mut russian, mut ukrainian, mut letters) = (0usize, 0usize, 0usize, 0usize);
     let mut latin = 0usize;
+    // Greek, Hebrew and Arabic-script letters; of the latter, those only Persian writes
+    // (پ چ ژ گ and its own ک ی), those only Arabic writes (its ي ك ة), and Urdu's own.
+    let (mut greek, mut hebrew, mut arabic_script) = (0usize, 0usize, 0usize);
+    let (mut persian, mut arabic, mut urdu) = (0usize, 0usize, 0usize);
     for c in text.chars() {
         letters += usize::from(c.is_alphabetic());
         latin += usize::from(c.is_alphabetic() && (c < '\u{0250}' || ('\u{1e00}'..='\u{1eff}').contains(&c)));
@@ -176,6 +211,12 @@ pub fn of(text: &str) -> &'static str {
                 (cyrillic, ukrainian) = (cyrillic + 1, ukrainian + 1)
             }
             '\u{0400}'..='\u{04ff}' => cyrillic += 1,
+            '\u{0370}'..='\u{03ff}' | '\u{1f00}'..='\u{1fff}' => greek += 1,
+            '\u{0590}'..='\u{05ff}' => hebrew += 1,
+            'پ' | 'چ' | 'ژ' | 'گ' | 'ک' | 'ی' => (arabic_script, persian) = (arabic_script + 1, persian + 1),
+            'ي' | 'ك' | 'ة' => (arabic_script, arabic) = (arabic_script + 1, arabic + 1),
+            'ٹ' | 'ڈ' | 'ڑ' | 'ں' | 'ے' | 'ھ' | 'ہ' => (arabic_script, urdu) = (arabic_script + 1, urdu + 1),
+            '\u{0600}'..='\u{06ff}' | '\u{0750}'..='\u{077f}' => arabic_script += 1,
             _ => {}
         }
     }
@@ -201,7 +242,26 @@ pub fn of(text: &str) -> &'static str {
             _ => "en",
         };
     }
-    // A note of another script (Arabic, Greek, Thai…) is not guessed by its Latin words.
+    if greek >= 20 && mostly(greek) {
+        return "el";
+    }
+    if hebrew >= 20 && mostly(hebrew) {
+        return "he";
+    }
+    if arabic_script >= 20 && mostly(arabic_script) {
+        // Persian writes ی and ک where Arabic writes ي and ك, and no ة; Urdu (ے, ں, ٹ…) and
+        // the other languages of the script stay English.
+        return if urdu * 200 >= arabic_script {
+            "en"
+        } else if persian > arabic {
+            "fa"
+        } else if arabic > persian {
+            "ar"
+        } else {
+            "en"
+        };
+    }
+    // A note of another script (Thai, Bengali, Khmer…) is not guessed by its Latin words.
     if latin * 2 < letters {
         return "en";
     }
@@ -211,17 +271,20 @@ pub fn of(text: &str) -> &'static str {
         .map(str::to_lowercase)
         .collect();
     let count = |list: &[&str]| words.iter().filter(|w| list.contains(&w.as_str())).count();
-    // The first of the lists holding most of the note's words.
-    let (mut best, mut n): (&(&str, &[&str]), usize) = (&COMMON[0], 0);
+    // The list holding most of the note's words; two holding as many are a doubt, which falls
+    // to English (a short Slovak note of words Czech shares, `je, na, v`).
+    let (mut best, mut n, mut tied): (&(&str, &[&str]), usize, bool) = (&COMMON[0], 0, false);
     for language in COMMON {
         let count = count(language.1);
         if count > n {
-            (best, n) = (language, count);
+            (best, n, tied) = (language, count, false);
+        } else if count == n {
+            tied = true;
         }
     }
     let (code, list) = *best;
     let different = list.iter().filter(|w| words.iter().any(|x| x == *w)).count();
-    if n < MIN_COMMON || different < MIN_DIFFERENT || n * COMMON_SHARE < words.len() {
+    if tied || n < MIN_COMMON || different < MIN_DIFFERENT || n * COMMON_SHARE < words.len() {
         return "en";
     }
     SUPPORTED.iter().find(|s| **s == code).copied().unwrap_or("en")
@@ -235,7 +298,9 @@ mod tests {
         check("---\nlang: de-AT\n---\n# Notiz\n", "de");
         check("---\nlanguage: pt\n---\nTexto em português.\n", "pt");
         check("---\nlanguage: nl\n---\nTekst in het Nederlands.\n", "nl");
-        check("---\nlanguage: pl\n---\nTekst po polsku.\n", "en");
+        check("---\nlanguage: pl\n---\nTekst po polsku.\n", "pl");
+        check("---\nlang: nb-NO\n---\nTekst på norsk.\n", "no");
+        check("---\nlang: th\n---\nข้อความภาษาไทย\n", "en");
         check(
             "Die Synchronisierung ist nicht aktiv, und die Notizen sind mit der Cloud nicht verbunden. Das ist ein Problem.",
             "de",
@@ -264,10 +329,10 @@ mod tests {
         check("。、!? 123 ่ ្ ---", "en");
         check(&"der ".repeat(1000), "en");
         check(&"und die der mit ist ".repeat(50_000), "de");
-        // Languages without sentences read as English, not as a neighbour sharing words.
+        // Each language reads as itself, not as a neighbour sharing words.
         check(
             "Pentru a crea o notă nouă, apasă pe butonul din bara laterală și scrie titlul. Nota este salvată în seif, la fel ca un fișier de text.",
-            "en",
+            "ro",
         );
         check(
             "Il plugin permette di creare una nota per ogni giorno. La nota è salvata nella cartella che scegli, con il modello della nota.",
@@ -296,8 +361,35 @@ mod tests {
         );
         check(
             "El connector permet crear una nota per a cada dia. La nota es desa a la carpeta que triïs, amb la plantilla de les notes i els enllaços del dia.",
+            "ca",
+        );
+        check(
+            "Aby utworzyć nową notatkę, kliknij przycisk na pasku bocznym i wpisz jej tytuł. Notatka jest zapisana w sejfie, więc możesz ją otworzyć na każdym urządzeniu, na którym się logujesz.",
+            "pl",
+        );
+        check(
+            "Για να δημιουργήσετε μια νέα σημείωση, πατήστε το κουμπί στην πλαϊνή γραμμή και πληκτρολογήστε τον τίτλο της.",
+            "el",
+        );
+        check(
+            "כדי ליצור הערה חדשה, לחצו על הכפתור בסרגל הצד והקלידו את הכותרת שלה.",
+            "he",
+        );
+        check(
+            "لإنشاء ملاحظة جديدة، انقر على الزر في الشريط الجانبي واكتب عنوانها في الخزنة.",
+            "ar",
+        );
+        check(
+            "برای ساختن یک یادداشت تازه، روی دکمهٔ نوار کناری کلیک کنید و عنوان آن را بنویسید.",
+            "fa",
+        );
+        // Urdu shares the script and Persian's letters; it has no sentences.
+        check(
+            "نیا نوٹ بنانے کے لیے سائیڈ بار میں بٹن پر کلک کریں اور اس کا عنوان لکھیں۔",
             "en",
         );
+        // Another script, without sentences, stays English whatever its Latin words.
+        check("หากต้องการสร้างโน้ตใหม่ ให้คลิกปุ่มในแถบด้านข้างแล้วพิมพ์ชื่อ the and of", "en");
     }
 
     /// Every language the templates have gives every sentence of an offline section in that
@@ -387,7 +479,7 @@ mod tests {
             assert_ne!(super::name(code), "English", "{code}");
         }
         assert_eq!(super::name("en"), "English");
-        assert_eq!(super::name("pl"), "English");
+        assert_eq!(super::name("th"), "English");
     }
 
     /// An LLM research section's own words (the sources' label, the provenance line) are in
@@ -428,6 +520,49 @@ mod tests {
             );
             assert!(*lang == "fr" || !text.contains("**Sources**"), "{lang}: {text}");
             assert!(text.contains("- [T](https://a.example/)\n- [[N]]"), "{lang}: {text}");
+        }
+    }
+
+    /// A section of sources only (the synthesis failed) warns in the note's language, with the
+    /// reason as given and inert, and ends with the provenance line in that language; English,
+    /// and a caller passing only `provenance`, get what they got before.
+    #[test]
+    fn every_language_s_sources_only_section_is_whole() {
+        let lib = scholia_prompts::Library::builtin();
+        let render = |ctx: serde_json::Value| lib.render(scholia_prompts::RESEARCH_SOURCES_ONLY, ctx).unwrap();
+        let topics = serde_json::json!([{"topic": "Rye", "web": [{"title": "T", "url": "https://a.example/"}],
+                                          "vault": [{"target": "N"}]}]);
+        let reason = "HTTP 500 [[Evil]] <b>";
+        let parts = |lang: &str| {
+            serde_json::json!({
+                "reason": reason, "topics": topics, "provenance": "PROVENANCE", "topics_count": 1,
+                "lang": lang, "when": "2026-11-27", "depth": "shallow", "model": "m", "cost": null,
+            })
+        };
+        let only = render(serde_json::json!({"reason": reason, "topics": topics, "provenance": "PROVENANCE"}));
+        assert!(
+            only.starts_with("> [!warning] Sources only: the synthesis failed (") && only.ends_with("*PROVENANCE*\n"),
+            "{only}"
+        );
+        assert_eq!(render(parts("en")), only);
+        let inert = scholia_vault::contain::text(reason);
+        assert!(only.contains(&inert) && !only.contains("[[Evil]]"), "{only}");
+        for lang in super::SUPPORTED {
+            let text = render(parts(lang));
+            let warning = text.lines().next().unwrap();
+            assert!(
+                warning.starts_with("> [!warning] ") && warning.contains(&inert) && !warning.contains("Sources only"),
+                "{lang}: {text}"
+            );
+            assert!(!text.contains('{') && !text.contains("PROVENANCE"), "{lang}: {text}");
+            assert!(
+                text.contains("### Rye") && text.contains("- [T](https://a.example/)\n- [[N]]"),
+                "{lang}: {text}"
+            );
+            assert!(
+                text.contains("2026-11-27") && text.contains(" · m · ") && text.ends_with("· scholia*\n"),
+                "{lang}: {text}"
+            );
         }
     }
 }

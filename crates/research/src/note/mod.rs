@@ -205,26 +205,20 @@ async fn with_llm(
         topics.len(),
         removed.count(),
     );
-    let section = ctx.library.render(
-        prompts::RESEARCH_SECTION,
-        json!({
-            "notice": notice,
-            "findings": findings,
-            "sources": sources.iter().map(|s| match s {
-                Source::Web { title, url } => json!({"title": title, "url": url, "target": null}),
-                Source::Vault { title, target, .. } => json!({"title": title, "url": null, "target": target}),
-            }).collect::<Vec<_>>(),
-            "provenance": provenance,
-            // The section's own words in the note's language (the provenance's parts).
-            "lang": crate::language::of(&input.own),
-            "when": time::OffsetDateTime::now_utc().date().to_string(),
-            "depth": depth.as_str(),
-            "model": answer.model,
-            "cost": usage.cost_usd.map(|c| format!("${c:.4}")),
-            "topics": topics.len(),
-            "removed": removed.count(),
-        }),
-    )?;
+    let mut context = json!({
+        "notice": notice,
+        "findings": findings,
+        "sources": sources.iter().map(|s| match s {
+            Source::Web { title, url } => json!({"title": title, "url": url, "target": null}),
+            Source::Vault { title, target, .. } => json!({"title": title, "url": null, "target": target}),
+        }).collect::<Vec<_>>(),
+        "provenance": provenance,
+        "topics": topics.len(),
+        "removed": removed.count(),
+    });
+    // The section's own words in the note's language (the provenance's parts).
+    render::add_line_parts(&mut context, &input.own, depth, &answer.model, usage.cost_usd);
+    let section = ctx.library.render(prompts::RESEARCH_SECTION, context)?;
     let record = crate::record::RunRecord {
         note: input.rel.clone(),
         at: String::new(),

@@ -79,6 +79,18 @@ pub(crate) fn provenance(
     format!("{} · scholia", parts.join(" · "))
 }
 
+/// The provenance line's parts, which the LLM section templates write in the note's language
+/// (`templates/section-words.md`), added to a template's `context`.
+pub(crate) fn add_line_parts(context: &mut serde_json::Value, own: &str, depth: Depth, model: &str, cost: Option<f64>) {
+    if let Some(map) = context.as_object_mut() {
+        map.insert("lang".into(), crate::language::of(own).into());
+        map.insert("when".into(), time::OffsetDateTime::now_utc().date().to_string().into());
+        map.insert("depth".into(), depth.as_str().into());
+        map.insert("model".into(), model.into());
+        map.insert("cost".into(), cost.map(|c| format!("${c:.4}")).into());
+    }
+}
+
 /// Web sources whose URL the findings cite, then vault notes they link, in order.
 pub(super) fn cited_sources(findings: &str, materials: &[Material]) -> Vec<Source> {
     let mut out = Vec::new();

@@ -204,10 +204,15 @@ pub(super) fn sources_only(
     // The model was used (its synthesis was refused): named, never "no language model".
     let provenance = provenance(depth, Some(model), usage.cost_usd, topics.len(), 0);
     let found = &readable(found);
-    let section = ctx.library.render(
-        prompts::RESEARCH_SOURCES_ONLY,
-        json!({"reason": reason, "topics": found, "provenance": provenance}),
-    )?;
+    let mut context = json!({
+        "reason": reason,
+        "topics": found,
+        "provenance": provenance,
+        "topics_count": topics.len(),
+    });
+    // The warning and the provenance line in the note's language, as a whole section's.
+    super::render::add_line_parts(&mut context, &input.own, depth, model, usage.cost_usd);
+    let section = ctx.library.render(prompts::RESEARCH_SOURCES_ONLY, context)?;
     let sources = found
         .iter()
         .flat_map(|m| {
