@@ -22,6 +22,8 @@ impl Surface {
 
     pub(crate) fn of(text: &str) -> Surface {
         let mut map = HashMap::new();
+        // Terms shown as the word they are a part of (see `ZWNJ`), until written alone.
+        let mut parts: std::collections::HashSet<String> = Default::default();
         for chunk in text.split_whitespace() {
             let lower = chunk.to_lowercase();
             if ["://", "%", "/", "\\", "#", "="].iter().any(|c| lower.contains(c))
@@ -31,12 +33,24 @@ impl Surface {
             {
                 continue;
             }
-            for word in chunk.split(|c: char| !c.is_alphanumeric() && c != '-' && c != '\'') {
+            for word in chunk.split(|c: char| !c.is_alphanumeric() && c != '-' && c != '\'' && c != ZWNJ) {
                 let word = word.trim_matches(|c: char| !c.is_alphanumeric());
                 if word.is_empty() {
                     continue;
                 }
-                if let [term] = tokenizer::terms(word).as_slice() {
+                let terms = tokenizer::terms(word);
+                if word.contains(ZWNJ) {
+                    // A word of parts: each part is shown as the whole word, until written alone.
+                    for term in terms {
+                        if !map.contains_key(&term) {
+                            map.insert(term.clone(), word.to_string());
+                            parts.insert(term);
+                        }
+                    }
+                } else if let [term] = terms.as_slice() {
+                    if parts.remove(term) {
+                        map.remove(term);
+                    }
                     // As written; a capital only at a sentence's start gives way to the word's
                     // lower-case use elsewhere ("Rye flour…" and "whole rye" → `rye`).
                     let lower = word.to_lowercase() == word;
@@ -141,6 +155,11 @@ impl Surface {
         }
     }
 }
+
+/// The zero-width non-joiner: Persian writes it between the parts of one word (مارک‌داون,
+/// Markdown; the verb prefix of برمی‌گرداند; the plural of یادداشت‌ها), and the index's tokenizer
+/// cuts there.
+const ZWNJ: char = '\u{200c}';
 
 /// Occurrences of a pair kept to see whether it is part of a longer word.
 const MAX_OCCURRENCES: usize = 64;
@@ -335,5 +354,16 @@ mod tests {
             &["do xem", "plugin cot", "the moi", "dong bo"],
             &["chế độ xem", "plugin cốt lõi", "Thẻ mới", "đồng bộ"],
         );
+        // Persian joins a word's parts with a zero-width non-joiner, where the index cuts it:
+        // a part is shown as the word it is part of (obsidian-help fa showed `مارک، داون` for
+        // مارک‌داون, Markdown, and the verb prefix `برمی` of برمی‌گرداند), and a part written
+        // alone somewhere is shown alone.
+        let fa = "متن مارک‌داون را برمی‌گرداند. این یادداشت‌ها و یک یادداشت.";
+        let terms = |s: &str| tokenizer::terms(s);
+        let mut wanted: Vec<String> = terms("مارک‌داون");
+        wanted.extend(terms("برمی‌گرداند"));
+        wanted.extend(terms("یادداشت‌ها"));
+        let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();
+        check(fa, &wanted, &["مارک‌داون", "برمی‌گرداند", "یادداشت"]);
     }
 }
