@@ -371,10 +371,10 @@ fn hygiene_checks_find_each_defect() {
     check("接続を選択します。", &[]);
 }
 
-/// Offline research on notes of obsidian-help in three languages whose sections quoted each
+/// Offline research on notes of obsidian-help in four languages whose sections quoted each
 /// defect of [`hygiene_defects`] before: none is left, and a second run writes the same bytes.
 #[tokio::test(flavor = "multi_thread")]
-async fn passages_read_clean_in_three_languages() {
+async fn passages_read_clean_in_four_languages() {
     let cases: &[(&str, &[&str])] = &[
         (
             "en",
@@ -382,8 +382,12 @@ async fn passages_read_clean_in_three_languages() {
                 "Plugins/Canvas.md",
                 "Plugins/Search.md",
                 "Editing and formatting/Callouts.md",
+                // Quotes a line that starts `\- John Locke`: it was quoted `\- John Locke`.
+                "Getting started/Link notes.md",
             ],
         ),
+        // Quotes `> \# Оттачивайте своё мышление.`: it was quoted with its backslash.
+        ("ru", &["Начало работы/Импорт заметок.md"]),
         (
             "de",
             &[

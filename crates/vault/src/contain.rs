@@ -218,12 +218,22 @@ pub fn quote(s: &str) -> String {
         words(rest, &mut out);
         break;
     }
-    // At the start of the line (after the quote's `> `): no heading, list, quote or fence.
-    let starts_block = out.starts_with(['#', '-', '+', '*', '>', '~', '=', '|'])
-        || out
-            .split_once(['.', ')'])
-            .is_some_and(|(n, _)| !n.is_empty() && n.len() < 10 && n.chars().all(|c| c.is_ascii_digit()));
-    if starts_block {
+    // At the start of the line (after the quote's `> `): no heading, list, quote or fence,
+    // and, where it can be, no backslash for a reader to read past: a heading's `#` run is
+    // code (`# Title` → `` `#` Title``), a bullet a dash (`- John Locke` → `— John Locke`, an
+    // attribution as the note shows it), a number's dot escaped after it (`1\.`).
+    let hashes = out.chars().take_while(|c| *c == '#').count();
+    let number = out
+        .split_once(['.', ')'])
+        .map(|(n, _)| n)
+        .filter(|n| !n.is_empty() && n.len() < 10 && n.chars().all(|c| c.is_ascii_digit()));
+    if hashes > 0 && out[hashes..].starts_with(' ') {
+        out = format!("`{}`{}", &out[..hashes], &out[hashes..]);
+    } else if out.starts_with(['-', '+', '*']) && out[1..].starts_with(' ') {
+        out.replace_range(..1, "—");
+    } else if let Some(n) = number {
+        out.insert(n.len(), '\\');
+    } else if out.starts_with(['#', '-', '+', '*', '>', '~', '=', '|']) {
         out.insert(0, '\\');
     }
     out
@@ -408,8 +418,17 @@ mod quote_tests {
             "See `https://example.com/a%20b` now.",
         );
         check("#tag then a # alone and C# code.", "`#tag` then a # alone and C# code.");
-        check("- not a list", "\\- not a list");
-        check("1. not a list either", "\\1. not a list either");
+        // A line that would start a block: no backslash where the reader can be spared one.
+        check("- not a list", "— not a list");
+        check("+ nor * this", "— nor * this");
+        check("* nor this", "— nor this");
+        check("# Sharpen your thinking.", "`#` Sharpen your thinking.");
+        check("### Three", "`###` Three");
+        check("1. not a list either", "1\\. not a list either");
+        check("2024) a year", "2024\\) a year");
+        check("-v is a flag", "\\-v is a flag");
+        check("> not a quote", "\\> not a quote");
+        check("--- not a rule", "\\--- not a rule");
         check(
             "An ``a`b`` span and a lone ` tick.",
             "An ``a`b`` span and a lone  tick.",
