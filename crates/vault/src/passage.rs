@@ -18,7 +18,7 @@ pub fn best(text: &str, weights: &HashMap<String, f32>, n: usize, tokens: impl F
     let parsed = parse(text, "");
     let headings: std::collections::HashSet<&str> = parsed.headings.iter().map(|h| h.text.as_str()).collect();
     // As a reader reads the note: code stays code, links are their visible text.
-    let reading = crate::reading::blocks(text).join("\n");
+    let reading = reading(text);
     let mut scored: Vec<(f32, usize, String)> = Vec::new();
     for (i, sentence) in sentences(&reading, &headings).into_iter().enumerate() {
         let mut seen = std::collections::HashSet::new();
@@ -48,12 +48,31 @@ pub fn best(text: &str, weights: &HashMap<String, f32>, n: usize, tokens: impl F
     out
 }
 
+/// The lines of `text` a passage may come from, as a reader reads them: every block but a
+/// table cell that ends no sentence (a hotkey table's `Ctrl (+ Shift in Source Mode)` or
+/// `Move the cursor up one page` is a label or a value, not a sentence to quote).
+fn reading(text: &str) -> String {
+    crate::reading::blocks_and_cells(text)
+        .into_iter()
+        .filter(|(line, cell)| !cell || ends_a_sentence(line))
+        .map(|(line, _)| line)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether `line` ends with a sentence's full stop, question or exclamation mark (in any
+/// script the sentences below know), before any closing quote or bracket.
+fn ends_a_sentence(line: &str) -> bool {
+    line.trim_end_matches(['"', '\'', '”', '’', '»', ')', '）', '」', '』', '*', '_', ' '])
+        .ends_with(['.', '!', '?', '。', '！', '？', '।', '۔', '។', '៕', '။', '…'])
+}
+
 /// Every sentence of `text` (Markdown) that could be quoted, in order, each cut at
 /// [`MAX_CHARS`]; at most `n`.
 pub fn quotable(text: &str, n: usize) -> Vec<String> {
     let parsed = parse(text, "");
     let headings: std::collections::HashSet<&str> = parsed.headings.iter().map(|h| h.text.as_str()).collect();
-    let reading = crate::reading::blocks(text).join("\n");
+    let reading = reading(text);
     let mut out: Vec<String> = Vec::new();
     for s in sentences(&reading, &headings) {
         let s = cut(&s, MAX_CHARS);
@@ -167,13 +186,31 @@ fn clean(s: &str) -> String {
     let mut in_code = false;
     for word in s.split_whitespace() {
         let ticks = word.matches('`').count();
-        // A word in code or holding code (`#tag`, (`#`)) is quoted as written.
+        // A word in code or holding code (`#tag`, (`#`)) is quoted as written, but for bold
+        // markers outside its code: a Japanese sentence is one word (`（`•••`）をクリックし、
+        // **ノートブックをエクスポート…**を`).
         let code = in_code || ticks > 0;
-        in_code ^= ticks % 2 == 1;
         if code {
-            out.push(word.to_string());
+            let mut inside = in_code;
+            let parts: Vec<String> = word
+                .split('`')
+                .enumerate()
+                .map(|(i, part)| {
+                    if i > 0 {
+                        inside = !inside;
+                    }
+                    if inside {
+                        part.to_string()
+                    } else {
+                        part.replace("**", "")
+                    }
+                })
+                .collect();
+            in_code ^= ticks % 2 == 1;
+            out.push(parts.join("`"));
             continue;
         }
+        in_code ^= ticks % 2 == 1;
         let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
         let file = bare.split('#').next().unwrap_or(bare).to_ascii_lowercase();
         if IMAGE_EXTENSIONS.iter().any(|e| file.ends_with(e)) {
@@ -330,6 +367,24 @@ mod tests {
             &[
                 "Starter yeast and rye flour ferment slowly here.",
                 "Yeast eats sugar and makes gas today.",
+            ],
+        );
+        // A table cell is quoted only when it is a sentence: a hotkey table's action and keys
+        // are a label and a value (en Editing shortcuts quoted `` `Ctrl` (+ `Shift` in Source
+        // Mode) ``; the issue's reader met `Strg (+ Shift in der Quellcode-Ansicht)`).
+        check(
+            "| Action | Hotkey |\n| --- | --- |\n| Move the cursor up one page | `Ctrl` (+ `Shift` in Source Mode) |\n| Fold | The cursor folds the heading it is on. |\n",
+            &["cursor", "page", "shift", "ctrl", "fold"],
+            &["The cursor folds the heading it is on."],
+        );
+        // Bold markers CommonMark left as text (no bold closes between `…` and a letter) go,
+        // also in a sentence holding code; the code keeps its own.
+        check(
+            "その他のアクション（`•••`）をクリックし、**ノートブックをエクスポート…**を選択します。`a**b` はノートの**太字**の書き方です。",
+            &["ク", "ノ"],
+            &[
+                "その他のアクション（`•••`）をクリックし、ノートブックをエクスポート…を選択します。",
+                "`a**b` はノートの太字の書き方です。",
             ],
         );
         // Abbreviations do not end sentences; list items are blocks.

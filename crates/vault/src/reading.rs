@@ -11,21 +11,36 @@ use crate::parse::events;
 
 /// The blocks of `text` as a reader reads them, each on one line.
 pub fn blocks(text: &str) -> Vec<String> {
+    blocks_and_cells(text).into_iter().map(|(line, _)| line).collect()
+}
+
+/// [`blocks`], each with whether it is (a line of) a table cell: a table's label or value
+/// (`Ctrl (+ Shift in Source Mode)`, `Move the cursor up one page`) is seldom a sentence.
+pub fn blocks_and_cells(text: &str) -> Vec<(String, bool)> {
     let text = &*normalized(text);
-    let mut out: Vec<String> = Vec::new();
+    let mut out: Vec<(String, bool)> = Vec::new();
     let mut line = String::new();
     let mut skip = 0usize; // inside an image, an embed or a code block
     let mut wikilink: Option<(String, bool)> = None; // (target as written, has an alias)
     let mut comment = false;
-    let end = |line: &mut String, out: &mut Vec<String>| {
+    let mut cell = false;
+    let end = |line: &mut String, out: &mut Vec<(String, bool)>, cell: bool| {
         let l = without_embeds(line).split_whitespace().collect::<Vec<_>>().join(" ");
         if !l.is_empty() {
-            out.push(l);
+            out.push((l, cell));
         }
         line.clear();
     };
     for (event, _) in events(text).1 {
         match event {
+            Event::Start(Tag::TableCell) => {
+                end(&mut line, &mut out, cell);
+                cell = true;
+            }
+            Event::End(TagEnd::TableCell) => {
+                end(&mut line, &mut out, cell);
+                cell = false;
+            }
             // An image or embed leaves a mark where it stood, so the brackets that held it go
             // with it (`Publish ( ![[send.svg#icon]] ) in` → `Publish in`).
             Event::Start(Tag::Image { .. }) => {
@@ -78,25 +93,24 @@ pub fn blocks(text: &str) -> Vec<String> {
             }
             // A line break or paragraph written as HTML (`<br>`, `<p/>`: table cells hold
             // several lines so) parts what it stands between.
-            Event::InlineHtml(h) if !comment && breaks_line(&h) => end(&mut line, &mut out),
+            Event::InlineHtml(h) if !comment && breaks_line(&h) => end(&mut line, &mut out, cell),
             // A callout's `[!type] Title` line is a label of its own.
-            Event::SoftBreak if line.trim_start().starts_with("[!") => end(&mut line, &mut out),
+            Event::SoftBreak if line.trim_start().starts_with("[!") => end(&mut line, &mut out, cell),
             Event::SoftBreak => line.push(' '),
-            Event::HardBreak => end(&mut line, &mut out),
+            Event::HardBreak => end(&mut line, &mut out, cell),
             Event::End(
                 TagEnd::Paragraph
                 | TagEnd::Heading(_)
                 | TagEnd::Item
-                | TagEnd::TableCell
                 | TagEnd::TableRow
                 | TagEnd::BlockQuote(_)
                 | TagEnd::FootnoteDefinition,
-            ) => end(&mut line, &mut out),
-            Event::Start(Tag::Item | Tag::BlockQuote(_) | Tag::Heading { .. }) => end(&mut line, &mut out),
+            ) => end(&mut line, &mut out, cell),
+            Event::Start(Tag::Item | Tag::BlockQuote(_) | Tag::Heading { .. }) => end(&mut line, &mut out, cell),
             _ => {}
         }
     }
-    end(&mut line, &mut out);
+    end(&mut line, &mut out, cell);
     out
 }
 
@@ -220,6 +234,20 @@ mod tests {
             ],
         );
         check("One<br/>two<BR>three <span>four</span>", &["One", "two", "three four"]);
+        // Table cells are marked as such, each line of a cell parted by HTML too.
+        assert_eq!(
+            blocks_and_cells("Intro.\n\n| a | b<br>c |\n| - | - |\n| d | e |\n\n- item\n"),
+            [
+                ("Intro.", false),
+                ("a", true),
+                ("b", true),
+                ("c", true),
+                ("d", true),
+                ("e", true),
+                ("item", false)
+            ]
+            .map(|(l, c)| (l.to_string(), c))
+        );
         // Brackets that held only an icon go with it; others stay.
         check(
             "Select Publish changes ( ![[lucide-send.svg#icon]] ) in the ribbon.\n\nオプション（![[more.svg#icon]]）を選択。\n\n変更（ ![[a.svg#icon]] ![[b.svg#icon]] ）を公開 (see ![[c.png]] here) and (note).",
