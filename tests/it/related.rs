@@ -511,7 +511,9 @@ fn the_same_vault_rebuilt_gives_the_same_evidence() {
         let (a, b) = (evidence(&at_once), evidence(&in_halves));
         compared += a.len();
         if a != b {
-            let only = |x: &[(String, [u32; 13])], y: &[(String, [u32; 13])]| -> Vec<String> {
+            let only = |x: &[(String, [u32; scholia::index::FIGURES])],
+                        y: &[(String, [u32; scholia::index::FIGURES])]|
+             -> Vec<String> {
                 x.iter().filter(|c| !y.contains(c)).map(|(p, _)| p.clone()).collect()
             };
             differ.push(format!("{rel}: {:?} / {:?}", only(&a, &b), only(&b, &a)));

@@ -20,7 +20,7 @@ mod cut;
 mod evidence;
 mod live;
 mod ties;
-pub use evidence::Evidence;
+pub use evidence::{Evidence, FIGURES};
 pub(crate) use live::LiveStats;
 pub use ties::{Tie, Ties};
 
@@ -109,6 +109,7 @@ impl Default for Signals {
             popularity: 0.2,
             name_stems: 0.4,
             meaning: 0.25,
+            link_folder: 0.5,
         })
     }
 }
@@ -167,16 +168,13 @@ impl VaultIndex {
         // counting it for all, at a fraction of the lookups).
         // Ranked by score, then path: the same vault text gives the same order, whatever the
         // segments (a note rewritten moves to a new one) and the order sums were made in.
-        let paths = |addrs: &mut dyn Iterator<Item = DocAddress>| -> Result<HashMap<DocAddress, String>, IndexError> {
-            addrs.map(|a| Ok((a, self.path_at(&searcher, a)?))).collect()
-        };
+        let names = self.paths_of(&searcher, evidence.keys())?;
+        evidence::link_folders(note, &mut evidence, &names);
         let mut before: Vec<(f32, DocAddress)> = evidence.iter().map(|(a, e)| (steady(signals.score(e)), *a)).collect();
-        let names = paths(&mut before.iter().map(|(_, a)| *a))?;
         before.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| names[&a.1].cmp(&names[&b.1])));
         let leading: Vec<DocAddress> = before.iter().take(POPULARITY_FOR).map(|(_, a)| *a).collect();
         self.late_evidence(&searcher, &stems, &mut evidence, &leading)?;
         let mut ranked: Vec<(f32, DocAddress)> = evidence.iter().map(|(a, e)| (steady(signals.score(e)), *a)).collect();
-        let names = paths(&mut ranked.iter().map(|(_, a)| *a))?;
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| names[&a.1].cmp(&names[&b.1])));
         let mut best = None;
         let scope = self.scope();
@@ -210,6 +208,7 @@ impl VaultIndex {
         let stems = evidence::Stems::of(note);
         let (mut found, _) = self.evidence(&searcher, note, &stems, &terms, candidates)?;
         let all: Vec<DocAddress> = found.keys().copied().collect();
+        evidence::link_folders(note, &mut found, &self.paths_of(&searcher, &all)?);
         self.late_evidence(&searcher, &stems, &mut found, &all)?;
         let mut out = Vec::new();
         for (addr, e) in found {
@@ -315,6 +314,18 @@ impl VaultIndex {
         scored.retain(|(t, _)| !focus.iter().any(|(f, _)| f == t));
         focus.extend(scored);
         Ok(Terms(focus))
+    }
+
+    /// The vault path of each of `addrs`.
+    fn paths_of<'a>(
+        &self,
+        searcher: &Searcher,
+        addrs: impl IntoIterator<Item = &'a DocAddress>,
+    ) -> Result<HashMap<DocAddress, String>, IndexError> {
+        addrs
+            .into_iter()
+            .map(|a| Ok((*a, self.path_at(searcher, *a)?)))
+            .collect()
     }
 
     fn path_query(&self, rel: &str) -> Box<dyn Query> {

@@ -404,6 +404,7 @@ mod tests {
             "which this note links",
             "links both",
             "beside it",
+            "notes this note links",
             "also tagged",
             "one of the vault's hubs",
             "Hubs of this vault",
@@ -437,6 +438,7 @@ mod tests {
             {"target": "All", "terms": [], "passages": [], "tie": {"kind": "folder_links", "folder": "F", "linking": 5, "mates": 5}},
             {"target": "Two", "terms": [], "passages": [], "tie": {"kind": "folder_links", "folder": "F", "linking": 2, "mates": 2}},
             {"target": "Beside", "terms": [], "passages": [], "tie": {"kind": "folder", "folder": "F"}},
+            {"target": "Into", "terms": [], "passages": [], "tie": {"kind": "links_into", "folder": "G", "linked": 3}},
             {"target": "Hub", "terms": [], "passages": [], "tie": {"kind": "popular", "linking": 40}},
             {"target": "Tagged", "terms": [], "passages": [], "tie": {"kind": "tag", "tag": "bread"}},
         ]);
@@ -458,7 +460,9 @@ mod tests {
                 );
             }
             // Every entry says why it is here (a tie's sentence, the line it is named on).
-            for target in ["Named", "Via", "Both", "Some", "All", "Two", "Beside", "Hub", "Tagged"] {
+            for target in [
+                "Named", "Via", "Both", "Some", "All", "Two", "Beside", "Into", "Hub", "Tagged",
+            ] {
                 let line = text
                     .lines()
                     .find(|l| l.starts_with(&format!("- [[{target}]]")))

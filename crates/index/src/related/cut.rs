@@ -112,7 +112,7 @@ mod tests {
     /// The evidence of the note `Drifting plankton` in a vault of copies of one note naming it
     /// (`Mention NNN`) and 200 notes of other words, indexed on one thread in batches of the
     /// copies given (each a segment).
-    fn evidence(batches: &[Vec<usize>]) -> Vec<(String, [u32; 13])> {
+    fn evidence(batches: &[Vec<usize>]) -> Vec<(String, [u32; crate::related::FIGURES])> {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("vault");
         std::fs::create_dir_all(dir.join("Sea")).unwrap();

@@ -54,7 +54,14 @@ pub struct Evidence {
     /// Cosine of the two notes' vectors (their meaning), when the vault has embeddings; 0
     /// without them.
     pub meaning: f32,
+    /// The share of the note's links that go into its folder: a note linking five notes of
+    /// `Plugins/` is likely to link a sixth (hidden-link recall on obsidian-help, 34 languages:
+    /// mean 0.681 -> 0.701, lowest 0.633 -> 0.666 with the weights refitted, in `fit.py`'s figure).
+    pub link_folder: f32,
 }
+
+/// How many figures an [`Evidence`] has.
+pub const FIGURES: usize = 14;
 
 /// The stems of the note's text and title, counted: stemmed once per query.
 pub(super) struct Stems(HashMap<String, u32>);
@@ -74,7 +81,7 @@ impl Stems {
 
 impl Evidence {
     /// Every figure, in the order of the fields (what `benches/related/fit.py` reads).
-    pub fn figures(&self) -> [f32; 13] {
+    pub fn figures(&self) -> [f32; FIGURES] {
         [
             self.content,
             self.linked,
@@ -89,7 +96,36 @@ impl Evidence {
             self.popularity,
             self.name_stems,
             self.meaning,
+            self.link_folder,
         ]
+    }
+}
+
+/// Each candidate's [`Evidence::link_folder`], from the paths of the note's links and of the
+/// candidates (`paths`).
+pub(super) fn link_folders(
+    note: &Likeness,
+    found: &mut HashMap<DocAddress, Evidence>,
+    paths: &HashMap<DocAddress, String>,
+) {
+    let folder = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    let links: Vec<String> = note
+        .links
+        .iter()
+        .filter(|p| **p != note.rel)
+        .map(|p| folder(p))
+        .collect();
+    if links.is_empty() {
+        return;
+    }
+    let mut into: HashMap<String, usize> = HashMap::new();
+    for f in links.iter() {
+        *into.entry(f.clone()).or_default() += 1;
+    }
+    for (addr, e) in found.iter_mut() {
+        if let Some(n) = paths.get(addr).and_then(|p| into.get(&folder(p))) {
+            e.link_folder = *n as f32 / links.len() as f32;
+        }
     }
 }
 

@@ -287,7 +287,7 @@ mod tests {
             ..Default::default()
         };
         let evidence = || {
-            let mut all: Vec<(String, [f32; 13])> = index
+            let mut all: Vec<(String, [f32; crate::related::FIGURES])> = index
                 .related_evidence(&note, 30)
                 .unwrap()
                 .into_iter()

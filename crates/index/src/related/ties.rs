@@ -26,6 +26,8 @@ pub enum Tie {
     },
     /// It is in the researched one's `folder`.
     Folder { folder: String },
+    /// It is in `folder`, where `linked` of the notes the researched one links are.
+    LinksInto { folder: String, linked: usize },
     /// It has the researched note's `tag`.
     Tag { tag: String },
     /// Nothing ties the two more than that `linking` notes of the vault link it: one of its
@@ -99,6 +101,22 @@ impl Ties {
                 ));
             }
         }
+        // Its folder, where the note links others: two links at least (one is that link's).
+        let theirs = folder_of(path);
+        let linked = self
+            .note
+            .links
+            .iter()
+            .filter(|l| **l != self.note.rel && folder_of(l) == theirs)
+            .count();
+        if !theirs.is_empty() && linked > 1 {
+            let weight = w.link_folder * e.link_folder;
+            let tie = Tie::LinksInto {
+                folder: theirs.to_string(),
+                linked,
+            };
+            told.push((weight, weight, tie));
+        }
         if e.shared_tag > 0.0 {
             // The first of the note's tags it has (tags match whatever their case).
             let theirs: Vec<String> = tags.iter().map(|t| t.to_lowercase()).collect();
@@ -108,7 +126,7 @@ impl Ties {
             }
         }
         // The heaviest kind, and in it the heaviest tie; on a tie, the order above (links
-        // before folders before tags).
+        // before folders before the folders it links into before tags).
         let mut best: Option<(f32, f32, Tie)> = None;
         for (kind, own, tie) in told {
             if own > 0.0 && best.as_ref().is_none_or(|(k, o, _)| (kind, own) > (*k, *o)) {
@@ -149,6 +167,12 @@ mod tests {
         let note = Likeness {
             rel: "Trips/Plans.md".into(),
             tags: vec!["Travel".into()],
+            links: vec![
+                "Middle.md".into(),
+                "Gear/Tent.md".into(),
+                "Gear/Boots.md".into(),
+                "Food/Rice.md".into(),
+            ],
             ..Default::default()
         };
         let at = |p: &str| (3, p.to_string());
@@ -181,6 +205,7 @@ mod tests {
                 "folder" => &mut e.folder,
                 "folder_linked" => &mut e.folder_linked,
                 "shared_tag" => &mut e.shared_tag,
+                "link_folder" => &mut e.link_folder,
                 "popularity" => &mut e.popularity,
                 _ => unreachable!("{name}"),
             } = *x;
@@ -204,6 +229,7 @@ mod tests {
             popularity: 1.0,
             name_stems: 1.0,
             meaning: 1.0,
+            link_folder: 1.0,
         };
         let ties = ties(ones);
         let check = |path: &str, figures: &[(&str, f32)], tags: &[&str], expected: Tie| {
@@ -263,6 +289,24 @@ mod tests {
         check("Trips/Hub.md", &[("folder", 0.3), ("folder_linked", 0.5)], &[], all);
         check("Trips/Hub.md", &[("folder", 0.5), ("folder_linked", 0.3)], &[], folder);
         check("Elsewhere/Coast.md", &[("folder", 0.3)], &[], Tie::Words);
+        // In a folder the note links into twice: told so; once is that link's, not the folder's.
+        let gear = Tie::LinksInto {
+            folder: "Gear".into(),
+            linked: 2,
+        };
+        check("Gear/Stove.md", &[("link_folder", 0.5), ("content", 0.2)], &[], gear);
+        check(
+            "Gear/Stove.md",
+            &[("link_folder", 0.2), ("content", 0.5)],
+            &[],
+            Tie::Words,
+        );
+        check(
+            "Food/Pasta.md",
+            &[("link_folder", 0.25), ("content", 0.2)],
+            &[],
+            Tie::Words,
+        );
         check(
             "Coast.md",
             &[("shared_tag", 1.0), ("content", 0.5)],
