@@ -512,14 +512,10 @@ mod tests {
         assert_eq!(render(parts("en")), before);
         for lang in super::SUPPORTED {
             let text = render(parts(lang));
-            assert!(!text.contains('{') && !text.contains("PROVENANCE"), "{lang}: {text}");
+            ends_in_its_language(lang, &text);
             // `$` is escaped, as in every provenance line (Obsidian reads it as math).
             assert!(
-                text.contains("2026-11-27") && text.contains(" · m · \\$0.0100 · "),
-                "{lang}: {text}"
-            );
-            assert!(
-                text.contains('3') && text.contains('2') && text.ends_with("· scholia*\n"),
+                text.contains(" · m · \\$0.0100 · ") && text.contains('3') && text.contains('2'),
                 "{lang}: {text}"
             );
             assert!(*lang == "fr" || !text.contains("**Sources**"), "{lang}: {text}");
@@ -558,15 +554,21 @@ mod tests {
                 warning.starts_with("> [!warning] ") && warning.contains(&inert) && !warning.contains("Sources only"),
                 "{lang}: {text}"
             );
-            assert!(!text.contains('{') && !text.contains("PROVENANCE"), "{lang}: {text}");
+            ends_in_its_language(lang, &text);
             assert!(
                 text.contains("### Rye") && text.contains("- [T](https://a.example/)\n- [[N]]"),
                 "{lang}: {text}"
             );
-            assert!(
-                text.contains("2026-11-27") && text.contains(" · m · ") && text.ends_with("· scholia*\n"),
-                "{lang}: {text}"
-            );
         }
+    }
+
+    /// An LLM section rendered in `lang`: no placeholder left, and its last line the provenance
+    /// line of that language (dated 2026-11-27, model `m`), not the English one.
+    fn ends_in_its_language(lang: &str, text: &str) {
+        assert!(!text.contains('{') && !text.contains("PROVENANCE"), "{lang}: {text}");
+        assert!(
+            text.contains("2026-11-27") && text.contains(" · m · ") && text.ends_with("· scholia*\n"),
+            "{lang}: {text}"
+        );
     }
 }
