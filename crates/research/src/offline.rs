@@ -259,9 +259,14 @@ fn mention_line(index: &VaultIndex, text: &str, names: &[String]) -> Option<usiz
 /// A one-word name found in more than this share of the vault's notes is a common word.
 const COMMON_SHARE: f32 = 0.03;
 
-/// A sentence as compared for repeats: its words, lower-cased.
+/// A sentence as compared for repeats: its words, lower-cased, without the mark that ends it
+/// (obsidian-help it: a note's step "Seleziona Importa e attendi il completamento
+/// dell'importazione." was quoted back to it from another note's list item without the stop).
 fn sentence_key(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+    let words = s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    words
+        .trim_end_matches(['.', '!', '?', '。', '！', '？', '…', ';', ':', ' '])
+        .to_string()
 }
 
 /// The note's own sentences, as [`sentence_key`]s.
@@ -440,4 +445,20 @@ pub(crate) async fn research(
         synthesis_failed: None,
         links: scholia_vault::inert::Links::none(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_sentence_repeats_whatever_its_case_spacing_and_final_stop() {
+        let same = |a: &str, b: &str| assert_eq!(super::sentence_key(a), super::sentence_key(b), "{a} / {b}");
+        same(
+            "Seleziona Importa e attendi il completamento dell'importazione.",
+            "seleziona  Importa e attendi il completamento dell'importazione",
+        );
+        same("インポートを待ちます。", "インポートを待ちます");
+        same("Really?!", "really");
+        assert_ne!(super::sentence_key("Use it. Then"), super::sentence_key("Use it then"));
+        assert_eq!(super::sentence_key("..."), "");
+    }
 }
