@@ -233,7 +233,12 @@ pub fn quote(s: &str) -> String {
         out.replace_range(..1, "—");
     } else if let Some(n) = number {
         out.insert(n.len(), '\\');
-    } else if out.starts_with(['#', '-', '+', '*', '>', '~', '=', '|']) {
+    } else if out.starts_with(['#', '-', '+', '*', '>', '|'])
+        || out.starts_with("~~~")
+        || (out.starts_with('=') && out.chars().all(|c| c == '=' || c == ' '))
+    {
+        // `=` only underlines a heading when the line is nothing else, and `~` only fences
+        // three at a time: `==highlight== then text` stays as the note writes it.
         out.insert(0, '\\');
     }
     out
@@ -429,6 +434,13 @@ mod quote_tests {
         check("-v is a flag", "\\-v is a flag");
         check("> not a quote", "\\> not a quote");
         check("--- not a rule", "\\--- not a rule");
+        // Obsidian's highlight and strikethrough at the start are text, as written (da
+        // Refusionspolitik quoted `\==Bidrag til Obsidian Unlimited…==`); an underline or a
+        // fence is not.
+        check("==Highlighted.== Then more.", "==Highlighted.== Then more.");
+        check("~~Struck~~ words", "~~Struck~~ words");
+        check("===", "\\===");
+        check("~~~ fence", "\\~~~ fence");
         check(
             "An ``a`b`` span and a lone ` tick.",
             "An ``a`b`` span and a lone  tick.",
