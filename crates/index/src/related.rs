@@ -208,11 +208,12 @@ impl VaultIndex {
         let stems = evidence::Stems::of(note);
         let (mut found, _) = self.evidence(&searcher, note, &stems, &terms, candidates)?;
         let all: Vec<DocAddress> = found.keys().copied().collect();
-        evidence::link_folders(note, &mut found, &self.paths_of(&searcher, &all)?);
+        let mut paths = self.paths_of(&searcher, &all)?;
+        evidence::link_folders(note, &mut found, &paths);
         self.late_evidence(&searcher, &stems, &mut found, &all)?;
         let mut out = Vec::new();
         for (addr, e) in found {
-            let (path, _) = self.stored(&searcher, addr)?;
+            let path = paths.remove(&addr).unwrap_or_default();
             if path != note.rel && !path.is_empty() && !note.exclude.contains(&path) {
                 out.push((path, e));
             }

@@ -265,7 +265,7 @@ const COMMON_SHARE: f32 = 0.03;
 fn sentence_key(s: &str) -> String {
     let words = s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
     words
-        .trim_end_matches(['.', '!', '?', '。', '！', '？', '…', ';', ':', ' '])
+        .trim_end_matches(|c| passage::FULL_STOPS.contains(&c) || ".!?…;: ".contains(c))
         .to_string()
 }
 

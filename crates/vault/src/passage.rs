@@ -60,11 +60,15 @@ fn reading(text: &str) -> String {
         .join("\n")
 }
 
+/// Marks that end a sentence wherever they stand: Chinese and Japanese, Devanagari and Bengali,
+/// Urdu, Khmer, Myanmar (`.`, `!` and `?` end one only before a space, see [`sentences`]).
+pub const FULL_STOPS: [char; 8] = ['。', '！', '？', '।', '۔', '។', '៕', '။'];
+
 /// Whether `line` ends with a sentence's full stop, question or exclamation mark (in any
 /// script the sentences below know), before any closing quote or bracket.
 fn ends_a_sentence(line: &str) -> bool {
-    line.trim_end_matches(['"', '\'', '”', '’', '»', ')', '）', '」', '』', '*', '_', ' '])
-        .ends_with(['.', '!', '?', '。', '！', '？', '।', '۔', '។', '៕', '။', '…'])
+    let line = line.trim_end_matches(['"', '\'', '”', '’', '»', ')', '）', '」', '』', '*', '_', ' ']);
+    line.ends_with(FULL_STOPS) || line.ends_with(['.', '!', '?', '…'])
 }
 
 /// Every sentence of `text` (Markdown) that could be quoted, in order, each cut at
@@ -107,8 +111,7 @@ pub fn sentences(plain: &str, headings: &std::collections::HashSet<&str>) -> Vec
             }
             let ends = !in_code
                 && match c {
-                    // Chinese and Japanese, Devanagari and Bengali, Urdu, Khmer, Myanmar.
-                    '。' | '！' | '？' | '।' | '۔' | '។' | '៕' | '။' => true,
+                    c if FULL_STOPS.contains(&c) => true,
                     '.' | '!' | '?' => {
                         next.is_none_or(char::is_whitespace)
                             && !abbreviation(&line[start..i])

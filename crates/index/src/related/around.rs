@@ -18,6 +18,11 @@ use crate::{IndexError, VaultIndex};
 /// than its first hundred).
 pub(super) const FOLDER_MATES: usize = 100;
 
+/// The folder of a vault path (`""` at the top).
+pub(super) fn folder_of(rel: &str) -> &str {
+    rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
+}
+
 /// Each note reached through another, with the note it is reached through: the one linking
 /// fewest notes (as Adamic–Adar weighs them), then the first by path.
 pub(super) type Through = HashMap<String, (usize, String)>;

@@ -7,7 +7,7 @@ use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQu
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, Searcher, Term};
 
-use super::around::{Around, reach};
+use super::around::{Around, folder_of, reach};
 use super::{Likeness, Terms, mentioned};
 use crate::schema::nameable;
 use crate::{IndexError, VaultIndex, tokenizer};
@@ -108,22 +108,21 @@ pub(super) fn link_folders(
     found: &mut HashMap<DocAddress, Evidence>,
     paths: &HashMap<DocAddress, String>,
 ) {
-    let folder = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_string();
-    let links: Vec<String> = note
+    let links: Vec<&str> = note
         .links
         .iter()
         .filter(|p| **p != note.rel)
-        .map(|p| folder(p))
+        .map(|p| folder_of(p))
         .collect();
     if links.is_empty() {
         return;
     }
-    let mut into: HashMap<String, usize> = HashMap::new();
-    for f in links.iter() {
-        *into.entry(f.clone()).or_default() += 1;
+    let mut into: HashMap<&str, usize> = HashMap::new();
+    for f in &links {
+        *into.entry(f).or_default() += 1;
     }
     for (addr, e) in found.iter_mut() {
-        if let Some(n) = paths.get(addr).and_then(|p| into.get(&folder(p))) {
+        if let Some(n) = paths.get(addr).and_then(|p| into.get(folder_of(p))) {
             e.link_folder = *n as f32 / links.len() as f32;
         }
     }
@@ -299,7 +298,7 @@ impl VaultIndex {
             add(&theirs, |e| &mut e.neighbour, found)?;
             reach(&mut around.via, path, &theirs);
         }
-        let folder = note.rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+        let folder = folder_of(&note.rel);
         let mates = self.folder_mates(searcher, &note.rel, folder, &mut cache)?;
         let weight = 1.0 / (2.0 + mates.all.len() as f32).ln();
         for (path, addr) in &mates.all {

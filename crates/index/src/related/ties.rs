@@ -2,7 +2,7 @@
 //! vault's links or folders weigh more than any word it shares, the note that ties the two
 //! ("[[Hotkeys]], which this note links, links it").
 
-use super::around::Around;
+use super::around::{Around, folder_of};
 use super::{Evidence, Likeness};
 
 /// Notes linking a note before it is told as one of the vault's hubs.
@@ -145,11 +145,6 @@ impl Ties {
             _ => Tie::Words,
         }
     }
-}
-
-/// The folder of a vault path (`""` at the top).
-fn folder_of(rel: &str) -> &str {
-    rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
 }
 
 #[cfg(test)]
