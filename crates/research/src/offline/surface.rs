@@ -33,7 +33,16 @@ impl Surface {
             {
                 continue;
             }
-            for word in chunk.split(|c: char| !c.is_alphanumeric() && c != '-' && c != '\'' && c != ZWNJ) {
+            // A word of more parts than a word has is read part by part.
+            let words = chunk
+                .split(|c: char| !c.is_alphanumeric() && c != '-' && c != '\'' && c != ZWNJ)
+                .flat_map(
+                    |w| match w.split(ZWNJ).count() <= MAX_PARTS && w.chars().count() <= MAX_JOINED {
+                        true => vec![w],
+                        false => w.split(ZWNJ).collect(),
+                    },
+                );
+            for word in words {
                 let word = word.trim_matches(|c: char| !c.is_alphanumeric());
                 if word.is_empty() {
                     continue;
@@ -160,6 +169,9 @@ impl Surface {
 /// Markdown; the verb prefix of برمی‌گرداند; the plural of یادداشت‌ها), and the index's tokenizer
 /// cuts there.
 const ZWNJ: char = '\u{200c}';
+/// Most parts, and letters, of a word joined so (`یادداشت‌های‌تان`, your notes, is three).
+const MAX_PARTS: usize = 4;
+const MAX_JOINED: usize = 40;
 
 /// Occurrences of a pair kept to see whether it is part of a longer word.
 const MAX_OCCURRENCES: usize = 64;
@@ -365,5 +377,11 @@ mod tests {
         wanted.extend(terms("یادداشت‌ها"));
         let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();
         check(fa, &wanted, &["مارک‌داون", "برمی‌گرداند", "یادداشت"]);
+        // Hostile: parts joined without end are no word; each part is shown alone, and a
+        // long chain costs one pass.
+        let chain = vec!["کتاب"; 20_000].join("\u{200c}");
+        let book = tokenizer::terms("کتاب");
+        let book: Vec<&str> = book.iter().map(String::as_str).collect();
+        check(&chain, &book, &["کتاب"]);
     }
 }
