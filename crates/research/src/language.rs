@@ -329,6 +329,9 @@ mod tests {
         check("。、!? 123 ่ ្ ---", "en");
         check(&"der ".repeat(1000), "en");
         check(&"und die der mit ist ".repeat(50_000), "de");
+        // Persian's and Arabic's own letters as many: a doubt, English; a megabyte of Greek.
+        check(&"ی ي ک ك ".repeat(20), "en");
+        check(&"σημείωση ".repeat(60_000), "el");
         // Each language reads as itself, not as a neighbour sharing words.
         check(
             "Pentru a crea o notă nouă, apasă pe butonul din bara laterală și scrie titlul. Nota este salvată în seif, la fel ca un fișier de text.",
