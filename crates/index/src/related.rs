@@ -15,6 +15,7 @@ use super::schema::MAX_NAME_TOKENS;
 use super::tokenizer;
 use super::{IndexError, VaultIndex};
 
+mod alike;
 mod around;
 mod cut;
 mod evidence;
@@ -110,6 +111,7 @@ impl Default for Signals {
             name_stems: 0.4,
             meaning: 0.25,
             link_folder: 0.5,
+            alike_link: 0.6,
         })
     }
 }

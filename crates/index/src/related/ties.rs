@@ -225,6 +225,7 @@ mod tests {
             name_stems: 1.0,
             meaning: 1.0,
             link_folder: 1.0,
+            alike_link: 1.0,
         };
         let ties = ties(ones);
         let check = |path: &str, figures: &[(&str, f32)], tags: &[&str], expected: Tie| {
