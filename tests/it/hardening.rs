@@ -345,6 +345,7 @@ mod properties {
                            {"target": answer, "terms": [], "passages": [], "tie": {"kind": "folder_links", "folder": answer, "linking": 2, "mates": 3}},
                            {"target": title, "terms": [], "passages": [], "tie": {"kind": "folder", "folder": title}},
                            {"target": answer, "terms": [], "passages": [], "tie": {"kind": "links_into", "folder": title, "linked": 2}},
+                           {"target": title, "terms": [], "passages": [title], "tie": {"kind": "alike_links", "by": title}, "tie_target": title},
                            {"target": title, "terms": [], "passages": [], "tie": {"kind": "tag", "tag": answer}}],
                        "hubs": [{"target": answer, "linking": 7}, {"target": title, "linking": 5}],
                        "linked": [title], "provenance": title, "lang": lang, "when": "2026-11-27",

@@ -408,6 +408,7 @@ mod tests {
             "links both",
             "beside it",
             "notes this note links",
+            "a note much like this one",
             "also tagged",
             "one of the vault's hubs",
             "Hubs of this vault",
@@ -442,6 +443,7 @@ mod tests {
             {"target": "Two", "terms": [], "passages": [], "tie": {"kind": "folder_links", "folder": "F", "linking": 2, "mates": 2}},
             {"target": "Beside", "terms": [], "passages": [], "tie": {"kind": "folder", "folder": "F"}},
             {"target": "Into", "terms": [], "passages": [], "tie": {"kind": "links_into", "folder": "G", "linked": 3}},
+            {"target": "Alike", "terms": [], "passages": [], "tie": {"kind": "alike_links"}, "tie_target": "Twin"},
             {"target": "Hub", "terms": [], "passages": [], "tie": {"kind": "popular", "linking": 40}},
             {"target": "Tagged", "terms": [], "passages": [], "tie": {"kind": "tag", "tag": "bread"}},
         ]);
@@ -464,7 +466,7 @@ mod tests {
             }
             // Every entry says why it is here (a tie's sentence, the line it is named on).
             for target in [
-                "Named", "Via", "Both", "Some", "All", "Two", "Beside", "Into", "Hub", "Tagged",
+                "Named", "Via", "Both", "Some", "All", "Two", "Beside", "Into", "Alike", "Hub", "Tagged",
             ] {
                 let line = text
                     .lines()

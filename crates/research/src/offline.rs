@@ -180,7 +180,9 @@ pub(crate) fn select(
             continue;
         }
         let tie_target = match &tie {
-            Tie::LinkedFrom { via: p } | Tie::CitedWith { by: p } => Some(index.link_target_from(p, Some(&input.rel))?),
+            Tie::LinkedFrom { via: p } | Tie::CitedWith { by: p } | Tie::AlikeLinks { by: p } => {
+                Some(index.link_target_from(p, Some(&input.rel))?)
+            }
             _ => None,
         };
         // The words it shares are shown when they are why it is here.

@@ -18,13 +18,15 @@ const ALIKE_NOTES: usize = 30;
 
 impl VaultIndex {
     /// Adds [`Evidence::alike_link`] to every note the [`ALIKE_NOTES`] most alike to `note`
-    /// (by [`Evidence::similar`], already in `found`) link, the note itself left out. Ties in
-    /// likeness go to the first by path, so the same vault gives the same figures.
+    /// (by [`Evidence::similar`], already in `found`) link, the note itself left out, and
+    /// puts in `through` the most alike note linking each. Ties in likeness go to the first
+    /// by path, so the same vault gives the same figures and the same notes through.
     pub(super) fn alike_links(
         &self,
         searcher: &Searcher,
         note: &Likeness,
         found: &mut HashMap<DocAddress, Evidence>,
+        through: &mut HashMap<String, String>,
     ) -> Result<(), IndexError> {
         let mut alike: Vec<(f32, String)> = Vec::new();
         for (addr, e) in found.iter() {
@@ -48,6 +50,7 @@ impl VaultIndex {
             for target in &theirs {
                 if let Some(addr) = self.doc_of(searcher, target)? {
                     found.entry(addr).or_default().alike_link += weight;
+                    through.entry(target.clone()).or_insert_with(|| path.clone());
                 }
             }
         }

@@ -46,6 +46,8 @@ pub(super) struct Around {
     pub(super) via: Through,
     /// What the notes linking it link (X ← W → Z): Z, through W.
     pub(super) beside: Through,
+    /// What the notes most like it link (X ~ W → Z): Z, through the most alike W.
+    pub(super) alike: HashMap<String, String>,
     pub(super) mates: FolderMates,
 }
 

@@ -151,9 +151,9 @@ impl VaultIndex {
                 found.entry(addr).or_default().linked = 1.0;
             }
         }
-        let around = self.graph(searcher, note, &mut found)?;
+        let mut around = self.graph(searcher, note, &mut found)?;
         self.similar(searcher, note, stems, &mut found)?;
-        self.alike_links(searcher, note, &mut found)?;
+        self.alike_links(searcher, note, &mut found, &mut around.alike)?;
         self.meaning_evidence(searcher, &note.rel, candidates, &mut found)?;
         self.names_both_ways(searcher, note, candidates, &mut found)?;
         for tag in &note.tags {

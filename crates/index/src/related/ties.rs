@@ -18,6 +18,8 @@ pub enum Tie {
     LinkedFrom { via: String },
     /// `by`, a note linking the researched one, links it too.
     CitedWith { by: String },
+    /// `by`, one of the notes most like the researched one, links it.
+    AlikeLinks { by: String },
     /// `linking` of the `mates` other notes in the researched one's `folder` link it.
     FolderLinks {
         folder: String,
@@ -75,6 +77,10 @@ impl Ties {
         }
         if let Some((_, by)) = self.around.beside.get(path) {
             told.push((neighbour + cocited, cocited, Tie::CitedWith { by: by.clone() }));
+        }
+        if let Some(by) = self.around.alike.get(path) {
+            let weight = w.alike_link * e.alike_link;
+            told.push((weight, weight, Tie::AlikeLinks { by: by.clone() }));
         }
         // The vault's top folder is no place a reader would call one.
         if !folder.is_empty() {
@@ -174,6 +180,7 @@ mod tests {
         let around = Around {
             via: HashMap::from([("Far.md".to_string(), at("Middle.md"))]),
             beside: HashMap::from([("Beside.md".to_string(), at("Index.md"))]),
+            alike: HashMap::from([("Recipe.md".to_string(), "Cooking.md".to_string())]),
             mates: FolderMates {
                 all: Vec::new(),
                 read: 3,
@@ -201,6 +208,7 @@ mod tests {
                 "folder_linked" => &mut e.folder_linked,
                 "shared_tag" => &mut e.shared_tag,
                 "link_folder" => &mut e.link_folder,
+                "alike_link" => &mut e.alike_link,
                 "popularity" => &mut e.popularity,
                 _ => unreachable!("{name}"),
             } = *x;
@@ -256,6 +264,12 @@ mod tests {
             &[],
             Tie::CitedWith { by: "Index.md".into() },
         );
+        // A note most like it links it: told by that note, when it weighs most.
+        let alike = Tie::AlikeLinks {
+            by: "Cooking.md".into(),
+        };
+        check("Recipe.md", &[("alike_link", 0.5), ("content", 0.2)], &[], alike);
+        check("Recipe.md", &[("alike_link", 0.2), ("content", 0.5)], &[], Tie::Words);
         let mates = Tie::FolderLinks {
             folder: "Trips".into(),
             linking: 2,
