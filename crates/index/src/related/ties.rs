@@ -78,7 +78,10 @@ impl Ties {
         if let Some((_, by)) = self.around.beside.get(path) {
             told.push((neighbour + cocited, cocited, Tie::CitedWith { by: by.clone() }));
         }
-        if let Some(by) = self.around.alike.get(path) {
+        // Reached through the note's own links (above), it is told by them: a link the reader
+        // can follow from this note says more than a likeness.
+        let linked = self.around.via.contains_key(path) || self.around.beside.contains_key(path);
+        if let Some(by) = self.around.alike.get(path).filter(|_| !linked) {
             let weight = w.alike_link * e.alike_link;
             told.push((weight, weight, Tie::AlikeLinks { by: by.clone() }));
         }
@@ -180,7 +183,10 @@ mod tests {
         let around = Around {
             via: HashMap::from([("Far.md".to_string(), at("Middle.md"))]),
             beside: HashMap::from([("Beside.md".to_string(), at("Index.md"))]),
-            alike: HashMap::from([("Recipe.md".to_string(), "Cooking.md".to_string())]),
+            alike: HashMap::from([
+                ("Recipe.md".to_string(), "Cooking.md".to_string()),
+                ("Far.md".to_string(), "Middle.md".to_string()),
+            ]),
             mates: FolderMates {
                 all: Vec::new(),
                 read: 3,
@@ -270,6 +276,8 @@ mod tests {
         };
         check("Recipe.md", &[("alike_link", 0.5), ("content", 0.2)], &[], alike);
         check("Recipe.md", &[("alike_link", 0.2), ("content", 0.5)], &[], Tie::Words);
+        // Reached through a note it links too: the link tells it, not the likeness.
+        check("Far.md", &[("alike_link", 0.9), ("neighbour", 0.5)], &[], via());
         let mates = Tie::FolderLinks {
             folder: "Trips".into(),
             linking: 2,
