@@ -27,6 +27,7 @@ impl VaultIndex {
         note: &Likeness,
         found: &mut HashMap<DocAddress, Evidence>,
         through: &mut HashMap<String, String>,
+        cache: &mut crate::graph::LinkTargets,
     ) -> Result<(), IndexError> {
         let mut alike: Vec<(f32, String)> = Vec::new();
         for (addr, e) in found.iter() {
@@ -39,10 +40,9 @@ impl VaultIndex {
         }
         alike.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         alike.truncate(ALIKE_NOTES);
-        let mut cache = crate::graph::LinkTargets::default();
         for (likeness, path) in alike {
             let theirs: Vec<String> = self
-                .links_of_with(searcher, &path, &mut cache)?
+                .links_of_with(searcher, &path, cache)?
                 .into_iter()
                 .filter(|t| *t != note.rel && *t != path)
                 .collect();

@@ -151,9 +151,11 @@ impl VaultIndex {
                 found.entry(addr).or_default().linked = 1.0;
             }
         }
-        let mut around = self.graph(searcher, note, &mut found)?;
+        // Link keys resolved once for the graph and the notes alike.
+        let mut links = crate::graph::LinkTargets::default();
+        let mut around = self.graph(searcher, note, &mut found, &mut links)?;
         self.similar(searcher, note, stems, &mut found)?;
-        self.alike_links(searcher, note, &mut found, &mut around.alike)?;
+        self.alike_links(searcher, note, &mut found, &mut around.alike, &mut links)?;
         self.meaning_evidence(searcher, &note.rel, candidates, &mut found)?;
         self.names_both_ways(searcher, note, candidates, &mut found)?;
         for tag in &note.tags {
@@ -283,8 +285,8 @@ impl VaultIndex {
         searcher: &Searcher,
         note: &Likeness,
         found: &mut HashMap<DocAddress, Evidence>,
+        cache: &mut crate::graph::LinkTargets,
     ) -> Result<Around, IndexError> {
-        let mut cache = crate::graph::LinkTargets::default();
         let mut around = Around::default();
         type Field = fn(&mut Evidence) -> &mut f32;
         let add =
@@ -299,12 +301,12 @@ impl VaultIndex {
             };
         let linked = note.links.iter().filter(|p| **p != note.rel).take(MAX_NEIGHBOURS);
         for path in linked {
-            let theirs = self.links_of_with(searcher, path, &mut cache)?;
+            let theirs = self.links_of_with(searcher, path, cache)?;
             add(&theirs, |e| &mut e.neighbour, found)?;
             reach(&mut around.via, path, &theirs);
         }
         let folder = folder_of(&note.rel);
-        let mates = self.folder_mates(searcher, &note.rel, folder, &mut cache)?;
+        let mates = self.folder_mates(searcher, &note.rel, folder, cache)?;
         let weight = 1.0 / (2.0 + mates.all.len() as f32).ln();
         for (path, addr) in &mates.all {
             if *path != note.rel {
@@ -322,7 +324,7 @@ impl VaultIndex {
         around.mates = mates;
         let linking = self.linking_to_with(searcher, &note.rel, crate::LinkScope::Own)?;
         for source in linking.iter().take(MAX_NEIGHBOURS) {
-            let theirs = self.links_of_with(searcher, source, &mut cache)?;
+            let theirs = self.links_of_with(searcher, source, cache)?;
             add(&theirs, |e| &mut e.cocited, found)?;
             reach(&mut around.beside, source, &theirs);
         }
