@@ -1,7 +1,7 @@
-//! Function words, left out of what a note is about: English always, and those of twelve more
-//! languages (Snowball's stop lists, `stopwords/*.txt`, under the BSD licence in
-//! `stopwords/COPYING`) in a text whose own words say it is written in one of them
-//! ([`LanguageGuess`]): `die` is a function word in German and a verb in English.
+//! Function words, left out of what a note is about: English always, and those of 24 more
+//! languages (`stopwords/*.txt`: Snowball's lists, the stop-words package's and a Greek one,
+//! each under the licence in `stopwords/COPYING`) in a text whose own words say it is written
+//! in one of them ([`LanguageGuess`]): `die` is a function word in German and a verb in English.
 
 /// Common English function words, and words every note uses ("see also"), which say nothing
 /// about what a note is about. Left out of key terms and of the stems notes are compared by;
@@ -181,14 +181,17 @@ pub fn is_stopword(word: &str) -> bool {
     STOPWORDS[start..end].binary_search(&word).is_ok()
 }
 
-/// The other languages' lists, one word per line (`#` starts a comment): Snowball's, with the
-/// function words it lacks that a note in the language uses everywhere added at the end; and
-/// the share of a text's words (one in so many) that must be the list's for the text to be
-/// guessed in the language. On obsidian-help, a German note has 12 to 45 in a hundred of three
-/// letters or more, a Spanish one 7 to 30, an English one at most 5 of any Latin-script list;
-/// Russian has most of its function words in one or two letters (6 to 13 in a hundred of three
-/// or more), and no English word is in its list.
-const LISTS: [(&str, &str, u32); 12] = [
+/// The other languages' lists, one word per line (`#` starts a comment), with the function
+/// words a list lacks that a note in the language uses everywhere added at the end; and the
+/// share of a text's words (one in so many) that must be the list's for the text to be guessed
+/// in the language. On obsidian-help, a German note has 12 to 45 in a hundred of three letters
+/// or more, a Spanish one 7 to 30, an English one at most 5 of any Latin-script list; Russian
+/// has most of its function words in one or two letters (6 to 13 in a hundred of three or
+/// more), and no English word is in its list. Arabic and Hebrew write most of theirs onto the
+/// next word (`و`, `ال`, `ב`, `ל`): 2 to 14 in a hundred, and no other language's text has
+/// any; Turkish writes them as endings (3 to 11), Slovak and Ukrainian have the shortest lists
+/// (4 to 12, 5 to 15). The first twelve are Snowball's and keep their order, which breaks ties.
+const LISTS: [(&str, &str, u32); 24] = [
     ("da", include_str!("stopwords/da.txt"), 10),
     ("de", include_str!("stopwords/de.txt"), 10),
     ("es", include_str!("stopwords/es.txt"), 10),
@@ -201,11 +204,23 @@ const LISTS: [(&str, &str, u32); 12] = [
     ("pt", include_str!("stopwords/pt.txt"), 10),
     ("ru", include_str!("stopwords/ru.txt"), 20),
     ("sv", include_str!("stopwords/sv.txt"), 10),
+    ("ar", include_str!("stopwords/ar.txt"), 50),
+    ("ca", include_str!("stopwords/ca.txt"), 10),
+    ("cs", include_str!("stopwords/cs.txt"), 10),
+    ("el", include_str!("stopwords/el.txt"), 10),
+    ("fa", include_str!("stopwords/fa.txt"), 10),
+    ("he", include_str!("stopwords/he.txt"), 50),
+    ("id", include_str!("stopwords/id.txt"), 10),
+    ("pl", include_str!("stopwords/pl.txt"), 10),
+    ("ro", include_str!("stopwords/ro.txt"), 10),
+    ("sk", include_str!("stopwords/sk.txt"), 15),
+    ("tr", include_str!("stopwords/tr.txt"), 25),
+    ("uk", include_str!("stopwords/uk.txt"), 15),
 ];
 
 /// A set of the languages of [`LISTS`], a bit each.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Languages(u16);
+pub struct Languages(u32);
 
 impl Languages {
     pub const NONE: Languages = Languages(0);
@@ -233,7 +248,7 @@ impl Languages {
 
 /// The languages `word` (normalised) is a function word of.
 fn function_word_of(word: &str) -> Languages {
-    static TABLE: std::sync::OnceLock<(rustc_hash::FxHashMap<String, u16>, usize)> = std::sync::OnceLock::new();
+    static TABLE: std::sync::OnceLock<(rustc_hash::FxHashMap<String, u32>, usize)> = std::sync::OnceLock::new();
     let (table, longest) = TABLE.get_or_init(|| {
         use tantivy::tokenizer::{AsciiFoldingFilter, LowerCaser, RawTokenizer, TextAnalyzer};
         // Normalised as the index's words are: lower case, folded to ASCII (`für` -> `fur`).
@@ -241,7 +256,7 @@ fn function_word_of(word: &str) -> Languages {
             .filter(LowerCaser)
             .filter(AsciiFoldingFilter)
             .build();
-        let mut table: rustc_hash::FxHashMap<String, u16> = Default::default();
+        let mut table: rustc_hash::FxHashMap<String, u32> = Default::default();
         for (i, (_, list, _)) in LISTS.iter().enumerate() {
             for line in list
                 .lines()
@@ -302,7 +317,7 @@ impl LanguageGuess {
         if best < MIN_HITS || best * LISTS[at].2 < self.words {
             return Languages::NONE;
         }
-        let mut set = 0u16;
+        let mut set = 0u32;
         for (i, &hits) in self.hits.iter().enumerate() {
             if hits * 2 >= best {
                 set |= 1 << i;
@@ -368,6 +383,28 @@ mod tests {
         // Too few words to say.
         check("die Notiz", &[]);
         check("", &[]);
+        // Scripts of their own, and function words written onto the next word: a few are
+        // enough (`يمكنك` "you can", `التي` "which", `על` "on", `את`, `και` "and").
+        check(
+            "يمكنك إنشاء ملاحظة جديدة من خلال لوحة الأوامر التي تظهر على الشاشة.",
+            &["ar"],
+        );
+        check(
+            "ניתן לפתוח את לוח הפקודות באמצעות קיצור מקלדת כדי ליצור הערה חדשה על המסך.",
+            &["he"],
+        );
+        check(
+            "Μπορείτε να ανοίξετε τις ρυθμίσεις από την πλαϊνή μπάρα και να επιλέξετε ένα θέμα.",
+            &["el"],
+        );
+        check(
+            "Ви можете відкрити налаштування або створити нотатку за допомогою палітри команд, якщо потрібно.",
+            &["uk"],
+        );
+        check(
+            "Pots obrir la paleta d'ordres i triar una ordre per a totes les notes de la cambra forta sense sortir.",
+            &["ca"],
+        );
         // Danish and Norwegian share most function words: both lists apply.
         let nordic = guess("Hvis du vil have det, kan du gøre det med en note som er lavet af mig og ham.");
         assert!(nordic.contains(&"da") && nordic.contains(&"no"), "{nordic:?}");
