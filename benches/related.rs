@@ -3,6 +3,8 @@
 //!     cargo bench --bench related               # obsidian-help `en`
 //!     cargo bench --bench related -- --all      # every language of the vault
 //!     cargo bench --bench related -- --lang ja  # one language
+//!     cargo bench --bench related -- --all --draws 2   # each figure the mean of two ways of
+//!                                   # hiding links: the second hides what the first shows
 //!     cargo bench --bench related -- --precision   # the earlier precision figure
 //!     RELATED_DUMP=DIR cargo bench --bench related -- --all   # also writes every candidate's
 //!                                   # evidence per language, for benches/related/fit.py
