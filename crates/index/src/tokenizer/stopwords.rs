@@ -299,7 +299,7 @@ impl LanguageGuess {
         let found = function_word_of(word);
         if found.0 != 0 {
             for (i, hits) in self.hits.iter_mut().enumerate() {
-                *hits += u32::from(found.0 >> i & 1);
+                *hits += found.0 >> i & 1;
             }
         }
         found
