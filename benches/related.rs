@@ -3,8 +3,8 @@
 //!     cargo bench --bench related               # obsidian-help `en`
 //!     cargo bench --bench related -- --all      # every language of the vault
 //!     cargo bench --bench related -- --lang ja  # one language
-//!     cargo bench --bench related -- --all --draws 2   # each figure the mean of two ways of
-//!                                   # hiding links: the second hides what the first shows
+//!     cargo bench --bench related -- --all --draws 1   # one way of hiding links, not the
+//!                                   # two whose mean each figure is by default
 //!     cargo bench --bench related -- --precision   # the earlier precision figure
 //!     RELATED_DUMP=DIR cargo bench --bench related -- --all   # also writes every candidate's
 //!                                   # evidence per language, for benches/related/fit.py
@@ -17,7 +17,8 @@
 //! removed from the note, and the hidden notes' links back to it are removed from them. Offline
 //! research then cites notes; those the note still links (either direction) are not new. The
 //! figure is hidden-link recall@10: the share of hidden notes among the first ten new notes
-//! cited, averaged over notes, beside a tf·idf cosine over the same texts ranked the same way
+//! cited, averaged over notes and over two draws (every second of a note's sorted links
+//! hidden, then the others), beside a tf·idf cosine over the same texts ranked the same way
 //! (visibly linked notes left out). "new" is the share of cited notes the note does not visibly
 //! link. "generic" is what a reader sees of chance words: of the words shown beside cited notes
 //! (what found them), the share that more than a fifth of the vault's notes hold.

@@ -3,7 +3,8 @@
     RELATED_DUMP=/tmp/dump cargo bench --bench related -- --all
     python3 benches/related/fit.py /tmp/dump        # needs numpy
 
-The bench writes, per language, every candidate's evidence for every measured note (the
+The bench writes, per language and per draw of hidden links (the second as LANG#2.json, a
+language of its own here), every candidate's evidence for every measured note (the
 fields of `Evidence`, in order) with the hidden and the visible links. This searches the
 weights one coordinate at a time for the best mean recall@10 plus half the lowest language's,
 starting from the weights in `Signals::default()` (`linked` stays: linked notes are excluded).
