@@ -497,3 +497,27 @@ fn plain_words(query: &str) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    /// A note written with Arabic vowel marks is found by a query without them, and the other
+    /// way round (the tokenizer leaves the marks out of both).
+    #[test]
+    fn arabic_words_are_found_with_or_without_vowel_marks() {
+        let f = crate::fixture::vault(&[
+            ("marked.md", "# مكوّن\n\nاستخدم مكوّن الاستيراد أيضًا."),
+            ("plain.md", "# ملف\n\nافتح الملف من القائمة."),
+        ]);
+        let paths = |q: &str| -> Vec<String> {
+            f.index
+                .search(q, 5, None)
+                .unwrap()
+                .into_iter()
+                .map(|h| h.path)
+                .collect()
+        };
+        assert_eq!(paths("مكون"), ["marked.md"]);
+        assert_eq!(paths("أيضا"), ["marked.md"]);
+        assert_eq!(paths("الملفّ"), ["plain.md"]);
+    }
+}

@@ -306,6 +306,8 @@ const MAX_WORD_BYTES: usize = 64;
 
 /// `word` lower-cased character by character into `out` (replacing it), as tantivy's
 /// LowerCaser does; characters of scripts without case are copied without a table look-up.
+/// Arabic-script vowel marks and the tatweel are left out ([`is_arabic_mark`]), unless the
+/// word is nothing else.
 fn push_lowercase(out: &mut String, word: &str) {
     out.clear();
     if word.is_ascii() {
@@ -318,10 +320,20 @@ fn push_lowercase(out: &mut String, word: &str) {
             out.push(c.to_ascii_lowercase());
         } else if has_lowercase(c) {
             out.extend(c.to_lowercase());
-        } else {
+        } else if !is_arabic_mark(c) {
             out.push(c);
         }
     }
+    if out.is_empty() {
+        out.push_str(word);
+    }
+}
+
+/// Arabic-script marks a writer may or may not put on a word: the vowel marks (fatha, damma,
+/// kasra, their tanween, shadda, sukun and the rest of U+064B-U+065F), the superscript alef
+/// and the tatweel. `مكوّن` and `مكون` are one word, `أيضًا` and `أيضا` too.
+fn is_arabic_mark(c: char) -> bool {
+    matches!(c as u32, 0x064B..=0x065F | 0x0670 | 0x0640)
 }
 
 /// Whether `c` lower-cases to something else (a bitmap for the Basic Multilingual Plane).

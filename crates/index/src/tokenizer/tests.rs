@@ -305,3 +305,12 @@ fn word_terms_by_script_and_language() {
     check("ใช้", none, false);
     check("知", none, false);
 }
+
+#[test]
+fn arabic_vowel_marks_and_the_tatweel_leave_words() {
+    // With and without the shadda, the tanween, the tatweel: one word each.
+    assert_eq!(tokens("مكوّن مكون أيضًا أيضا لـ"), ["مكون", "مكون", "أيضا", "أيضا", "ل"]);
+    // A word of marks alone stays as written; Hebrew and Persian letters are untouched.
+    assert_eq!(tokens("ـ"), ["ـ"]);
+    assert_eq!(tokens("הערה یادداشت"), ["הערה", "یادداشت"]);
+}
