@@ -53,7 +53,13 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
     }
     let mut rows = Vec::new();
     for lang in langs {
-        let each: Vec<Row> = (0..draws).map(|draw| measure(&root.join(lang), draw)).collect();
+        // The notes are read once; each draw hides its own links in a copy.
+        let dir = root.join(lang);
+        let mut notes: Vec<(String, String)> = Vec::new();
+        read_notes(&dir, &dir, &mut notes);
+        notes.sort();
+        let resolver = Resolver::new(&notes);
+        let each: Vec<Row> = (0..draws).map(|draw| measure(lang, &notes, &resolver, draw)).collect();
         if draws > 1 {
             let recalls: Vec<String> = each.iter().map(|r| format!("{:.3}", r.recall)).collect();
             println!("{lang}: recall by draw {}", recalls.join(" "));
@@ -117,10 +123,17 @@ struct Row {
 /// not (0.625 / 0.560): which links are hidden decides what the links left can tell.
 fn draws() -> usize {
     let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == "--draws")
-        .and_then(|i| args.get(i + 1)?.parse().ok())
-        .map_or(2, |n: usize| n.clamp(1, 2))
+    let Some(i) = args.iter().position(|a| a == "--draws") else {
+        return 2;
+    };
+    match args.get(i + 1).map(String::as_str) {
+        Some("1") => 1,
+        Some("2") => 2,
+        other => {
+            eprintln!("--draws: 1 or 2 (got {})", other.unwrap_or("nothing"));
+            std::process::exit(2);
+        }
+    }
 }
 
 impl Row {
@@ -259,16 +272,13 @@ fn strip(text: &str, gone: &HashSet<String>, resolver: &Resolver) -> String {
     out
 }
 
-fn measure(dir: &Path, draw: usize) -> Row {
-    let mut notes: Vec<(String, String)> = Vec::new();
-    read_notes(dir, dir, &mut notes);
-    notes.sort();
-    let resolver = Resolver::new(&notes);
+/// One draw's figures for the language `lang`, whose notes (sorted by path) are `notes`.
+fn measure(lang: &str, notes: &[(String, String)], resolver: &Resolver, draw: usize) -> Row {
     let texts: HashMap<String, String> = notes.iter().cloned().collect();
     // Which links each measured note hides: every second of its sorted targets, from the
     // second (draw 0) or the first (draw 1); as many in both (of five, two).
     let mut hidden: HashMap<String, HashSet<String>> = HashMap::new();
-    for (rel, text) in &notes {
+    for (rel, text) in notes {
         let mut targets: Vec<String> = resolver.targets(text, rel).into_iter().collect();
         if targets.len() < MIN_LINKS {
             continue;
@@ -283,11 +293,11 @@ fn measure(dir: &Path, draw: usize) -> Row {
     // The vault with those links gone both ways.
     let mut modified = texts.clone();
     for (rel, gone) in &hidden {
-        let t = strip(&modified[rel], gone, &resolver);
+        let t = strip(&modified[rel], gone, resolver);
         modified.insert(rel.clone(), t);
         let me = HashSet::from([rel.clone()]);
         for other in gone {
-            let t = strip(&modified[other], &me, &resolver);
+            let t = strip(&modified[other], &me, resolver);
             modified.insert(other.clone(), t);
         }
     }
@@ -376,7 +386,6 @@ fn measure(dir: &Path, draw: usize) -> Row {
         base += theirs as f64 / gone.len() as f64;
     }
     if let Ok(out) = std::env::var("RELATED_DUMP") {
-        let lang = dir.file_name().unwrap().to_string_lossy();
         // A second draw is a language of its own to fit.py.
         let lang = if draw == 0 {
             lang.to_string()
@@ -394,11 +403,7 @@ fn measure(dir: &Path, draw: usize) -> Row {
         let mut words: Vec<(String, usize)> = generic_words.into_iter().collect();
         words.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         let words: Vec<String> = words.iter().take(top).map(|(w, n)| format!("{w} {n}")).collect();
-        eprintln!(
-            "{}: generic words shown most: {}",
-            dir.file_name().unwrap().to_string_lossy(),
-            words.join(", ")
-        );
+        eprintln!("{}: generic words shown most: {}", lang, words.join(", "));
     }
     times.sort_by(f64::total_cmp);
     let n = measured.len().max(1) as f64;
