@@ -165,6 +165,8 @@ pub struct VaultIndex {
     paths: Mutex<HashMap<tantivy::index::SegmentId, Arc<graph::PathTable>>>,
     /// Deleted documents of each segment, at its number of deletes (see `live_doc_freq`).
     deleted: Mutex<HashMap<(tantivy::index::SegmentId, u32), DeletedDocs>>,
+    /// The vault's hub floor and the segments and deletes it was read at (`related::hubs`).
+    hub_floor: Mutex<Option<related::HubFloor>>,
     /// Each segment's note names, for symbol search (see `symbols`).
     name_tables: Mutex<symbols::NameTables>,
     /// This process has brought the whole vault into the index: its commits say so.
@@ -231,6 +233,7 @@ impl VaultIndex {
             body_consumed,
             paths: Mutex::new(HashMap::new()),
             deleted: Mutex::new(HashMap::new()),
+            hub_floor: Mutex::new(None),
             name_tables: Mutex::new(Default::default()),
             complete: std::sync::atomic::AtomicBool::new(false),
             keep_merged: std::sync::atomic::AtomicBool::new(false),

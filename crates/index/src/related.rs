@@ -19,9 +19,11 @@ mod alike;
 mod around;
 mod cut;
 mod evidence;
+mod hubs;
 mod live;
 mod ties;
 pub use evidence::{Evidence, FIGURES};
+pub(crate) use hubs::HubFloor;
 pub(crate) use live::LiveStats;
 pub use ties::{Tie, Ties};
 
@@ -204,7 +206,8 @@ impl VaultIndex {
                 evidence: evidence[&addr],
             });
         }
-        Ok((out, terms, Ties::new(note, around, signals.0)))
+        let hubs = self.hub_floor(&searcher)?;
+        Ok((out, terms, Ties::new(note, around, signals.0, hubs)))
     }
 
     /// Every candidate related to `note` with its evidence, unranked (the notes it excludes

@@ -382,18 +382,24 @@ pub(crate) async fn research(
         })
         .collect();
     let provenance = provenance(Depth::Shallow, None, None, topics.len(), 0);
-    // Two hubs or more are one line: found because many notes link them, they say nothing of
-    // this note in particular, and five entries of "linked from N notes" buried the others.
-    let hubs: Vec<_> = related
+    // The vault's hubs are one line, most linked first: found because many notes link them,
+    // they say nothing of this note in particular; five entries of "linked from N notes"
+    // buried the others, and one alone (Settings, quoting "Learn how to customize Obsidian
+    // through the Settings interface.") was the entry a reader of obsidian-help met most.
+    let mut hubs: Vec<(usize, &str)> = related
         .iter()
-        .filter_map(|r| Some(json!({"target": r.target, "linking": r.hub()?})))
+        .filter_map(|r| Some((r.hub()?, r.target.as_str())))
         .collect();
-    let hubs = if hubs.len() >= 2 { hubs } else { Vec::new() };
+    hubs.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    let hubs: Vec<_> = hubs
+        .into_iter()
+        .map(|(linking, target)| json!({"target": target, "linking": linking}))
+        .collect();
     let section = ctx.library.render(
         prompts::RESEARCH_OFFLINE,
         json!({
             "terms": terms,
-            "notes": related.iter().filter(|r| !r.links_back && (hubs.is_empty() || r.hub().is_none())).map(|r| json!({
+            "notes": related.iter().filter(|r| !r.links_back && r.hub().is_none()).map(|r| json!({
                 "target": r.target,
                 "terms": r.terms,
                 // Made inert and one line each by the template's md_passage filter.

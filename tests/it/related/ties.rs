@@ -248,12 +248,16 @@ The market opens early on Saturdays.
     );
 }
 
-/// The vault's hubs, cited because many notes link them, come after the notes related to the
-/// researched one in particular (Befehlspalette cited five hubs among its first seven), and two
-/// or more are one line naming each with its count: five entries of "linked from N notes" had
-/// buried the others. The JSON result still gives each hub as a source with its tie.
+/// The vault's hubs, cited because many notes link them, are one line after the notes related
+/// to the researched one in particular, most linked first, naming each with its count: five
+/// entries of "linked from N notes" had buried the others (Befehlspalette cited five hubs among
+/// its first seven), and Settings, linked from 64 of en's 173 notes, was an entry of its own in
+/// 72 of its sections, told by its folder ("linked from 5 of the 12 other notes in Editing and
+/// formatting/") or by chance words. A hub is the vault's twenty-fifth most linked: in en the
+/// seven notes linked from 22 notes or more; Search, linked from 16, is none. The JSON result
+/// still gives each hub as a source with its tie.
 #[tokio::test(flavor = "multi_thread")]
-async fn hubs_come_last_and_two_or_more_are_one_line() {
+async fn hubs_are_one_line_after_the_others() {
     let notes = [
         "Plugins/Command palette.md",
         "Plugins/Daily notes.md",
@@ -261,45 +265,48 @@ async fn hubs_come_last_and_two_or_more_are_one_line() {
         "Plugins/Audio recorder.md",
         "Editing and formatting/Folding.md",
         "Plugins/Unique note creator.md",
+        "Editing and formatting/Obsidian Flavored Markdown.md",
     ];
     let v = super::language_vault("en", &notes);
-    let (mut lined, mut single) = (0, 0);
+    let mut lined = 0;
     for rel in notes {
         let (sources, _, section) = super::research_sources(&v, rel).await;
-        let hubs: Vec<(String, u64)> = sources
+        let mut hubs: Vec<(u64, String)> = sources
             .iter()
             .filter(|s| s["tie"]["kind"] == "popular")
             .map(|s| {
                 (
-                    s["target"].as_str().unwrap().to_string(),
                     s["tie"]["linking"].as_u64().unwrap(),
+                    s["target"].as_str().unwrap().to_string(),
                 )
             })
             .collect();
+        hubs.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        assert!(hubs.iter().all(|(n, _)| *n >= 22), "{rel}: {hubs:?}");
         let entries: Vec<&str> = section.lines().filter(|l| l.starts_with("- ")).collect();
-        let alone = |l: &&str| l.contains("one of the vault's hubs");
         let line = |l: &&str| l.starts_with("- Hubs of this vault, linked from many notes: ");
-        match hubs.len() {
-            0 => assert!(!entries.iter().any(|l| alone(l) || line(l)), "{rel}:\n{section}"),
-            1 => {
-                single += 1;
-                let (target, n) = &hubs[0];
-                let want = format!("- [[{target}]] — linked from {n} notes, one of the vault's hubs");
-                assert_eq!(entries.last().copied(), Some(want.as_str()), "{rel}:\n{section}");
-            }
-            _ => {
-                lined += 1;
-                let named: Vec<String> = hubs.iter().map(|(t, n)| format!("[[{t}]] ({n})")).collect();
-                let want = format!("- Hubs of this vault, linked from many notes: {}.", named.join(", "));
-                assert_eq!(entries.last().copied(), Some(want.as_str()), "{rel}:\n{section}");
-                assert!(!entries.iter().any(alone), "{rel}:\n{section}");
-                assert_eq!(entries.iter().filter(|l| line(l)).count(), 1, "{rel}:\n{section}");
-            }
+        assert!(!section.contains("one of the vault's hubs"), "{rel}:\n{section}");
+        assert!(!section.contains("[[Search]] ("), "{rel}:\n{section}");
+        if hubs.is_empty() {
+            assert!(!entries.iter().any(line), "{rel}:\n{section}");
+            continue;
+        }
+        lined += 1;
+        let named: Vec<String> = hubs.iter().map(|(n, t)| format!("[[{t}]] ({n})")).collect();
+        let want = format!("- Hubs of this vault, linked from many notes: {}.", named.join(", "));
+        assert_eq!(entries.last().copied(), Some(want.as_str()), "{rel}:\n{section}");
+        assert_eq!(entries.iter().filter(|l| line(l)).count(), 1, "{rel}:\n{section}");
+        // Each hub is named on the line only; Settings otherwise only for its words.
+        for (_, hub) in &hubs {
+            let own = format!("- [[{hub}]]");
+            assert!(!entries.iter().any(|l| l.starts_with(&own)), "{rel}:\n{section}");
+        }
+        for l in entries.iter().filter(|l| l.starts_with("- [[Settings]]")) {
+            assert!(
+                !l.contains("linked from") && !l.contains("beside it"),
+                "{rel}:\n{section}"
+            );
         }
     }
-    // Both forms are met: Command palette and Daily notes cite one hub each, Callouts two.
-    assert!(
-        lined >= 1 && single >= 1,
-        "{lined} sections with two hubs or more, {single} with one"
-    );
+    assert!(lined >= 6, "{lined} of {} sections name hubs", notes.len());
 }

@@ -5,9 +5,6 @@
 use super::around::{Around, folder_of};
 use super::{Evidence, Likeness};
 
-/// Notes linking a note before it is told as one of the vault's hubs.
-const MIN_HUB: usize = 5;
-
 /// What relates a note to the researched one, as it is told.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -32,8 +29,8 @@ pub enum Tie {
     LinksInto { folder: String, linked: usize },
     /// It has the researched note's `tag`.
     Tag { tag: String },
-    /// Nothing ties the two more than that `linking` notes of the vault link it: one of its
-    /// hubs, which the note's neighbourhood pointed to.
+    /// One of the vault's hubs, linked from `linking` notes (see `related::hubs`), found by
+    /// the vault's links and how many notes link it more than by the words the two share.
     Popular { linking: usize },
 }
 
@@ -43,22 +40,27 @@ pub struct Ties {
     around: Around,
     /// What each kind of evidence weighed in ranking the notes (the [`Signals`](super::Signals)).
     weights: Evidence,
+    /// The fewest notes linking one of the vault's hubs.
+    hub_floor: usize,
 }
 
 impl Ties {
-    pub(super) fn new(note: &Likeness, around: Around, weights: Evidence) -> Ties {
+    pub(super) fn new(note: &Likeness, around: Around, weights: Evidence, hub_floor: usize) -> Ties {
         Ties {
             note: note.clone(),
             around,
             weights,
+            hub_floor,
         }
     }
 
     /// Why the note at `path`, found with `evidence`, is related: the kind of evidence that
-    /// weighs most under the weights that ranked the notes, told by the note or folder that makes it; [`Tie::Words`]
-    /// when words weigh as much. How many notes link it is a prior, not a tie between the two:
-    /// told only when it outweighs the words and every tie.
-    /// `tags` are the related note's own.
+    /// weighs most under the weights that ranked the notes, told by the note or folder that
+    /// makes it; [`Tie::Words`] when words weigh as much. One of the vault's hubs is told as
+    /// one ([`Tie::Popular`]) unless its words outweigh the tie and its popularity together:
+    /// that many notes link Settings is why a note links it too, and "linked from 5 of the 12
+    /// other notes in Editing and formatting/" or four chance words beside it said nothing a
+    /// reader of the note did not know. `tags` are the related note's own.
     pub fn of(&self, path: &str, evidence: &Evidence, tags: &[String]) -> Tie {
         let (e, w) = (evidence, &self.weights);
         let words = w.content * e.content
@@ -144,13 +146,11 @@ impl Ties {
         }
         let strongest = best.as_ref().map_or(0.0, |(kind, _, _)| *kind);
         let popular = w.popularity * e.popularity;
+        // What the figure counts, ln(1 + linking notes), undone.
+        let linking = (e.popularity.exp() - 1.0).round() as usize;
         match best {
+            _ if linking >= self.hub_floor && words <= strongest + popular => Tie::Popular { linking },
             Some((kind, _, tie)) if kind > words => tie,
-            // What the figure counts, ln(1 + linking notes), undone.
-            _ if popular > words && popular > strongest => match (e.popularity.exp() - 1.0).round() as usize {
-                linking if linking >= MIN_HUB => Tie::Popular { linking },
-                _ => Tie::Words,
-            },
             _ => Tie::Words,
         }
     }
@@ -198,7 +198,7 @@ mod tests {
                 ]),
             },
         };
-        Ties::new(&note, around, weights)
+        Ties::new(&note, around, weights, 10)
     }
 
     /// Evidence of the given figures (the others 0).
@@ -331,7 +331,8 @@ mod tests {
             &["travel"],
             Tie::Tag { tag: "Travel".into() },
         );
-        // Popularity only when nothing else, words included, weighs as much.
+        // One of the vault's hubs (ten links here) is told as one unless its words outweigh
+        // its popularity and its ties together.
         let hub = |linking| Tie::Popular { linking };
         check(
             "Settings.md",
@@ -345,20 +346,38 @@ mod tests {
             &[],
             Tie::Words,
         );
+        // Linked from a note it links, by words weighing more than either alone: a hub still.
         check(
             "Far.md",
-            &[("popularity", 65f32.ln()), ("neighbour", 0.5), ("content", 0.2)],
+            &[("popularity", 65f32.ln()), ("neighbour", 3.0), ("content", 4.0)],
             &[],
-            via(),
+            hub(64),
         );
-        // Four notes linking it make no hub.
         check(
-            "Small.md",
-            &[("popularity", 5f32.ln()), ("content", 0.5)],
+            "Far.md",
+            &[("popularity", 65f32.ln()), ("neighbour", 3.0), ("content", 7.5)],
             &[],
             Tie::Words,
         );
-        check("Small.md", &[("popularity", 6f32.ln()), ("content", 0.5)], &[], hub(5));
+        // Under the vault's floor, how many notes link it is no tie.
+        check(
+            "Far.md",
+            &[("popularity", 10f32.ln()), ("neighbour", 0.5), ("content", 0.2)],
+            &[],
+            via(),
+        );
+        check(
+            "Small.md",
+            &[("popularity", 10f32.ln()), ("content", 0.5)],
+            &[],
+            Tie::Words,
+        );
+        check(
+            "Small.md",
+            &[("popularity", 11f32.ln()), ("content", 0.5)],
+            &[],
+            hub(10),
+        );
         // Nothing at all: words (and the passages say the rest).
         check("Nothing.md", &[], &[], Tie::Words);
     }
