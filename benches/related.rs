@@ -22,7 +22,8 @@
 //! (visibly linked notes left out). "new" is the share of cited notes the note does not visibly
 //! link. "generic" is what a reader sees of chance words: of the words shown beside cited notes
 //! (what found them), the share that more than a fifth of the vault's notes hold.
-//! "tied" is the share of new notes cited told by a link, folder, tag or hub, not by words.
+//! "tied" is the share of new notes cited told by a link, folder, tag or hub, not by words;
+//! "hubs" the share told on the hubs line (the vault's most linked, see `related::hubs`).
 //! "mute" is the share of notes cited shown with nothing saying why (no shared word, tie or
 //! line naming it; a passage only).
 //! "hits" is the share of the first ten new notes cited that are hidden links: what share of

@@ -42,8 +42,8 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
         None => println!("without embeddings (--model DIR adds them)"),
     }
     println!(
-        "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>6} {:>8} {:>7} {:>6} {:>8}",
-        "lang", "notes", "scholia", "tf-idf", "new", "cited/n", "hits", "generic", "tied", "mute", "p50 ms"
+        "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>6} {:>8} {:>7} {:>6} {:>6} {:>8}",
+        "lang", "notes", "scholia", "tf-idf", "new", "cited/n", "hits", "generic", "tied", "hubs", "mute", "p50 ms"
     );
     let draws = draws();
     if draws > 1 {
@@ -66,8 +66,19 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
         }
         let r = Row::mean(&each);
         println!(
-            "{:<6} {:>6} {:>9.3} {:>9.3} {:>8.3} {:>9.1} {:>6.3} {:>8.3} {:>7.3} {:>6.3} {:>8.2}",
-            lang, r.notes, r.recall, r.baseline, r.new_share, r.cited, r.hits, r.generic, r.tied, r.mute, r.p50_ms
+            "{:<6} {:>6} {:>9.3} {:>9.3} {:>8.3} {:>9.1} {:>6.3} {:>8.3} {:>7.3} {:>6.3} {:>6.3} {:>8.2}",
+            lang,
+            r.notes,
+            r.recall,
+            r.baseline,
+            r.new_share,
+            r.cited,
+            r.hits,
+            r.generic,
+            r.tied,
+            r.hubs,
+            r.mute,
+            r.p50_ms
         );
         rows.push(r);
     }
@@ -77,7 +88,7 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
         let above = rows.iter().filter(|r| r.recall > r.baseline).count();
         println!(
             "mean recall {:.3} (tf-idf {:.3}), lowest {lowest:.3}; above tf-idf in {above} of {}; mean new {:.3}; \
-             cited/n {:.1}; hits {:.3}; generic words shown {:.3}; told by a tie {:.3}; mute {:.3}",
+             cited/n {:.1}; hits {:.3}; generic words shown {:.3}; told by a tie {:.3}; hubs {:.3}; mute {:.3}",
             mean(|r| r.recall),
             mean(|r| r.baseline),
             rows.len(),
@@ -86,6 +97,7 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
             mean(|r| r.hits),
             mean(|r| r.generic),
             mean(|r| r.tied),
+            mean(|r| r.hubs),
             mean(|r| r.mute)
         );
     }
@@ -107,6 +119,9 @@ struct Row {
     /// Of the new notes cited, the share told by a link, folder, tag or hub ([`Tie`]) rather
     /// than by the words they share.
     tied: f64,
+    /// Of the new notes cited, the share told on the hubs line: the vault's most linked,
+    /// cited because many notes link them more than for their words ([`Tie::Popular`]).
+    hubs: f64,
     /// Of the notes cited (not those linking back), the share shown with nothing saying why:
     /// no word, no tie, no line naming it (a passage only).
     mute: f64,
@@ -150,6 +165,7 @@ impl Row {
             hits: avg(|r| r.hits),
             generic: avg(|r| r.generic),
             tied: avg(|r| r.tied),
+            hubs: avg(|r| r.hubs),
             mute: avg(|r| r.mute),
             p50_ms: avg(|r| r.p50_ms),
         }
@@ -333,7 +349,7 @@ fn measure(lang: &str, notes: &[(String, String)], resolver: &Resolver, draw: us
     let (mut hits_all, mut first_new) = (0usize, 0usize);
     let df = note_counts(&modified);
     let (mut shown, mut generic) = (0usize, 0usize);
-    let (mut told, mut tied, mut mute) = (0usize, 0usize, 0usize);
+    let (mut told, mut tied, mut hubs, mut mute) = (0usize, 0usize, 0usize, 0usize);
     let mut generic_words: HashMap<String, usize> = HashMap::new();
     let mut times = Vec::new();
     let mut measured: Vec<&String> = hidden.keys().collect();
@@ -352,6 +368,7 @@ fn measure(lang: &str, notes: &[(String, String)], resolver: &Resolver, draw: us
         for c in cited.iter().filter(|c| !c.links_back) {
             told += 1;
             tied += usize::from(c.tie != Tie::Words);
+            hubs += usize::from(matches!(c.tie, Tie::Popular { .. }));
             mute += usize::from(c.tie == Tie::Words && c.terms.is_empty() && c.mentioned_on.is_none());
         }
         for word in cited.iter().flat_map(|c| &c.terms) {
@@ -416,6 +433,7 @@ fn measure(lang: &str, notes: &[(String, String)], resolver: &Resolver, draw: us
         hits: hits_all as f64 / first_new.max(1) as f64,
         generic: generic as f64 / shown.max(1) as f64,
         tied: tied as f64 / told.max(1) as f64,
+        hubs: hubs as f64 / told.max(1) as f64,
         mute: mute as f64 / told.max(1) as f64,
         p50_ms: times.get(times.len() / 2).copied().unwrap_or(0.0),
     }

@@ -3,6 +3,7 @@
 //! ("[[Hotkeys]], which this note links, links it").
 
 use super::around::{Around, folder_of};
+use super::hubs::MIN_HUB;
 use super::{Evidence, Likeness};
 
 /// What relates a note to the researched one, as it is told.
@@ -29,8 +30,9 @@ pub enum Tie {
     LinksInto { folder: String, linked: usize },
     /// It has the researched note's `tag`.
     Tag { tag: String },
-    /// One of the vault's hubs, linked from `linking` notes (see `related::hubs`), found by
-    /// the vault's links and how many notes link it more than by the words the two share.
+    /// Linked from `linking` notes: one of the vault's hubs (see `related::hubs`) found by its
+    /// ties and how many notes link it more than by the words the two share, or a note under
+    /// the hubs' floor that nothing ties to the researched one more than that.
     Popular { linking: usize },
 }
 
@@ -151,6 +153,9 @@ impl Ties {
         match best {
             _ if linking >= self.hub_floor && words <= strongest + popular => Tie::Popular { linking },
             Some((kind, _, tie)) if kind > words => tie,
+            // Under the floor, how many notes link it is told only when it outweighs the words
+            // and every tie (the words may have nothing a reader can be shown).
+            _ if popular > words && popular > strongest && linking >= MIN_HUB => Tie::Popular { linking },
             _ => Tie::Words,
         }
     }
@@ -368,15 +373,23 @@ mod tests {
         );
         check(
             "Small.md",
-            &[("popularity", 10f32.ln()), ("content", 0.5)],
+            &[("popularity", 11f32.ln()), ("content", 0.5)],
+            &[],
+            hub(10),
+        );
+        // Under it, only when nothing else weighs as much; four notes linking it make no hub.
+        check("Small.md", &[("popularity", 10f32.ln()), ("content", 0.5)], &[], hub(9));
+        check(
+            "Small.md",
+            &[("popularity", 10f32.ln()), ("content", 2.5)],
             &[],
             Tie::Words,
         );
         check(
             "Small.md",
-            &[("popularity", 11f32.ln()), ("content", 0.5)],
+            &[("popularity", 5f32.ln()), ("content", 0.5)],
             &[],
-            hub(10),
+            Tie::Words,
         );
         // Nothing at all: words (and the passages say the rest).
         check("Nothing.md", &[], &[], Tie::Words);
