@@ -4,8 +4,7 @@
 //! and Command palette in 58, most often as an entry of its own with chance words beside it.
 //! A hub is told on the section's hubs line instead, unless its words are why it is there.
 
-use tantivy::schema::IndexRecordOption;
-use tantivy::{DocSet, Searcher, TERMINATED};
+use tantivy::Searcher;
 
 use crate::{IndexError, VaultIndex};
 
@@ -43,22 +42,8 @@ impl VaultIndex {
             let inverted = segment.inverted_index(self.fields.links)?;
             let mut keys = inverted.terms().stream().map_err(tantivy::TantivyError::from)?;
             while keys.advance() {
-                let live = match segment.alive_bitset() {
-                    None => keys.value().doc_freq as usize,
-                    Some(alive) => {
-                        let mut postings = inverted
-                            .read_postings_from_terminfo(keys.value(), IndexRecordOption::Basic)
-                            .map_err(tantivy::TantivyError::from)?;
-                        let mut live = 0;
-                        let mut doc = postings.doc();
-                        while doc != TERMINATED {
-                            live += usize::from(alive.is_alive(doc));
-                            doc = postings.advance();
-                        }
-                        live
-                    }
-                };
-                *linking.entry(keys.key().to_vec()).or_default() += live;
+                let live = self.live_postings(segment, &inverted, keys.value())?;
+                *linking.entry(keys.key().to_vec()).or_default() += live as usize;
             }
         }
         let floor = floor_of(linking.into_values().collect(), searcher.num_docs());

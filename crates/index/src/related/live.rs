@@ -16,7 +16,6 @@ impl VaultIndex {
     /// The few deleted documents of a segment are looked for in the term's postings by seeking
     /// (reading every posting of common words was a tenth of offline research).
     pub(crate) fn live_doc_freq(&self, searcher: &Searcher, term: &Term) -> tantivy::Result<u64> {
-        use tantivy::{DocSet, TERMINATED};
         let mut df = 0u64;
         for segment in searcher.segment_readers() {
             let inverted = segment.inverted_index(term.field())?;
@@ -24,33 +23,44 @@ impl VaultIndex {
             let Some(info) = inverted.get_term_info(term)? else {
                 continue;
             };
-            let stored = u64::from(info.doc_freq);
-            let Some(alive) = segment.alive_bitset() else {
-                df += stored;
-                continue;
-            };
-            let mut postings = inverted.read_postings_from_terminfo(&info, IndexRecordOption::Basic)?;
-            let deleted = self.deleted_docs(segment, alive);
-            // Many deletes (a segment mostly rewritten): reading the postings is cheaper.
-            if deleted.len() as u64 > stored {
-                let mut doc = postings.doc();
-                while doc != TERMINATED {
-                    df += u64::from(alive.is_alive(doc));
-                    doc = postings.advance();
-                }
-                continue;
-            }
-            let mut dead = 0;
-            for &doc in deleted.iter() {
-                match postings.doc() {
-                    TERMINATED => break,
-                    at if at > doc => continue,
-                    _ => dead += u64::from(postings.seek(doc) == doc),
-                }
-            }
-            df += stored - dead;
+            df += self.live_postings(segment, &inverted, &info)?;
         }
         Ok(df)
+    }
+
+    /// How many live notes of `segment` the term whose postings `info` locates is in.
+    pub(crate) fn live_postings(
+        &self,
+        segment: &tantivy::SegmentReader,
+        inverted: &tantivy::InvertedIndexReader,
+        info: &tantivy::postings::TermInfo,
+    ) -> tantivy::Result<u64> {
+        use tantivy::{DocSet, TERMINATED};
+        let stored = u64::from(info.doc_freq);
+        let Some(alive) = segment.alive_bitset() else {
+            return Ok(stored);
+        };
+        let mut postings = inverted.read_postings_from_terminfo(info, IndexRecordOption::Basic)?;
+        let deleted = self.deleted_docs(segment, alive);
+        // Many deletes (a segment mostly rewritten): reading the postings is cheaper.
+        if deleted.len() as u64 > stored {
+            let mut live = 0;
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                live += u64::from(alive.is_alive(doc));
+                doc = postings.advance();
+            }
+            return Ok(live);
+        }
+        let mut dead = 0;
+        for &doc in deleted.iter() {
+            match postings.doc() {
+                TERMINATED => break,
+                at if at > doc => continue,
+                _ => dead += u64::from(postings.seek(doc) == doc),
+            }
+        }
+        Ok(stored - dead)
     }
 
     /// The deleted documents of a segment, ascending: read once per segment and count of
