@@ -21,6 +21,7 @@ mod cut;
 mod evidence;
 mod hubs;
 mod live;
+mod stock;
 mod ties;
 pub use evidence::{Evidence, FIGURES};
 pub(crate) use hubs::HubFloor;
@@ -170,8 +171,9 @@ impl VaultIndex {
         signals: &Signals,
     ) -> Result<(Vec<Related>, Terms, Ties), IndexError> {
         let searcher = self.searcher();
-        let terms = self.weigh_with(&searcher, note)?;
-        let stems = evidence::Stems::of(note);
+        let own = self.own_text(&searcher, note)?;
+        let terms = self.weigh_with(&searcher, note, &own)?;
+        let stems = evidence::Stems::of(note, &own);
         let (mut evidence, around) = self.evidence(&searcher, note, &stems, &terms, CANDIDATES)?;
         // Popularity and name stems only reorder the notes other evidence found (the same recall as
         // counting it for all, at a fraction of the lookups).
@@ -214,8 +216,9 @@ impl VaultIndex {
     /// and itself left out): what the weights in [`Signals`] are tuned on.
     pub fn related_evidence(&self, note: &Likeness, candidates: usize) -> Result<Vec<(String, Evidence)>, IndexError> {
         let searcher = self.searcher();
-        let terms = self.weigh_with(&searcher, note)?;
-        let stems = evidence::Stems::of(note);
+        let own = self.own_text(&searcher, note)?;
+        let terms = self.weigh_with(&searcher, note, &own)?;
+        let stems = evidence::Stems::of(note, &own);
         let (mut found, _) = self.evidence(&searcher, note, &stems, &terms, candidates)?;
         let all: Vec<DocAddress> = found.keys().copied().collect();
         let mut paths = self.paths_of(&searcher, &all)?;
@@ -238,15 +241,24 @@ impl VaultIndex {
     /// pairs holding hiragana (a particle or an ending: `更の`, `側に`), which say nothing of what a
     /// note is about (hidden-link recall on obsidian-help ja 0.670 -> 0.680).
     pub fn weigh(&self, note: &Likeness) -> Result<Terms, IndexError> {
-        self.weigh_with(&self.searcher(), note)
+        let searcher = self.searcher();
+        let own = self.own_text(&searcher, note)?;
+        self.weigh_with(&searcher, note, &own)
     }
 
-    fn weigh_with(&self, searcher: &Searcher, note: &Likeness) -> Result<Terms, IndexError> {
+    /// The note's own words: its text with the vault's stock phrases blanked (`stock.rs`).
+    fn own_text(&self, searcher: &Searcher, note: &Likeness) -> Result<String, IndexError> {
+        let indexed = searcher.search(&*self.path_query(&note.rel), &tantivy::collector::Count)? as u64;
+        stock::own_words(self, searcher, &note.text, indexed)
+    }
+
+    /// [`VaultIndex::weigh`] of the note's `own` words.
+    fn weigh_with(&self, searcher: &Searcher, note: &Likeness, own: &str) -> Result<Terms, IndexError> {
         let n = searcher.num_docs().max(1) as f32;
         // The note's own copy in the index does not count as another note having a word.
         let indexed = searcher.search(&*self.path_query(&note.rel), &tantivy::collector::Count)? as f32;
         let mut tf: HashMap<String, f32> = HashMap::new();
-        let text = tokenizer::terms(&note.text);
+        let text = tokenizer::terms(own);
         // The function words of the language the note is written in say nothing either.
         let language = tokenizer::languages_of(text.iter().map(String::as_str));
         let mut add_terms = |terms: Vec<String>, weight: f32| {

@@ -66,19 +66,23 @@ pub struct Evidence {
 /// How many figures an [`Evidence`] has.
 pub const FIGURES: usize = 15;
 
-/// The stems of the note's text and title, counted: stemmed once per query.
-pub(super) struct Stems(HashMap<String, u32>);
+/// The stems of the note's own words (stock phrases blanked, see `stock.rs`) and title,
+/// counted: what the cosine compares; and every stem of its whole text, where a note's name is
+/// looked for. Stemmed once per query.
+pub(super) struct Stems {
+    counts: HashMap<String, u32>,
+    all: HashSet<String>,
+}
 
 impl Stems {
-    pub(super) fn of(note: &Likeness) -> Stems {
+    pub(super) fn of(note: &Likeness, own: &str) -> Stems {
         let mut counts: HashMap<String, u32> = HashMap::new();
-        for s in tokenizer::stems(&note.text)
-            .into_iter()
-            .chain(tokenizer::stems(&note.title))
-        {
+        for s in tokenizer::stems(own).into_iter().chain(tokenizer::stems(&note.title)) {
             *counts.entry(s).or_default() += 1;
         }
-        Stems(counts)
+        let mut all: HashSet<String> = tokenizer::stems(&note.text).into_iter().collect();
+        all.extend(counts.keys().cloned());
+        Stems { counts, all }
     }
 }
 
@@ -347,8 +351,8 @@ impl VaultIndex {
         use tantivy::{DocSet, TERMINATED};
         let n = searcher.num_docs().max(1) as f32;
         let indexed = searcher.search(&*self.path_query(&note.rel), &tantivy::collector::Count)? as f32;
-        let mut query: Vec<(Term, f32)> = Vec::with_capacity(stems.0.len());
-        for (stem, &tf) in &stems.0 {
+        let mut query: Vec<(Term, f32)> = Vec::with_capacity(stems.counts.len());
+        for (stem, &tf) in &stems.counts {
             let term = Term::from_field_text(self.fields.stems, stem);
             let df = self.live_doc_freq(searcher, &term)? as f32;
             // A stem of this note alone relates it to nothing; one in most notes, to everything.
@@ -436,7 +440,7 @@ impl VaultIndex {
             };
             e.popularity = (1.0 + linking as f32).ln();
             if !names.is_empty() {
-                e.name_stems = names.iter().filter(|s| stems.0.contains_key(*s)).count() as f32 / names.len() as f32;
+                e.name_stems = names.iter().filter(|s| stems.all.contains(*s)).count() as f32 / names.len() as f32;
             }
         }
         Ok(())

@@ -1,0 +1,232 @@
+//! Stock phrases: three words in a row that many notes of the vault hold, a documentation
+//! vault's "(or `Cmd` on macOS)" and "Klicke mit der rechten Maustaste", a journal's template
+//! lines. A word a note says only inside them tells nothing of what the note is about, yet
+//! counted as a word it made Bookmarks, Quick switcher and Canvas related to Page preview
+//! through `Cmd, Ctrl, macOS`. [`own_words`] blanks them: what is left is what the note's key
+//! terms and its stem cosine are made of (its names and links are read from the whole text).
+
+use std::collections::HashMap;
+
+use tantivy::query::PhraseQuery;
+use tantivy::tokenizer::TokenStream;
+use tantivy::{Searcher, Term};
+
+use crate::{IndexError, VaultIndex, tokenizer};
+
+/// The share of the vault's notes a phrase must be in to be stock, and at least
+/// [`STOCK_NOTES`] notes, the note itself among them. On obsidian-help `en` (173 notes: six
+/// notes), 0.03 takes Page preview's `Cmd`, `Ctrl`, `macOS` and Graph view's "upper right
+/// corner" and leaves their subjects; 0.05 no longer takes the keyboard words.
+const STOCK_SHARE: f32 = 0.03;
+const STOCK_NOTES: f32 = 5.0;
+/// Phrases counted for one note, in the order of its text: a phrase count reads positions,
+/// and a long note would otherwise count thousands (the rest are taken as the note's own).
+const MAX_COUNTED: usize = 300;
+/// Positions a phrase's three words may span: two keys or numbers passed over at most.
+const MAX_SPAN: usize = 4;
+
+/// Notes of postings the phrase counts of one note read at most (each phrase, those of its
+/// rarest word): in a vault of 100,000 notes in one language, a phrase of common words ("you
+/// can use") reads tens of thousands; the phrases after are taken as the note's own.
+const MAX_READ: u64 = 200_000;
+
+/// `text` with every word that lies in a stock phrase blanked (replaced by spaces, so offsets
+/// and the other words stay). Words of scripts written without spaces are left: their
+/// "phrases" are three characters, often one common word; so is Vietnamese, where three
+/// syllables are a word and a half (blanking them, hidden-link recall on obsidian-help vi
+/// fell from 0.671 to 0.655).
+pub(super) fn own_words(
+    index: &VaultIndex,
+    searcher: &Searcher,
+    text: &str,
+    indexed: u64,
+) -> Result<String, IndexError> {
+    let n = searcher.num_docs() as f32;
+    // Notes holding the phrase, this one among them (its copy in the index, if any, is
+    // counted in the vault's figure, so others must make up the rest).
+    let floor = (n * STOCK_SHARE).max(STOCK_NOTES).ceil() as u64 - 1 + indexed;
+    if searcher.num_docs() < floor || tokenizer::is_vietnamese(text) {
+        return Ok(text.to_string());
+    }
+    // The words (position, byte range, text) a phrase is made of: not a key's letter or a
+    // number, which a phrase passes over (`Ctrl+P (or Cmd+P on macOS)` and `Ctrl+E (or Cmd+E on
+    // macOS)` are one phrase).
+    let mut words: Vec<(usize, usize, usize, String)> = Vec::new();
+    let mut analyzer = tokenizer::words();
+    let mut stream = analyzer.token_stream(text);
+    while stream.advance() {
+        let t = stream.token();
+        if !is_gap(&t.text) {
+            words.push((t.position, t.offset_from, t.offset_to, t.text.clone()));
+        }
+    }
+    let mut df: HashMap<&str, u64> = HashMap::new();
+    let mut counted: HashMap<([&str; 3], [usize; 2]), bool> = HashMap::new();
+    let mut stock = vec![false; words.len()];
+    // Postings the phrase counts may read, at most (their rarest words' notes).
+    let mut read = 0u64;
+    for i in 0..words.len().saturating_sub(2) {
+        let three = [&words[i], &words[i + 1], &words[i + 2]];
+        let at = [three[1].0 - three[0].0, three[2].0 - three[0].0];
+        if at[1] > MAX_SPAN || three.iter().any(|w| tokenizer::is_unspaced(&w.3)) {
+            continue;
+        }
+        let key = ([three[0].3.as_str(), three[1].3.as_str(), three[2].3.as_str()], at);
+        // A phrase of function words alone blanks nothing that counts.
+        if !key.0.iter().any(|w| tokenizer::is_term(w)) {
+            continue;
+        }
+        let is_stock = match counted.get(&key) {
+            Some(&s) => s,
+            None if counted.len() >= MAX_COUNTED => false,
+            None => {
+                // A phrase is in no more notes than its rarest word.
+                let mut rarest = u64::MAX;
+                for w in key.0 {
+                    let d = match df.get(w) {
+                        Some(&d) => d,
+                        None => {
+                            let d = index.live_doc_freq(searcher, &Term::from_field_text(index.fields.body, w))?;
+                            df.insert(w, d);
+                            d
+                        }
+                    };
+                    rarest = rarest.min(d);
+                }
+                let s = rarest >= floor && read < MAX_READ && {
+                    read += rarest;
+                    let terms = [0, at[0], at[1]]
+                        .into_iter()
+                        .zip(key.0)
+                        .map(|(offset, w)| (offset, Term::from_field_text(index.fields.body, w)))
+                        .collect();
+                    holds_at_least(searcher, &PhraseQuery::new_with_offset(terms), floor)?
+                };
+                counted.insert(key, s);
+                s
+            }
+        };
+        if is_stock {
+            stock[i..i + 3].iter_mut().for_each(|s| *s = true);
+        }
+    }
+    let mut out = text.to_string();
+    // Each word becomes as many spaces as it has bytes: the text around keeps its offsets.
+    for (w, _) in words.iter().zip(&stock).filter(|(_, s)| **s) {
+        out.replace_range(w.1..w.2, &" ".repeat(w.2 - w.1));
+    }
+    Ok(out)
+}
+
+/// Whether a token is passed over in a phrase: a single letter or digit (a key of a shortcut,
+/// a step's number) or a number.
+fn is_gap(token: &str) -> bool {
+    (token.len() == 1 && token.as_bytes()[0].is_ascii_alphanumeric()) || token.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether `floor` live notes or more hold `phrase`: counting stops there (a stock phrase of
+/// a large vault is in thousands).
+fn holds_at_least(searcher: &Searcher, phrase: &PhraseQuery, floor: u64) -> Result<bool, IndexError> {
+    use tantivy::query::{EnableScoring, Query};
+    use tantivy::{DocSet, TERMINATED};
+    let weight = phrase.weight(EnableScoring::disabled_from_searcher(searcher))?;
+    let mut found = 0u64;
+    for segment in searcher.segment_readers() {
+        let alive = segment.alive_bitset();
+        let mut docs = weight.scorer(segment, 1.0)?;
+        let mut doc = docs.doc();
+        while doc != TERMINATED {
+            if alive.is_none_or(|a| a.is_alive(doc)) {
+                found += 1;
+                if found >= floor {
+                    return Ok(true);
+                }
+            }
+            doc = docs.advance();
+        }
+    }
+    Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    /// `check(notes, text, expected)`: the words of `text` left once the stock phrases of a
+    /// vault of `notes` are blanked.
+    fn check(notes: &[(&str, &str)], text: &str, expected: &str) {
+        let f = crate::fixture::vault(notes);
+        let searcher = f.index.searcher();
+        let own = super::own_words(&f.index, &searcher, text, 0).unwrap();
+        assert_eq!(
+            own.split_whitespace().collect::<Vec<_>>().join(" "),
+            expected,
+            "{text:?}"
+        );
+    }
+
+    fn vault(phrase: &str, holding: usize, total: usize) -> Vec<(String, String)> {
+        (0..total)
+            .map(|i| {
+                let body = if i < holding {
+                    format!("Topic{i} words here. {phrase} to go on.")
+                } else {
+                    format!("Topic{i} other words.")
+                };
+                (format!("n{i}.md"), body)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_phrase_many_notes_hold_is_blanked() {
+        let v = vault("Press Ctrl (or Cmd on macOS)", 6, 10);
+        let notes: Vec<(&str, &str)> = v.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        check(
+            &notes,
+            "Hover a link and press Ctrl (or Cmd on macOS) to preview it.",
+            "Hover a link and ( ) preview it.",
+        );
+        // ("to" too: the vault's notes go on "macOS) to".) Its words elsewhere stay: only their stock
+        // uses are blanked.
+        check(&notes, "Cmd is a key; macOS a system.", "Cmd is a key; macOS a system.");
+    }
+
+    #[test]
+    fn a_phrase_passes_over_keys_and_numbers() {
+        let keys = ["P", "O", "E", "1", "K", "22"];
+        let v: Vec<(String, String)> = (0..10)
+            .map(|i| {
+                let body = match keys.get(i) {
+                    Some(k) => format!("Topic{i} words. Press Ctrl+{k} (or Cmd+{k} on macOS) then."),
+                    None => format!("Topic{i} other words."),
+                };
+                (format!("n{i}.md"), body)
+            })
+            .collect();
+        let notes: Vec<(&str, &str)> = v.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        check(
+            &notes,
+            "Hover, and press Ctrl+Z (or Cmd+Z on macOS).",
+            "Hover, and +Z ( +Z ).",
+        );
+        // Three positions apart at most: a word between is another phrase.
+        check(&notes, "Press Ctrl or Cmd on macOS.", "Press Ctrl or Cmd on macOS.");
+    }
+
+    #[test]
+    fn a_phrase_few_notes_hold_stays() {
+        // With the note, four notes: under five.
+        let v = vault("Press Ctrl (or Cmd on macOS)", 3, 10);
+        let notes: Vec<(&str, &str)> = v.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        check(&notes, "press Ctrl (or Cmd on macOS)", "press Ctrl (or Cmd on macOS)");
+    }
+
+    #[test]
+    fn unspaced_scripts_and_small_vaults_are_left() {
+        let v = vault("设置中的核心插件", 8, 10);
+        let notes: Vec<(&str, &str)> = v.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        check(&notes, "打开设置中的核心插件", "打开设置中的核心插件");
+        let v = vault("Press Ctrl (or Cmd on macOS)", 3, 3);
+        let notes: Vec<(&str, &str)> = v.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        check(&notes, "press Ctrl (or Cmd on macOS)", "press Ctrl (or Cmd on macOS)");
+    }
+}
