@@ -356,16 +356,23 @@ fn has_lowercase(c: char) -> bool {
     bits[(i >> 6) as usize] >> (i & 63) & 1 == 1
 }
 
-/// Whether `c` is part of a word: `char::is_alphanumeric`, from a bitmap for the Basic
-/// Multilingual Plane (the Unicode tables' search was the tokenizer's largest cost).
+/// Whether `c` is part of a word: `char::is_alphanumeric` (from a bitmap for the Basic
+/// Multilingual Plane: the Unicode tables' search was the tokenizer's largest cost), and the
+/// marks of the Indic scripts.
 #[inline]
-fn is_word_char(c: char) -> bool {
+pub fn is_word_char(c: char) -> bool {
     if c.is_ascii() {
         return c.is_ascii_alphanumeric();
     }
     let i = c as u32;
     if i >= 0x10000 {
         return c.is_alphanumeric();
+    }
+    // The scripts of India and Sri Lanka join letters with a virama and mark them with a nukta,
+    // neither of which is alphabetic: `ইনস্টল` was two words, `ইনস` and `টল`, and Bengali
+    // sections showed such halves as key terms. Only the dandas end a word there.
+    if (0x0900..=0x0DFF).contains(&i) {
+        return !matches!(i, 0x0964 | 0x0965 | 0x0970 | 0x0DF4);
     }
     static BMP: std::sync::OnceLock<Box<[u64; 1024]>> = std::sync::OnceLock::new();
     let bits = BMP.get_or_init(|| {

@@ -105,10 +105,12 @@ proptest::proptest! {
 fn the_word_bitmap_is_unicodes() {
     for i in (0..0x11000u32)
         .step_by(7)
-        .chain([0x4E00, 0xAC00, 0x0E01, 0x00E9, 0x0301])
+        .chain([0x4E00, 0xAC00, 0x0E01, 0x00E9, 0x0301, 0x09CD, 0x094D, 0x0964])
     {
         if let Some(c) = char::from_u32(i) {
-            assert_eq!(super::is_word_char(c), c.is_alphanumeric(), "U+{i:04X}");
+            // Unicode's letters and digits, and the marks of the Indic scripts (not their dandas).
+            let indic = (0x0900..=0x0DFF).contains(&i) && !matches!(i, 0x0964 | 0x0965 | 0x0970 | 0x0DF4);
+            assert_eq!(super::is_word_char(c), c.is_alphanumeric() || indic, "U+{i:04X}");
         }
     }
 }
@@ -269,6 +271,9 @@ fn words_and_scripts() {
     // A Thai vowel sign written on its letter stays with it.
     check("สวัสดี", &["ส", "วั", "ส", "ดี"]);
     check("Привет мир", &["привет", "мир"]);
+    // A virama or a nukta is inside a word; a danda ends it.
+    check("ইনস্টল করুন। প্রকাশিত", &["ইনস্টল", "করুন", "প্রকাশিত"]);
+    check("हिन्दी पढ़ो", &["हिन्दी", "पढ़ो"]);
     check("", &[]);
     check("   ...  ", &[]);
 }

@@ -35,7 +35,7 @@ impl Surface {
             }
             // A word of more parts than a word has is read part by part.
             let words = chunk
-                .split(|c: char| !c.is_alphanumeric() && c != '-' && c != '\'' && c != ZWNJ)
+                .split(|c: char| !tokenizer::is_word_char(c) && c != '-' && c != '\'' && c != ZWNJ)
                 .flat_map(
                     |w| match w.split(ZWNJ).count() <= MAX_PARTS && w.chars().count() <= MAX_JOINED {
                         true => vec![w],
@@ -43,7 +43,7 @@ impl Surface {
                     },
                 );
             for word in words {
-                let word = word.trim_matches(|c: char| !c.is_alphanumeric());
+                let word = word.trim_matches(|c: char| !tokenizer::is_word_char(c));
                 if word.is_empty() {
                     continue;
                 }
