@@ -255,3 +255,32 @@ async fn every_cited_note_says_why() {
     assert!(entries > 30, "only {entries} entries");
     assert!(mute.is_empty(), "{mute:#?}");
 }
+
+/// obsidian-help says "press `Ctrl+P` (or `Cmd+P` on macOS)" in dozens of notes, each with its
+/// own key. A note that says `Cmd`, `Ctrl` and `macOS` only there is about none of them: they
+/// are neither its key terms nor the words shown beside a note it cites (Page preview cited
+/// Bookmarks, Quick switcher and Tags view for `Cmd, Ctrl, macOS`).
+#[tokio::test]
+async fn a_phrase_many_notes_repeat_relates_nothing() {
+    let notes = [
+        "Plugins/Page preview.md",
+        "Getting started/Create your first note.md",
+        "Plugins/Quick switcher.md",
+        "Plugins/Bookmarks.md",
+        "Plugins/Tags view.md",
+    ];
+    let keyboard = ["cmd", "ctrl", "macos"];
+    let v = language_vault("en", &notes);
+    let mut found = Vec::new();
+    for rel in notes {
+        let text = v.read(rel).to_lowercase();
+        assert!(text.contains("(or `cmd"), "{rel} holds no keyboard phrase");
+        let (sources, topics, section) = research_sources(&v, rel).await;
+        for word in topics.iter().chain(&shown_words(&sources, &section)) {
+            if keyboard.contains(&word.to_lowercase().as_str()) {
+                found.push(format!("{rel}: {word}\n{section}"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
