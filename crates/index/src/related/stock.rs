@@ -26,9 +26,11 @@ const MAX_COUNTED: usize = 300;
 const MAX_SPAN: usize = 4;
 
 /// Notes of postings the phrase counts of one note read at most (each phrase, those of its
-/// rarest word): in a vault of 100,000 notes in one language, a phrase of common words ("you
-/// can use") reads tens of thousands; the phrases after are taken as the note's own.
-const MAX_READ: u64 = 200_000;
+/// rarest word); the phrases after are taken as the note's own. In 100,000 generated notes of
+/// one vocabulary (Zipf), where the common words' phrases are in thousands of notes, finding a
+/// note's own words took 21-67 ms with 200,000, 7-24 ms with 50,000 (ten notes, `scholia
+/// research` of a note of `benches/vault.rs`'s kind); obsidian-help's languages read less.
+const MAX_READ: u64 = 50_000;
 
 /// `text` with every word that lies in a stock phrase blanked (replaced by spaces, so offsets
 /// and the other words stay). Words of scripts written without spaces are left: their
