@@ -410,7 +410,6 @@ mod tests {
             "notes this note links",
             "a note much like this one",
             "also tagged",
-            "one of the vault's hubs",
             "Hubs of this vault",
             "Already linking",
             "named on line",
@@ -444,7 +443,6 @@ mod tests {
             {"target": "Beside", "terms": [], "passages": [], "tie": {"kind": "folder", "folder": "F"}},
             {"target": "Into", "terms": [], "passages": [], "tie": {"kind": "links_into", "folder": "G", "linked": 3}},
             {"target": "Alike", "terms": [], "passages": [], "tie": {"kind": "alike_links"}, "tie_target": "Twin"},
-            {"target": "Hub", "terms": [], "passages": [], "tie": {"kind": "popular", "linking": 40}},
             {"target": "Tagged", "terms": [], "passages": [], "tie": {"kind": "tag", "tag": "bread"}},
         ]);
         let en = section("en", notes.clone()) + &section("en", serde_json::json!([]));
@@ -466,7 +464,7 @@ mod tests {
             }
             // Every entry says why it is here (a tie's sentence, the line it is named on).
             for target in [
-                "Named", "Via", "Both", "Some", "All", "Two", "Beside", "Into", "Alike", "Hub", "Tagged",
+                "Named", "Via", "Both", "Some", "All", "Two", "Beside", "Into", "Alike", "Tagged",
             ] {
                 let line = text
                     .lines()
