@@ -147,6 +147,16 @@ pub fn stems(text: &str) -> Vec<String> {
     joined.split_whitespace().map(str::to_string).collect()
 }
 
+/// Katakana characters in a row that are a stem of their own besides their pairs: a
+/// Japanese note writes its borrowed words in katakana (`プロパティ`, `リストビュー`), and their
+/// pairs (`プロ`, `ロパ`, `パテ`) are in many other words. Hidden-link recall on obsidian-help
+/// ja (both draws): 0.667 -> 0.671 with words of three characters or more, 0.667 with four.
+const KATAKANA_WORD: usize = 3;
+
+fn is_katakana(c: char) -> bool {
+    matches!(c as u32, 0x30A1..=0x30FA | 0x30FC)
+}
+
 /// [`stems`] appended to `out`, each followed by a space: one pass and no allocation per word,
 /// since every note is stemmed when it is indexed. The function words of the language the
 /// text is written in ([`LanguageGuess`]) are taken out again once the whole text is seen. In
@@ -173,7 +183,25 @@ pub fn push_stems(text: &str, out: &mut String) {
             out.push(' ');
         }
     };
+    // The katakana word being read: where it starts and ends, and its characters.
+    let mut katakana: Option<(usize, usize, usize)> = None;
+    let push_katakana = |out: &mut String, word: Option<(usize, usize, usize)>| {
+        if let Some((from, to, n)) = word
+            && n >= KATAKANA_WORD
+        {
+            out.push_str(&text[from..to]);
+            out.push(' ');
+        }
+    };
     while let Some(t) = stream.next() {
+        let kana = t.text.chars().next().is_some_and(is_katakana);
+        katakana = match katakana {
+            Some((from, to, n)) if kana && to == t.offset_from => Some((from, t.offset_to, n + 1)),
+            word => {
+                push_katakana(out, word);
+                kana.then_some((t.offset_from, t.offset_to, 1))
+            }
+        };
         if !is_unspaced(&t.text) {
             push_alone(out, run, prev_end, &prev);
             prev_end = None;
@@ -224,6 +252,7 @@ pub fn push_stems(text: &str, out: &mut String) {
         prev_end = Some(t.offset_to);
     }
     push_alone(out, run, prev_end, &prev);
+    push_katakana(out, katakana);
     let language = guess.languages();
     let mut cut = function_words
         .into_iter()

@@ -137,6 +137,17 @@ fn stems_cut_words_and_keep_pairs() {
     // The Arabic article goes before the cut; a short word keeps it.
     assert_eq!(stems("الملاحظات ملاحظة والملاحظات الحب"), ["ملاحظ", "ملاحظ", "ملاحظ", "الحب"]);
     assert_eq!(stems("知识库 gardens"), ["知识", "识库", "garde"]);
+    // A katakana word of three characters or more is a stem too, once it ends; a middle dot or
+    // another script ends it.
+    assert_eq!(
+        stems("プロパティを開く"),
+        ["プロ", "ロパ", "パテ", "ティ", "プロパティ", "ィを", "を開", "開く"]
+    );
+    assert_eq!(
+        stems("ノート・ビュー"),
+        ["ノー", "ート", "ノート", "トビ", "ビュ", "ュー", "ビュー"]
+    );
+    assert_eq!(stems("カナ gardens"), ["カナ", "garde"]);
 }
 
 #[test]
