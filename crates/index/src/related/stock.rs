@@ -154,8 +154,9 @@ fn holds_at_least(searcher: &Searcher, phrase: &PhraseQuery, floor: u64) -> Resu
 mod tests {
     /// `check(notes, text, expected)`: the words of `text` left once the stock phrases of a
     /// vault of `notes` are blanked.
-    fn check(notes: &[(&str, &str)], text: &str, expected: &str) {
-        let f = crate::fixture::vault(notes);
+    fn check(notes: &[(String, String)], text: &str, expected: &str) {
+        let notes: Vec<(&str, &str)> = notes.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let f = crate::fixture::vault(&notes);
         let searcher = f.index.searcher();
         let own = super::own_words(&f.index, &searcher, text, 0).unwrap();
         assert_eq!(
@@ -165,46 +166,45 @@ mod tests {
         );
     }
 
-    fn vault(phrase: &str, holding: usize, total: usize) -> Vec<(String, String)> {
+    /// A vault of `total` notes, the first holding `phrase(i)` where it gives one.
+    fn vault(total: usize, phrase: impl Fn(usize) -> Option<String>) -> Vec<(String, String)> {
         (0..total)
             .map(|i| {
-                let body = if i < holding {
-                    format!("Topic{i} words here. {phrase} to go on.")
-                } else {
-                    format!("Topic{i} other words.")
+                let body = match phrase(i) {
+                    Some(p) => format!("Topic{i} words here. {p} to go on."),
+                    None => format!("Topic{i} other words."),
                 };
                 (format!("n{i}.md"), body)
             })
             .collect()
     }
 
+    /// The keyboard phrase in the first `holding` of `total` notes.
+    fn keyboard(holding: usize, total: usize) -> Vec<(String, String)> {
+        vault(total, |i| {
+            (i < holding).then(|| "Press Ctrl (or Cmd on macOS)".to_string())
+        })
+    }
+
     #[test]
     fn a_phrase_many_notes_hold_is_blanked() {
-        let v = vault("Press Ctrl (or Cmd on macOS)", 6, 10);
-        let notes: Vec<(&str, &str)> = v.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let notes = keyboard(6, 10);
+        // ("to" too: the vault's notes go on "macOS) to".)
         check(
             &notes,
             "Hover a link and press Ctrl (or Cmd on macOS) to preview it.",
             "Hover a link and ( ) preview it.",
         );
-        // ("to" too: the vault's notes go on "macOS) to".) Its words elsewhere stay: only their stock
-        // uses are blanked.
+        // Its words elsewhere stay: only their stock uses are blanked.
         check(&notes, "Cmd is a key; macOS a system.", "Cmd is a key; macOS a system.");
     }
 
     #[test]
     fn a_phrase_passes_over_keys_and_numbers() {
         let keys = ["P", "O", "E", "1", "K", "22"];
-        let v: Vec<(String, String)> = (0..10)
-            .map(|i| {
-                let body = match keys.get(i) {
-                    Some(k) => format!("Topic{i} words. Press Ctrl+{k} (or Cmd+{k} on macOS) then."),
-                    None => format!("Topic{i} other words."),
-                };
-                (format!("n{i}.md"), body)
-            })
-            .collect();
-        let notes: Vec<(&str, &str)> = v.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let notes = vault(10, |i| {
+            keys.get(i).map(|k| format!("Press Ctrl+{k} (or Cmd+{k} on macOS)"))
+        });
         check(
             &notes,
             "Hover, and press Ctrl+Z (or Cmd+Z on macOS).",
@@ -217,18 +217,21 @@ mod tests {
     #[test]
     fn a_phrase_few_notes_hold_stays() {
         // With the note, four notes: under five.
-        let v = vault("Press Ctrl (or Cmd on macOS)", 3, 10);
-        let notes: Vec<(&str, &str)> = v.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-        check(&notes, "press Ctrl (or Cmd on macOS)", "press Ctrl (or Cmd on macOS)");
+        check(
+            &keyboard(3, 10),
+            "press Ctrl (or Cmd on macOS)",
+            "press Ctrl (or Cmd on macOS)",
+        );
     }
 
     #[test]
     fn unspaced_scripts_and_small_vaults_are_left() {
-        let v = vault("设置中的核心插件", 8, 10);
-        let notes: Vec<(&str, &str)> = v.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let notes = vault(10, |i| (i < 8).then(|| "设置中的核心插件".to_string()));
         check(&notes, "打开设置中的核心插件", "打开设置中的核心插件");
-        let v = vault("Press Ctrl (or Cmd on macOS)", 3, 3);
-        let notes: Vec<(&str, &str)> = v.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-        check(&notes, "press Ctrl (or Cmd on macOS)", "press Ctrl (or Cmd on macOS)");
+        check(
+            &keyboard(3, 3),
+            "press Ctrl (or Cmd on macOS)",
+            "press Ctrl (or Cmd on macOS)",
+        );
     }
 }
