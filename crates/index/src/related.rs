@@ -61,6 +61,14 @@ pub struct Related {
     pub evidence: Evidence,
 }
 
+/// A note's own words (its text, the vault's stock phrases blanked: `stock.rs`), and how many
+/// copies of it the index holds (one, or none for a note not yet indexed), which are no other
+/// notes having its words. Read once per query.
+struct Own {
+    text: String,
+    indexed: u64,
+}
+
 /// The note's words and their weights, heaviest first.
 #[derive(Debug, Clone, Default)]
 pub struct Terms(pub Vec<(String, f32)>);
@@ -247,18 +255,19 @@ impl VaultIndex {
     }
 
     /// The note's own words: its text with the vault's stock phrases blanked (`stock.rs`).
-    fn own_text(&self, searcher: &Searcher, note: &Likeness) -> Result<String, IndexError> {
+    fn own_text(&self, searcher: &Searcher, note: &Likeness) -> Result<Own, IndexError> {
         let indexed = searcher.search(&*self.path_query(&note.rel), &tantivy::collector::Count)? as u64;
-        stock::own_words(self, searcher, &note.text, indexed)
+        let text = stock::own_words(self, searcher, &note.text, indexed)?;
+        Ok(Own { text, indexed })
     }
 
     /// [`VaultIndex::weigh`] of the note's `own` words.
-    fn weigh_with(&self, searcher: &Searcher, note: &Likeness, own: &str) -> Result<Terms, IndexError> {
+    fn weigh_with(&self, searcher: &Searcher, note: &Likeness, own: &Own) -> Result<Terms, IndexError> {
         let n = searcher.num_docs().max(1) as f32;
         // The note's own copy in the index does not count as another note having a word.
-        let indexed = searcher.search(&*self.path_query(&note.rel), &tantivy::collector::Count)? as f32;
+        let indexed = own.indexed as f32;
         let mut tf: HashMap<String, f32> = HashMap::new();
-        let text = tokenizer::terms(own);
+        let text = tokenizer::terms(&own.text);
         // The function words of the language the note is written in say nothing either.
         let language = tokenizer::languages_of(text.iter().map(String::as_str));
         let mut add_terms = |terms: Vec<String>, weight: f32| {

@@ -8,7 +8,7 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, Searcher, Term};
 
 use super::around::{Around, folder_of, reach};
-use super::{Likeness, Terms, mentioned};
+use super::{Likeness, Own, Terms, mentioned};
 use crate::schema::nameable;
 use crate::{IndexError, VaultIndex, tokenizer};
 
@@ -72,17 +72,26 @@ pub const FIGURES: usize = 15;
 pub(super) struct Stems {
     counts: HashMap<String, u32>,
     all: HashSet<String>,
+    /// The note's copies in the index (see [`Own`]).
+    indexed: u64,
 }
 
 impl Stems {
-    pub(super) fn of(note: &Likeness, own: &str) -> Stems {
+    pub(super) fn of(note: &Likeness, own: &Own) -> Stems {
         let mut counts: HashMap<String, u32> = HashMap::new();
-        for s in tokenizer::stems(own).into_iter().chain(tokenizer::stems(&note.title)) {
+        for s in tokenizer::stems(&own.text)
+            .into_iter()
+            .chain(tokenizer::stems(&note.title))
+        {
             *counts.entry(s).or_default() += 1;
         }
         let mut all: HashSet<String> = tokenizer::stems(&note.text).into_iter().collect();
         all.extend(counts.keys().cloned());
-        Stems { counts, all }
+        Stems {
+            counts,
+            all,
+            indexed: own.indexed,
+        }
     }
 }
 
@@ -158,7 +167,7 @@ impl VaultIndex {
         // Link keys resolved once for the graph and the notes alike.
         let mut links = crate::graph::LinkTargets::default();
         let mut around = self.graph(searcher, note, &mut found, &mut links)?;
-        self.similar(searcher, note, stems, &mut found)?;
+        self.similar(searcher, stems, &mut found)?;
         self.alike_links(searcher, note, &mut found, &mut around.alike, &mut links)?;
         self.meaning_evidence(searcher, &note.rel, candidates, &mut found)?;
         self.names_both_ways(searcher, note, candidates, &mut found)?;
@@ -343,14 +352,13 @@ impl VaultIndex {
     fn similar(
         &self,
         searcher: &Searcher,
-        note: &Likeness,
         stems: &Stems,
         found: &mut HashMap<DocAddress, Evidence>,
     ) -> Result<(), IndexError> {
         use tantivy::postings::Postings;
         use tantivy::{DocSet, TERMINATED};
         let n = searcher.num_docs().max(1) as f32;
-        let indexed = searcher.search(&*self.path_query(&note.rel), &tantivy::collector::Count)? as f32;
+        let indexed = stems.indexed as f32;
         let mut query: Vec<(Term, f32)> = Vec::with_capacity(stems.counts.len());
         for (stem, &tf) in &stems.counts {
             let term = Term::from_field_text(self.fields.stems, stem);
