@@ -148,6 +148,9 @@ fn stems_cut_words_and_keep_pairs() {
         ["ノー", "ート", "ノート", "トビ", "ビュ", "ュー", "ビュー"]
     );
     assert_eq!(stems("カナ gardens"), ["カナ", "garde"]);
+    // Hostile: a run of ten thousand is no word, only its pairs.
+    let run = "ア".repeat(10_000);
+    assert!(stems(&run).iter().all(|s| s == "アア"), "a long run became a stem");
 }
 
 #[test]
@@ -169,6 +172,7 @@ fn syllables_of_thai_lao_khmer_and_myanmar_are_tokens() {
     check("ก\u{0E48}\u{0E48}\u{0E48} ok", &["ก\u{0E48}\u{0E48}\u{0E48}", "ok"]);
     // Hostile: ten thousand marks on one letter are one long word, skipped like any.
     check(&format!("ก{} ok", "\u{0E48}".repeat(10_000)), &["ok"]);
+    check(&format!("ক{} ok", "\u{09CD}".repeat(10_000)), &["ok"]);
     // Pairs of syllables are the terms, searched as two-token phrases.
     assert_eq!(terms("ស្វែងរក"), ["ស្វែង", "ងរ", "រក"]);
     assert_eq!(phrase("ស្វែង"), Some(vec!["ស្វែ".to_string(), "ង".to_string()]));
