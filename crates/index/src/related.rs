@@ -21,6 +21,7 @@ mod cut;
 mod evidence;
 mod hubs;
 mod live;
+mod similar;
 mod stock;
 mod ties;
 pub use evidence::{Evidence, FIGURES};
@@ -181,7 +182,7 @@ impl VaultIndex {
         let searcher = self.searcher();
         let own = self.own_text(&searcher, note)?;
         let terms = self.weigh_with(&searcher, note, &own)?;
-        let stems = evidence::Stems::of(note, &own);
+        let stems = similar::Stems::of(note, &own);
         let (mut evidence, around) = self.evidence(&searcher, note, &stems, &terms, CANDIDATES)?;
         // Popularity and name stems only reorder the notes other evidence found (the same recall as
         // counting it for all, at a fraction of the lookups).
@@ -226,7 +227,7 @@ impl VaultIndex {
         let searcher = self.searcher();
         let own = self.own_text(&searcher, note)?;
         let terms = self.weigh_with(&searcher, note, &own)?;
-        let stems = evidence::Stems::of(note, &own);
+        let stems = similar::Stems::of(note, &own);
         let (mut found, _) = self.evidence(&searcher, note, &stems, &terms, candidates)?;
         let all: Vec<DocAddress> = found.keys().copied().collect();
         let mut paths = self.paths_of(&searcher, &all)?;
