@@ -411,6 +411,7 @@ mod tests {
             "a note much like this one",
             "also tagged",
             "Hubs of this vault",
+            "Less closely related",
             "Already linking",
             "named on line",
             "No note this one",
@@ -444,6 +445,8 @@ mod tests {
             {"target": "Into", "terms": [], "passages": [], "tie": {"kind": "links_into", "folder": "G", "linked": 3}},
             {"target": "Alike", "terms": [], "passages": [], "tie": {"kind": "alike_links"}, "tie_target": "Twin"},
             {"target": "Tagged", "terms": [], "passages": [], "tie": {"kind": "tag", "tag": "bread"}},
+            {"target": "Faint", "terms": ["Roggen"], "passages": ["Unshown."], "brief": true},
+            {"target": "Far", "terms": [], "passages": ["Unshown."], "brief": true, "tie": {"kind": "folder", "folder": "F"}},
         ]);
         let en = section("en", notes.clone()) + &section("en", serde_json::json!([]));
         for phrase in english {
@@ -472,6 +475,13 @@ mod tests {
                     .unwrap();
                 assert!(line.chars().count() > target.len() + 10, "{lang}: {line}");
             }
+            // Brief entries share one line, each with what found it, and no passage.
+            let brief = text.lines().find(|l| l.contains("[[Faint]]")).unwrap();
+            assert!(
+                brief.contains("[[Far]]") && brief.contains("Roggen") && brief.contains("F/"),
+                "{lang}: {brief}"
+            );
+            assert!(!text.contains("Unshown"), "{lang}\n{text}");
             assert!(
                 text.contains("[[Hub A]]") && text.contains("[[Back]]"),
                 "{lang}\n{text}"

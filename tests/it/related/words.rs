@@ -9,7 +9,8 @@ use serde_json::Value;
 use super::{language_vault, none_found, obsidian_help, research_sources};
 
 /// The words an offline section shows beside its cited notes: each source's `terms`, which
-/// the section shows last on the note's line.
+/// the section shows last on the note's line, or after it in brackets on the line of notes
+/// less closely related.
 fn shown_words(sources: &[Value], section: &str) -> Vec<String> {
     let mut out = Vec::new();
     for s in sources {
@@ -18,8 +19,11 @@ fn shown_words(sources: &[Value], section: &str) -> Vec<String> {
         };
         let terms: Vec<String> = terms.iter().map(|t| t.as_str().unwrap().to_string()).collect();
         let line = format!(" — {}", terms.join(", "));
+        let brief = format!("[[{}]] ({})", s["target"].as_str().unwrap(), terms.join(", "));
         assert!(
-            section.lines().any(|l| l.starts_with("- [[") && l.ends_with(&line)),
+            section
+                .lines()
+                .any(|l| (l.starts_with("- [[") && l.ends_with(&line)) || (l.starts_with("- ") && l.contains(&brief))),
             "{line} not shown:\n{section}"
         );
         out.extend(terms);
