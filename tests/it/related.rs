@@ -55,10 +55,17 @@ fn writable(dir: &Path) {
 /// heading glued to text, not a callout label, cut only between words.
 fn check_passages(section: &str, v: &TestVault, cited: &[String]) {
     let mut note_text = String::new();
-    let mut bullets = cited.iter();
     for line in section.lines() {
-        if line.starts_with("- [[") {
-            note_text = v.read(bullets.next().expect("a bullet per cited note"));
+        // An entry of its own (not one named on the line of notes less closely related).
+        if let Some(target) = line.strip_prefix("- [[").and_then(|l| l.split("]]").next()) {
+            let path = cited
+                .iter()
+                .find(|c| {
+                    let c = c.trim_end_matches(".md");
+                    c == target || c.ends_with(&format!("/{target}"))
+                })
+                .expect("a bullet per cited note");
+            note_text = v.read(path);
         }
         let Some(quote) = line.trim_start().strip_prefix("> ") else {
             continue;

@@ -412,6 +412,7 @@ mod tests {
             "also tagged",
             "Hubs of this vault",
             "Less closely related",
+            "linked from 8 notes",
             "Already linking",
             "named on line",
             "No note this one",
@@ -445,6 +446,7 @@ mod tests {
             {"target": "Into", "terms": [], "passages": [], "tie": {"kind": "links_into", "folder": "G", "linked": 3}},
             {"target": "Alike", "terms": [], "passages": [], "tie": {"kind": "alike_links"}, "tie_target": "Twin"},
             {"target": "Tagged", "terms": [], "passages": [], "tie": {"kind": "tag", "tag": "bread"}},
+            {"target": "Linked", "terms": [], "passages": [], "tie": {"kind": "linked", "linking": 8}},
             {"target": "Faint", "terms": ["Roggen"], "passages": ["Unshown."], "brief": true},
             {"target": "Far", "terms": [], "passages": ["Unshown."], "brief": true, "tie": {"kind": "folder", "folder": "F"}},
         ]);
@@ -467,7 +469,7 @@ mod tests {
             }
             // Every entry says why it is here (a tie's sentence, the line it is named on).
             for target in [
-                "Named", "Via", "Both", "Some", "All", "Two", "Beside", "Into", "Alike", "Tagged",
+                "Named", "Via", "Both", "Some", "All", "Two", "Beside", "Into", "Alike", "Tagged", "Linked",
             ] {
                 let line = text
                     .lines()

@@ -222,8 +222,13 @@ pub(crate) fn select(
     let (hubs, particular): (Vec<RelatedNote>, Vec<RelatedNote>) = new.into_iter().partition(|n| n.hub().is_some());
     let mut new = particular;
     for (at, n) in new.iter_mut().enumerate() {
-        let why = n.tie != Tie::Words || !n.terms.is_empty();
-        n.brief = brief(at, n.score, best, n.mentioned_on.is_some(), why);
+        n.brief = brief(
+            at,
+            n.score / best,
+            n.mentioned_on.is_some(),
+            &n.tie,
+            !n.terms.is_empty(),
+        );
     }
     new.extend(hubs);
     new.extend(back);
@@ -236,13 +241,15 @@ const WHOLE_ENTRIES: usize = 5;
 const BRIEF_BELOW: f32 = 0.7;
 
 /// Whether the entry at `at` (0-based, among the new notes cited, best first) is named on one
-/// line without passages: past the first [`WHOLE_ENTRIES`], scoring under [`BRIEF_BELOW`] of
-/// the `best`, not named in the note, and with a word or tie (`why`) to show on that line.
-/// On obsidian-help's 34 languages (both draws of `benches/related.rs`), 0.12 of such entries
-/// were links the author had made, against 0.31 of the others: they are the chance finds, and
-/// a reader read two passages of each.
-fn brief(at: usize, score: f32, best: f32, named: bool, why: bool) -> bool {
-    at >= WHOLE_ENTRIES && score < BRIEF_BELOW * best && !named && why
+/// line without passages: a note cited for how many notes link it and nothing else
+/// ([`Tie::Linked`]), and past the first [`WHOLE_ENTRIES`] one scoring under [`BRIEF_BELOW`]
+/// of the best (`share`) with a word (`shown`) or tie to show on that line; never one the note
+/// names. On obsidian-help's 34 languages (both draws of `benches/related.rs`), 0.12 of the
+/// latter were links the author had made, against 0.31 of the others: they are the chance
+/// finds, and a reader read two passages of each.
+fn brief(at: usize, share: f32, named: bool, tie: &Tie, shown: bool) -> bool {
+    let why = *tie != Tie::Words || shown;
+    !named && (matches!(tie, Tie::Linked { .. }) || (at >= WHOLE_ENTRIES && share < BRIEF_BELOW && why))
 }
 
 /// Sentences of a related note's `text` considered for their meaning.
@@ -485,24 +492,29 @@ pub(crate) async fn research(
 mod tests {
     #[test]
     fn an_entry_is_brief_past_the_first_five_when_it_scores_well_below_the_best() {
-        // (position, score, named in the note, something to show why) -> brief; best 1.0.
-        let check = |at: usize, score: f32, named: bool, why: bool, want: bool| {
+        use scholia_index::Tie;
+        // (position, share of the best score, named in the note, tie, words shown) -> brief.
+        let check = |at: usize, share: f32, named: bool, tie: Tie, shown: bool, want: bool| {
             assert_eq!(
-                super::brief(at, score, 1.0, named, why),
+                super::brief(at, share, named, &tie, shown),
                 want,
-                "{at} {score} {named} {why}"
+                "{at} {share} {named} {tie:?} {shown}"
             );
         };
-        check(0, 0.2, false, true, false);
-        check(4, 0.1, false, true, false);
-        check(5, 0.69, false, true, true);
-        check(5, 0.7, false, true, false);
-        check(9, 0.3, true, true, false);
-        check(9, 0.3, false, false, false);
-        assert!(
-            !super::brief(7, 0.0, 0.0, false, true),
-            "no score at all: nothing is below"
-        );
+        let folder = || Tie::Folder { folder: "F".into() };
+        check(0, 0.2, false, Tie::Words, true, false);
+        check(4, 0.1, false, folder(), false, false);
+        check(5, 0.69, false, Tie::Words, true, true);
+        check(5, 0.69, false, folder(), false, true);
+        check(5, 0.7, false, Tie::Words, true, false);
+        check(9, 0.3, true, Tie::Words, true, false);
+        // Nothing to show on the line: its passages say why.
+        check(9, 0.3, false, Tie::Words, false, false);
+        // No score at all (NaN: nothing scored): nothing is below.
+        check(7, f32::NAN, false, Tie::Words, true, false);
+        // Cited for how many notes link it, wherever it ranks, unless the note names it.
+        check(0, 1.0, false, Tie::Linked { linking: 8 }, false, true);
+        check(0, 1.0, true, Tie::Linked { linking: 8 }, false, false);
     }
 
     #[test]

@@ -247,11 +247,27 @@ async fn every_cited_note_says_why() {
         let v = language_vault(lang, notes);
         for rel in *notes {
             let (_, _, section) = research_sources(&v, rel).await;
-            for line in section.lines().filter(|l| l.starts_with("- [[")) {
-                entries += 1;
-                // `- [[Target]]` alone, or with only a passage under it.
-                if !line.contains(" — ") {
-                    mute.push(format!("{lang} {rel}: {line}"));
+            for line in section.lines().filter(|l| l.starts_with("- ")) {
+                if line.starts_with("- [[") {
+                    entries += 1;
+                    // `- [[Target]]` alone, or with only a passage under it.
+                    if !line.contains(" — ") {
+                        mute.push(format!("{lang} {rel}: {line}"));
+                    }
+                    continue;
+                }
+                // The line of notes less closely related (or of the hubs): each in brackets
+                // after it, what found it.
+                for item in line.split("[[").skip(1) {
+                    entries += 1;
+                    let after = item.split_once("]]").map_or("", |(_, a)| a);
+                    let why = after
+                        .strip_prefix(" (")
+                        .or_else(|| after.strip_prefix('（'))
+                        .and_then(|w| w.split([')', '）']).next());
+                    if why.is_none_or(|w| w.trim().is_empty()) {
+                        mute.push(format!("{lang} {rel}: {line}"));
+                    }
                 }
             }
         }

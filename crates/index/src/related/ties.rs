@@ -31,9 +31,12 @@ pub enum Tie {
     /// It has the researched note's `tag`.
     Tag { tag: String },
     /// Linked from `linking` notes: one of the vault's hubs (see `related::hubs`) found by its
-    /// ties and how many notes link it more than by the words the two share, or a note under
-    /// the hubs' floor that nothing ties to the researched one more than that.
+    /// ties and how many notes link it more than by the words the two share.
     Popular { linking: usize },
+    /// Linked from `linking` notes, fewer than the vault's hubs are, and nothing ties it to the
+    /// researched one more than that: a note of its own, not one of the hubs (obsidian-help en's
+    /// hubs line read "[[Aliases]] (5)" and "[[Graph view]] (8)" beside Settings' 65).
+    Linked { linking: usize },
 }
 
 /// The vault's ties around one note, as the evidence read them, for all its related notes.
@@ -155,7 +158,7 @@ impl Ties {
             Some((kind, _, tie)) if kind > words => tie,
             // Under the floor, how many notes link it is told only when it outweighs the words
             // and every tie (the words may have nothing a reader can be shown).
-            _ if popular > words && popular > strongest && linking >= MIN_HUB => Tie::Popular { linking },
+            _ if popular > words && popular > strongest && linking >= MIN_HUB => Tie::Linked { linking },
             _ => Tie::Words,
         }
     }
@@ -377,8 +380,14 @@ mod tests {
             &[],
             hub(10),
         );
-        // Under it, only when nothing else weighs as much; four notes linking it make no hub.
-        check("Small.md", &[("popularity", 10f32.ln()), ("content", 0.5)], &[], hub(9));
+        // Under it, only when nothing else weighs as much, and as a note of its own; four notes
+        // linking it say nothing.
+        check(
+            "Small.md",
+            &[("popularity", 10f32.ln()), ("content", 0.5)],
+            &[],
+            Tie::Linked { linking: 9 },
+        );
         check(
             "Small.md",
             &[("popularity", 10f32.ln()), ("content", 2.5)],
