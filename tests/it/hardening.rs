@@ -165,28 +165,42 @@ async fn uris_that_are_not_regular_files_are_refused() {
     assert!(stderr(&out).contains("not a regular file"), "{}", stderr(&out));
 }
 
-/// Offline research of the obsidian-help vault's Callouts note quotes passages full of
-/// wikilinks, HTML, callouts and code: they stay words inside the section.
+/// Offline research of obsidian-help notes whose passages are full of wikilinks, HTML,
+/// callouts, code and URLs: they stay words inside the section. The Callouts note (en); the
+/// Importer note (ru), which quotes `[[Каталог сообщества|каталоге сообщества
+/// Obsidian]](https://community.obsidian.md)`, read as `Obsidian(https://…)`: its URL, glued to
+/// a word, was quoted bare and the research failed ("would link to https://community.obsidian.md").
 #[tokio::test(flavor = "multi_thread")]
 async fn quoted_passages_cannot_make_links_html_or_callouts() {
-    let v = TestVault::empty();
-    crate::support::copy_dir(&crate::support::obsidian_help().join("en"), &v.root);
-    make_writable(&v.root);
-    let rel = "Editing and formatting/Callouts.md";
-    let before = v.read(rel);
-    let out = v.cli(&Vec::new(), &["research", rel]).await;
-    assert!(out.status.success(), "{}", stderr(&out));
-    let after = v.read(rel);
-    assert!(
-        after.starts_with(before.trim_end()),
-        "the note before the section is kept"
-    );
-    let body = &after[after.find("\n## Research\n").unwrap() + "\n## Research\n".len()..];
-    let body = &scholia::vault::stamp::unmarked(body);
-    scholia::vault::contain::check("Research", 2, body, &scholia::vault::contain::Links::none()).unwrap();
-    for line in body.lines().filter(|l| l.trim_start().starts_with('>')) {
-        let unescaped = |pat: &str| line.match_indices(pat).any(|(i, _)| !line[..i].ends_with('\\'));
-        assert!(!unescaped("[[") && !unescaped("<") && !unescaped("[!"), "{line}");
+    for (lang, rel, quoted) in [
+        ("en", "Editing and formatting/Callouts.md", None),
+        (
+            "ru",
+            "Импорт заметок/Импортёр.md",
+            Some("`Obsidian(https://community.obsidian.md).`"),
+        ),
+    ] {
+        let v = TestVault::empty();
+        crate::support::copy_dir(&crate::support::obsidian_help().join(lang), &v.root);
+        make_writable(&v.root);
+        let before = v.read(rel);
+        let out = v.cli(&Vec::new(), &["research", rel]).await;
+        assert!(out.status.success(), "{rel}: {}", stderr(&out));
+        let after = v.read(rel);
+        assert!(
+            after.starts_with(before.trim_end()),
+            "the note before the section is kept"
+        );
+        let body = &after[after.find("\n## Research\n").unwrap() + "\n## Research\n".len()..];
+        let body = &scholia::vault::stamp::unmarked(body);
+        scholia::vault::contain::check("Research", 2, body, &scholia::vault::contain::Links::none()).unwrap();
+        for line in body.lines().filter(|l| l.trim_start().starts_with('>')) {
+            let unescaped = |pat: &str| line.match_indices(pat).any(|(i, _)| !line[..i].ends_with('\\'));
+            assert!(!unescaped("[[") && !unescaped("<") && !unescaped("[!"), "{line}");
+        }
+        if let Some(quoted) = quoted {
+            assert!(body.contains(quoted), "{rel}:\n{body}");
+        }
     }
 }
 

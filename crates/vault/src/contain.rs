@@ -273,7 +273,10 @@ fn words(text: &str, out: &mut String) {
         }
         let word = piece.trim_end();
         let space = &piece[word.len()..];
-        let in_url = urls.iter().any(|u| u.start <= i && i < u.end);
+        // A URL anywhere in the word: obsidian-help ru writes `[[Каталог сообщества|каталоге
+        // сообщества Obsidian]](https://community.obsidian.md)`, read as
+        // `Obsidian(https://community.obsidian.md).`, whose URL a reader's app links.
+        let in_url = urls.iter().any(|u| u.start < i + word.len() && i < u.end);
         if in_url || markup(word) {
             let bare: String = word.chars().filter(|c| *c != '`').collect();
             // A code span that begins with `=` or `$=` is a query Dataview runs: those leading
@@ -421,6 +424,10 @@ mod quote_tests {
         check(
             "See https://example.com/a%20b now.",
             "See `https://example.com/a%20b` now.",
+        );
+        check(
+            "A page in the catalog(https://community.obsidian.md). Or (see https://a.example).",
+            "A page in the `catalog(https://community.obsidian.md).` Or (see `https://a.example).`",
         );
         check("#tag then a # alone and C# code.", "`#tag` then a # alone and C# code.");
         // A line that would start a block: no backslash where the reader can be spared one.
