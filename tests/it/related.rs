@@ -256,6 +256,25 @@ async fn research_sections_do_not_feed_later_research() {
     }
 }
 
+/// A note embedding a block of another (obsidian-help en: Create your first note embeds
+/// `![[Manage notes#^blockquote-system-limitation]]`) researches the same whether or not that
+/// note has a research section: the embed read the whole note, its section included, and the
+/// entry "[[Internal links]] — hash, headings, network" became "… press" once Manage notes had
+/// one.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_embedded_note_s_research_section_does_not_feed_research() {
+    let (note, embedded) = (
+        "Getting started/Create your first note.md",
+        "Files and folders/Manage notes.md",
+    );
+    let v = language_vault("en", &[note, embedded]);
+    let (_, _, first) = research(&v, note).await;
+    research(&v, embedded).await;
+    assert!(v.read(embedded).contains("\n## Research\n"));
+    let (_, _, again) = research(&v, note).await;
+    assert_eq!(first, again, "the same vault text, the same section");
+}
+
 /// The section's fixed sentences are in the note's language: German detected from its words,
 /// Japanese from its front matter; English otherwise.
 #[tokio::test(flavor = "multi_thread")]

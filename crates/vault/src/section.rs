@@ -87,6 +87,49 @@ pub fn owner_text(text: String) -> String {
     }
 }
 
+/// The byte range of the block that `^id` marks (what `![[Note#^id]]` embeds), without the
+/// marker: the paragraph or list item whose last line ends with ` ^id`, or, for a marker on a
+/// line of its own, the lines just above it (a quote, a callout, a table, a list). `None` when
+/// no line ends with the marker.
+pub fn block(text: &str, id: &str) -> Option<Range<usize>> {
+    let marker = format!("^{id}");
+    let mut lines: Vec<Range<usize>> = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        lines.push(at..at + line.trim_end_matches(['\n', '\r']).len());
+        at += line.len();
+    }
+    let blank = |r: &Range<usize>| text[r.clone()].trim().is_empty();
+    let marked = lines.iter().position(|r| {
+        text[r.clone()]
+            .trim_end()
+            .strip_suffix(&marker)
+            .is_some_and(|before| before.is_empty() || before.ends_with(char::is_whitespace))
+    })?;
+    let line = text[lines[marked].clone()].trim_end();
+    let kept = line[..line.len() - marker.len()].trim_end();
+    let (last, end) = match kept.trim_start().is_empty() {
+        true => {
+            let last = (0..marked).rev().find(|&j| !blank(&lines[j]))?;
+            (last, lines[last].end)
+        }
+        false => (marked, lines[marked].start + kept.len()),
+    };
+    let item = |l: &str| {
+        let l = l.trim_start();
+        ["- ", "* ", "+ "].iter().any(|m| l.starts_with(m))
+            || l.split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let mut first = last;
+    if !(last == marked && item(&text[lines[marked].clone()])) {
+        while first > 0 && !blank(&lines[first - 1]) {
+            first -= 1;
+        }
+    }
+    Some(lines[first].start..end)
+}
+
 /// The body of the section (without its heading line), if present.
 pub fn body<'t>(text: &'t str, name: &str, level: u8) -> Result<Option<&'t str>, SectionError> {
     Ok(find(text, name, level)?.map(|r| {

@@ -131,8 +131,9 @@ pub(crate) fn likeness(
     }
 }
 
-/// Replaces `![[Note]]` / `![[Note#Heading]]` embeds of notes by their text (one level);
-/// returns the expanded text and what was embedded.
+/// Replaces `![[Note]]` / `![[Note#Heading]]` / `![[Note#^block]]` embeds of notes by the
+/// owner's text they embed, never a research section (one level); returns the expanded text and
+/// what was embedded.
 fn expand_embeds(index: &VaultIndex, rel: &str, text: &str, links: &[Link]) -> (String, Vec<String>) {
     let mut embedded = Vec::new();
     let mut out = String::with_capacity(text.len());
@@ -148,12 +149,21 @@ fn expand_embeds(index: &VaultIndex, rel: &str, text: &str, links: &[Link]) -> (
         let Ok(content) = scholia_vault::read::read_note(&abs) else {
             continue;
         };
-        let content = match &link.heading {
-            Some(h) => match section::find(&content, h, level_of(&content, h)) {
+        // The owner's words only: an embedded note's research section is scholia's, and read
+        // here it made a note's section change when the note it embeds gained one (obsidian-help
+        // en: Create your first note embeds a block of Manage notes).
+        let content = section::owner_text(content);
+        let content = match (&link.heading, &link.block) {
+            (Some(h), _) => match section::find(&content, h, level_of(&content, h)) {
                 Ok(Some(r)) => content[r].to_string(),
                 _ => continue,
             },
-            None => content,
+            // The block it embeds, not the whole note.
+            (None, Some(b)) => match section::block(&content, b) {
+                Some(r) => content[r].to_string(),
+                None => continue,
+            },
+            (None, None) => content,
         };
         out.push_str(&text[at..link.range.start]);
         out.push_str(&format!(

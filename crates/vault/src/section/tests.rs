@@ -418,3 +418,37 @@ mod properties {
         }
     }
 }
+
+/// What `![[Note#^id]]` embeds: (text, id) -> the block's text, or none.
+#[test]
+fn a_block_is_what_its_marker_marks() {
+    let check = |text: &str, id: &str, want: Option<&str>| {
+        assert_eq!(block(text, id).map(|r| &text[r]), want, "{text:?} {id}");
+    };
+    // A paragraph ending with its marker: the whole paragraph, not the marker.
+    check(
+        "# T\n\nFirst line\nsecond line ^p1\n\nNext.\n",
+        "p1",
+        Some("First line\nsecond line"),
+    );
+    // A list item: the item alone.
+    check("- one\n- two ^li\n- three\n", "li", Some("- two"));
+    check("1. one\n2. two ^n\n", "n", Some("2. two"));
+    // A marker on a line of its own: the block above it (a callout, as obsidian-help writes).
+    check(
+        "Intro.\n\n> [!hint] Limits\n> Names follow the system's rules.\n^blockquote-limits\n\nMore.\n",
+        "blockquote-limits",
+        Some("> [!hint] Limits\n> Names follow the system's rules."),
+    );
+    check(
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\n^table\r\n",
+        "table",
+        Some("| a | b |\n|---|---|\n| 1 | 2 |"),
+    );
+    // Only a whole marker at the end of a line.
+    check("Costs 2^p1 here.\n", "p1", None);
+    check("A ^p10\n", "p1", None);
+    check("Text ^p1 and more.\n", "p1", None);
+    check("^p1\n", "p1", None);
+    check("", "p1", None);
+}
