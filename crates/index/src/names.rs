@@ -346,10 +346,20 @@ impl VaultIndex {
         let df = match terms.as_slice() {
             [] => return Ok(None),
             [term] => self.live_doc_freq(&searcher, &Term::from_field_text(self.fields.body, term))?,
-            // A word of a script without spaces is several terms: counted as a phrase.
+            // A word of a script without spaces is several terms: counted as a phrase of the
+            // owners' text, never of research sections (obsidian-help km: Manage vaults, named in
+            // the sections other notes gained, became a common word, and a note's line naming
+            // it was no longer told).
             _ => {
-                let q = self.parse_user_query(&format!("\"{}\"", word.replace('"', "")))?;
-                searcher.search(&*q, &tantivy::collector::Count)? as u64
+                let parts: Vec<Term> = tokenizer::tokens(word)
+                    .iter()
+                    .map(|t| Term::from_field_text(self.fields.body, t))
+                    .collect();
+                match parts.len() {
+                    0 => return Ok(None),
+                    1 => self.live_doc_freq(&searcher, &parts[0])?,
+                    _ => searcher.search(&tantivy::query::PhraseQuery::new(parts), &tantivy::collector::Count)? as u64,
+                }
             }
         };
         Ok(Some(df as f32 / n))
@@ -382,6 +392,30 @@ fn note_symbol(path: String, title: String, score: f32) -> Symbol {
 mod tests {
     use super::*;
     use crate::named::pick_ranked;
+
+    /// How common a word is counts the owners' text only: words and unspaced words (a phrase
+    /// of tokens) that research sections repeat do not become common.
+    #[test]
+    fn a_word_s_share_is_of_the_owners_text() {
+        let section = "\n## Research\n\n- [[Vaults]] — วอลต์ คลังข้อมูล, 管理仓库, vaultword\n";
+        let mut files = vec![
+            (
+                "a.md".to_string(),
+                "จัดการคลังข้อมูล 管理仓库 vaultword here.\n".to_string(),
+            ),
+            ("b.md".to_string(), "Nothing of it.\n".to_string()),
+        ];
+        for i in 0..8 {
+            files.push((format!("n{i}.md"), format!("Note {i}.\n{section}")));
+        }
+        let files: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let f = crate::fixture::vault(&files);
+        for word in ["vaultword", "管理仓库", "คลังข้อมูล"] {
+            assert_eq!(f.index.word_share(word).unwrap(), Some(0.1), "{word}");
+        }
+        assert_eq!(f.index.word_share("nowhere").unwrap(), Some(0.0));
+        assert_eq!(f.index.word_share("  ").unwrap(), None);
+    }
 
     /// An ambiguous name means the note nearest the linking note in the folder tree: its own
     /// folder, then the longest common folder prefix, then the shortest path.
