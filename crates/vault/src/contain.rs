@@ -547,6 +547,10 @@ mod tests {
             let body = format!("- [[Note]]\n  > {}", passage(p));
             assert!(contained(&body), "{p:?} → {body:?}");
         }
+        // A bare scheme at the end of a value becomes a URL with what the template puts after
+        // it (a folder `+:` shown as `+:/`, then Arabic's comma): it is code already.
+        assert_eq!(text("+://"), "`+://`");
+        assert!(contained(&format!("- [[Note]] — في {}، مثل", text("+://"))));
         assert_eq!(text("A [title]\nwith (parens)"), "A \\[title\\] with (parens)");
         assert_eq!(url("https://a.example/x (y)"), "https://a.example/x%20%28y%29");
         assert_eq!(url("javascript:alert(1)"), "");
