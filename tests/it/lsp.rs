@@ -57,17 +57,8 @@ async fn initialize_answers_at_once_and_indexing_reports_progress() {
     assert_eq!(caps["textDocumentSync"]["change"], 2);
     assert_eq!(init["serverInfo"]["name"], "scholia");
 
-    let end = c
-        .wait_progress_end("Indexing vault", Duration::from_secs(30))
-        .await
-        .unwrap();
-    assert!(
-        end["params"]["value"]["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("7 notes: 7 indexed"),
-        "{end}"
-    );
+    let message = c.progress_message("Indexing vault", Duration::from_secs(30)).await;
+    assert!(message.starts_with("7 notes: 7 indexed"), "{message}");
     let kinds: Vec<_> = c
         .notifications
         .iter()
@@ -256,17 +247,8 @@ async fn two_servers_on_one_vault() {
     let v = TestVault::example();
     let mut first = ready(&v).await;
     let mut second = v.lsp().await;
-    let end = second
-        .wait_progress_end("Indexing vault", Duration::from_secs(30))
-        .await
-        .unwrap();
-    assert!(
-        end["params"]["value"]["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("read-only"),
-        "{end}"
-    );
+    let message = second.progress_message("Indexing vault", Duration::from_secs(30)).await;
+    assert!(message.starts_with("read-only"), "{message}");
     let r = second.request("workspace/symbol", json!({"query": "kombucha"})).await;
     assert_eq!(names(&r)[0], "Kombucha");
     first.shutdown().await;

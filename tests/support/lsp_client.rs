@@ -288,6 +288,18 @@ impl LspClient {
         .await
     }
 
+    /// The message the progress titled `title` ends with (it must end within `timeout`).
+    pub async fn progress_message(&mut self, title: &str, timeout: Duration) -> String {
+        let end = self
+            .wait_progress_end(title, timeout)
+            .await
+            .unwrap_or_else(|| panic!("no end of \"{title}\" within {timeout:?}"));
+        end["params"]["value"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
     pub async fn open(&mut self, path: &std::path::Path, text: &str) -> String {
         let uri = file_uri(path);
         self.docs.insert(uri.clone(), (text.to_string(), 1));

@@ -137,17 +137,10 @@ async fn background_research_from_a_selection_lands_with_a_link_to_its_report() 
         json!({"token": running["params"]["token"]}),
     )
     .await;
-    let end = c
-        .wait_progress_end("Start deep research (background)", Duration::from_secs(10))
-        .await
-        .unwrap();
-    assert!(
-        end["params"]["value"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("cancelled"),
-        "{end}"
-    );
+    let message = c
+        .progress_message("Start deep research (background)", Duration::from_secs(10))
+        .await;
+    assert!(message.contains("cancelled"), "{message}");
     let cancels = fake
         .all_requests()
         .into_iter()
@@ -489,17 +482,10 @@ async fn ask_sonar_inserts_the_quoted_question_and_sources() {
         json!({"command": ask["command"]["command"], "arguments": ask["command"]["arguments"]}),
     )
     .await;
-    let end = c
-        .wait_progress_end("Ask Sonar about selection", Duration::from_secs(30))
-        .await
-        .unwrap();
-    assert!(
-        end["params"]["value"]["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("sonar-pro: 3 sources"),
-        "{end}"
-    );
+    let message = c
+        .progress_message("Ask Sonar about selection", Duration::from_secs(30))
+        .await;
+    assert!(message.starts_with("sonar-pro: 3 sources"), "{message}");
     let (text, _) = c.docs[&uri].clone();
     let block = &text[text.find(&format!("### {question}")).expect(&text)..];
     assert!(block.contains(&format!("\n> {question}\n")), "{block}");
