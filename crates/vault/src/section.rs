@@ -90,8 +90,12 @@ pub fn owner_text(text: String) -> String {
 /// The byte range of the block that `^id` marks (what `![[Note#^id]]` embeds), without the
 /// marker: the paragraph or list item whose last line ends with ` ^id`, or, for a marker on a
 /// line of its own, the lines just above it (a quote, a callout, a table, a list). `None` when
-/// no line ends with the marker.
+/// no line ends with the marker, or `id` is empty.
 pub fn block(text: &str, id: &str) -> Option<Range<usize>> {
+    // `![[Note#^]]` names no block (a bare `^` would match any line ending with one).
+    if id.trim().is_empty() {
+        return None;
+    }
     let marker = format!("^{id}");
     let mut lines: Vec<Range<usize>> = Vec::new();
     let mut at = 0;

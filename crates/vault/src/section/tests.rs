@@ -451,4 +451,10 @@ fn a_block_is_what_its_marker_marks() {
     check("Text ^p1 and more.\n", "p1", None);
     check("^p1\n", "p1", None);
     check("", "p1", None);
+    // No id names no block, however many lines end with a caret.
+    check("Up ^\n", "", None);
+    check("Up ^\n", " ", None);
+    // Linear in the note: a marker at the end of 200,000 lines.
+    let long = format!("{}last ^end\n", "line\n\n".repeat(100_000));
+    check(&long, "end", Some("last"));
 }
