@@ -3,7 +3,7 @@
 # write the same bytes (the same vault text, the same section, whatever sections other notes
 # gained meanwhile), and no note may fail. Prints, per language, the notes, the sections the
 # second run changed (with the first three files) and the notes whose research failed (with
-# scholia's message); then the totals. About 10 minutes on 2 cores.
+# scholia's message); then the totals. About 15 minutes on 2 cores.
 #
 #   scripts/research-twice.sh                 # every language, into $TMPDIR/research-twice
 #   scripts/research-twice.sh en de ja        # some languages
