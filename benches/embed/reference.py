@@ -35,8 +35,12 @@ def layer_norm(x, w, b, eps=1e-12):
 
 
 def gelu(x):
-    from math import erf
-    return 0.5 * x * (1.0 + np.vectorize(erf)(x / np.sqrt(2.0)))
+    try:  # scipy's erf is the same function, a hundred times faster
+        from scipy.special import erf
+    except ImportError:
+        from math import erf
+        erf = np.vectorize(erf)
+    return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))
 
 
 def embed(w, cfg, ids):

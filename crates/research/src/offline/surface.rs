@@ -107,11 +107,24 @@ impl Surface {
     /// word of a pair already shown is not shown again, and a pair takes the place of its word
     /// shown before it (`tròn`, then `vòng tròn`).
     pub(crate) fn show(&self, terms: &[String], n: usize) -> Vec<String> {
+        self.show_in(terms, n, None)
+    }
+
+    /// [`Surface::show`] for the words the note shares with another, whose text is `other`:
+    /// in a script without spaces, only a word both write. A character pair is shared by
+    /// words that are not (ja showed `スナップショット`, snapshot, for a note on snapping,
+    /// and `コミュニティチャンネル` for one with `チャンネル`; th and zh more than half of
+    /// their words shown, which were no words of the note cited).
+    pub(crate) fn show_shared(&self, terms: &[String], n: usize, other: &str) -> Vec<String> {
+        self.show_in(terms, n, Some(other))
+    }
+
+    fn show_in(&self, terms: &[String], n: usize, other: Option<&str>) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         let words = |s: &str| s.split(' ').map(str::to_lowercase).collect::<Vec<_>>();
         let within = |small: &[String], big: &[String]| small.iter().all(|w| big.contains(w));
         for t in terms {
-            let Some(s) = self.0.get(t).cloned().or_else(|| unspaced_word(&self.1, t)) else {
+            let Some(s) = self.0.get(t).cloned().or_else(|| self.unspaced(t, other)) else {
                 continue;
             };
             let s = if s.contains(' ') { self.whole(s) } else { s };
@@ -137,6 +150,15 @@ impl Surface {
             }
         }
         out
+    }
+
+    /// The word of the note around `pair` (see [`unspaced_word`]); with `other`, a word both
+    /// texts write: the note's when `other` has it too, else `other`'s when the note has it.
+    fn unspaced(&self, pair: &str, other: Option<&str>) -> Option<String> {
+        let mine = unspaced_word(&self.1, pair);
+        let Some(other) = other else { return mine };
+        mine.filter(|w| other.contains(w.as_str()))
+            .or_else(|| unspaced_word(other, pair).filter(|w| self.1.contains(w.as_str())))
     }
 
     /// A Vietnamese pair as the word of three syllables it is part of in the note: when the
@@ -278,6 +300,41 @@ fn unspaced_word(text: &str, term: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The words two notes share, in a script without spaces: a word both write, or none.
+    #[test]
+    fn shared_words_are_written_by_both_notes() {
+        let check = |mine: &str, theirs: &str, pairs_of: &str, expected: &[&str]| {
+            let terms = tokenizer::terms(pairs_of);
+            assert_eq!(
+                Surface::of(mine).show_shared(&terms, 8, theirs),
+                expected,
+                "{mine} / {theirs}"
+            );
+        };
+        check(
+            "スナップショットを保存します。",
+            "スナップショットは毎日。",
+            "スナップショット",
+            &["スナップショット"],
+        );
+        // The note's word is not theirs, theirs is within the note's: theirs.
+        check(
+            "コミュニティチャンネルに参加します。",
+            "チャンネルで話します。",
+            "チャンネル",
+            &["チャンネル"],
+        );
+        // A pair of two words neither writes: nothing (`ショ` of snapshot and shop).
+        check(
+            "スナップショットを保存します。",
+            "ショップで買います。",
+            "ショ",
+            &[] as &[&str],
+        );
+        // Words of spaced scripts are compared by their terms, as before.
+        check("Callouts hold a callout.", "A callout here.", "callouts", &["Callouts"]);
+    }
 
     /// Key terms as the reader is shown them: the note's words as written, or nothing.
     #[test]
