@@ -195,7 +195,7 @@ pub(crate) fn select(
         // entry saying nothing of why it is here was 7 % of zh sections' entries.
         let shown = if tie == Tie::Words {
             let heaviest = shared.get(..SHARED_TERMS.min(shared.len())).unwrap_or_default();
-            let theirs = format!("{}\n{text}", r.title);
+            let theirs = format!("{}\n{}", parsed.title, parsed.plain_text);
             match surface.show_shared(heaviest, SHARED_TERMS, &theirs) {
                 none if none.is_empty() => surface.show_shared(&shared, SHARED_TERMS, &theirs),
                 some => some,
