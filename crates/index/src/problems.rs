@@ -87,7 +87,7 @@ impl VaultIndex {
         let mut out = Vec::new();
         for link in parsed.links.iter().take(MAX_LINKS) {
             let problem = match link_key(&link.target) {
-                None => self.missing_part(rel, &parsed, None, link),
+                None => self.missing_part(rel, &parsed, text, None, link),
                 Some(key) => match resolver.target(link, rel) {
                     None if is_attachment(&link.target) => (!self.has_file(&key)).then(|| Problem::NoFile {
                         target: link.target.trim().to_string(),
@@ -111,7 +111,7 @@ impl VaultIndex {
                                 chosen: found,
                             })
                         } else {
-                            self.missing_part(&found, &parsed, Some(rel), link)
+                            self.missing_part(&found, &parsed, text, Some(rel), link)
                         }
                     }
                 },
@@ -127,11 +127,14 @@ impl VaultIndex {
     }
 
     /// A heading or block of `note` that `link` names and `note` lacks. `from` is the linking
-    /// note when it is another (else `own` is the note).
+    /// note when it is another (else `own`, parsed from `own_text`, is the note). A block is
+    /// one [`section::block`](scholia_vault::section::block) finds, as embeds read it: a
+    /// marker ending a line after a space (`x^id` and `^idx` mark no `^id`).
     fn missing_part(
         &self,
         note: &str,
         own: &parse::ParsedNote,
+        own_text: &str,
         from: Option<&str>,
         link: &parse::Link,
     ) -> Option<Problem> {
@@ -153,15 +156,12 @@ impl VaultIndex {
             }
         }
         if let Some(b) = &link.block {
-            let text = match from {
-                None => None,
-                Some(_) => self.note_text(note),
-            };
-            let marker = format!("^{b}");
-            let has = match &text {
-                Some(t) => t.lines().any(|l| l.trim_end().ends_with(&marker)),
-                // The note's own blocks: its plain text keeps the markers.
-                None => own.plain_text.contains(&marker),
+            let has = match from {
+                None => scholia_vault::section::block(own_text, b).is_some(),
+                // A note the index cannot read now is not said to lack it.
+                Some(_) => self
+                    .note_text(note)
+                    .is_none_or(|t| scholia_vault::section::block(&t, b).is_some()),
             };
             if !has {
                 return Some(Problem::NoBlock {

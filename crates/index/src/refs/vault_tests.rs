@@ -212,6 +212,26 @@ fn link_problems_one_per_link() {
     );
 }
 
+/// A block link names what an embed of it shows (`section::block`): a marker ending a line
+/// after a space, in the note linked or in the note itself. A marker glued to a word, or a
+/// longer one the id begins, was taken for it (the note's own by its plain text).
+#[test]
+fn block_links_name_the_blocks_embeds_show() {
+    let koji = "# Koji\n\nSpores on rice. ^spores\n\nGlued x^glued\n\n- an item ^item\n\n> a quote\n\n^quote\n";
+    let f = vault(&[("Koji.md", koji)]);
+    let text = "Own line. ^mine\n\n[[Koji#^spores]] [[Koji#^spore]] [[Koji#^glued]] [[Koji#^item]] [[Koji#^quote]]\n[[#^mine]] [[#^min]] [[Koji#^]]\n";
+    let problems: Vec<String> = f
+        .index
+        .link_problems("Note.md", text)
+        .unwrap()
+        .iter()
+        .filter(|p| p.problem.code() == "unresolved-block")
+        .map(|p| text[p.range.clone()].to_string())
+        .collect();
+    // `[[Koji#^]]` names no block: it opens Koji, as in Obsidian.
+    assert_eq!(problems, ["[[Koji#^spore]]", "[[Koji#^glued]]", "[[#^min]]"]);
+}
+
 mod rename_property {
     //! After a rename, every link that named the note by file name or path names the new
     //! one, and nothing else in any note changed (a reference resolver, not the index, judges).
