@@ -3,7 +3,9 @@
 # write the same bytes (the same vault text, the same section, whatever sections other notes
 # gained meanwhile), and no note may fail. Prints, per language, the notes, the sections the
 # second run changed (with the first three files) and the notes whose research failed (with
-# scholia's message); then the totals. About 15 minutes on 2 cores.
+# scholia's message); then the totals, and what scripts/read-sections.py finds in the sections
+# (passages with a markup defect, words shown that the cited note does not write). About 15
+# minutes on 2 cores.
 #
 #   scripts/research-twice.sh                 # every language, into $TMPDIR/research-twice
 #   scripts/research-twice.sh en de ja        # some languages
@@ -39,3 +41,6 @@ for l in "${langs[@]}"; do
     total=$((total + n)); changed=$((changed + c)); failed=$((failed + ${f:-0}))
 done
 echo "total: $total notes, second run changed $changed, failed $failed"
+# What a reader would stumble on in the sections written: defects in passages, a passage twice,
+# words shown as shared that the cited note does not write.
+python3 scripts/read-sections.py "${langs[@]/#/$OUT/}"

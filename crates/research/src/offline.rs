@@ -91,6 +91,17 @@ pub(crate) fn select(
     // sentences with any of the note's weighed words explain it next best.
     let every: HashMap<String, f32> = terms.0.iter().cloned().collect();
     let (mut new, mut back) = (Vec::new(), Vec::new());
+    // Whether a word is in more than GENERIC_SHARE of the vault's notes, asked once a word.
+    let mut shares: HashMap<String, bool> = HashMap::new();
+    let mut generic = |word: &str| {
+        *shares.entry(word.to_string()).or_insert_with(|| {
+            index
+                .word_share(word)
+                .ok()
+                .flatten()
+                .is_some_and(|share| share > GENERIC_SHARE)
+        })
+    };
     // Sentences already shown, and the note's own: each is quoted once, and never to the note
     // that holds it.
     let mut quoted: HashSet<String> = own_sentences(&input.own);
@@ -190,16 +201,11 @@ pub(crate) fn select(
             _ => None,
         };
         // The words it shares are shown when they are why it is here.
-        // The heaviest it shares, those a reader can be shown; when none of them can be (pairs
-        // of a script without spaces cut out of a clause), the next heaviest that can: an
-        // entry saying nothing of why it is here was 7 % of zh sections' entries.
         let shown = if tie == Tie::Words {
-            let heaviest = shared.get(..SHARED_TERMS.min(shared.len())).unwrap_or_default();
-            let theirs = format!("{}\n{}", parsed.title, parsed.plain_text);
-            match surface.show_shared(heaviest, SHARED_TERMS, &theirs) {
-                none if none.is_empty() => surface.show_shared(&shared, SHARED_TERMS, &theirs),
-                some => some,
-            }
+            // Its Markdown too: a link's text is a word on its own there (zh `[[视图#视图设置|视图设置]]中`),
+            // where the readable text runs it into the clause.
+            let theirs = format!("{}\n{}\n{text}", parsed.title, parsed.plain_text);
+            shared_words(&surface, &shared, &theirs, &mut generic)
         } else {
             Vec::new()
         };
@@ -234,6 +240,33 @@ pub(crate) fn select(
     new.extend(hubs);
     new.extend(back);
     Ok((key, new))
+}
+
+/// A word in more than this share of the vault's notes says little of why a note is related
+/// (zh `例如`, for example; th `คลิก`, click; `Publish` in th notes).
+const GENERIC_SHARE: f32 = 0.2;
+
+/// The words shown beside a note found by its words (`shared`, the researched note's terms it
+/// holds, heaviest first; `theirs`, its readable text): the heaviest a reader can be shown, or
+/// when none of them can be (pairs of a script without spaces cut out of a clause), the next
+/// heaviest that can (an entry saying nothing of why it is here was 7 % of zh sections'
+/// entries). Of those, a word most notes write is left out when another is shown: of the words
+/// shown, those in more than a fifth of the vault's notes were 0.146 in zh and 0.139 in th once
+/// each was a word both notes write (`cargo bench --bench related`, generic). Lighter words do
+/// not take their place (`Cmd`, `Ctrl` of the vault's stock phrases came in so).
+fn shared_words(
+    surface: &Surface,
+    shared: &[String],
+    theirs: &str,
+    generic: &mut impl FnMut(&str) -> bool,
+) -> Vec<String> {
+    let heaviest = &shared[..SHARED_TERMS.min(shared.len())];
+    let shown = match surface.show_shared(heaviest, SHARED_TERMS, theirs) {
+        none if none.is_empty() => surface.show_shared(shared, SHARED_TERMS, theirs),
+        some => some,
+    };
+    let specific: Vec<String> = shown.iter().filter(|w| !generic(w)).cloned().collect();
+    if specific.is_empty() { shown } else { specific }
 }
 
 /// Entries shown whole, with their passages, whatever their score.
