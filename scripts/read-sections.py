@@ -62,11 +62,21 @@ def owner_text(path):
     return t if i < 0 else t[:i]
 
 
+def readable(t):
+    """Markdown as read: a link as its text, without emphasis or code marks (`选择**检查更新**`
+    reads `选择检查更新`)."""
+    t = re.sub(r"!?\[\[([^\]|]*)\|([^\]]*)\]\]", r"\2", t)
+    t = re.sub(r"!?\[\[([^\]]*)\]\]", r"\1", t)
+    t = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", t)
+    return re.sub(r"\*\*|__|[*_`~=]", "", t)
+
+
 def read(d):
     texts = defaultdict(list)  # a link target (file name, or path) -> the texts of the notes it may name
     notes = glob.glob(d + "/**/*.md", recursive=True)
     for p in notes:
-        own = owner_text(p) + "\n" + os.path.basename(p)[:-3]
+        raw = owner_text(p)
+        own = raw + "\n" + readable(raw) + "\n" + os.path.basename(p)[:-3]
         texts[os.path.basename(p)[:-3]].append(own)
         texts[os.path.relpath(p, d)[:-3]].append(own)
     passages, seen_twice, shown, not_written = 0, 0, 0, 0

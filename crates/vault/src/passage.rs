@@ -142,6 +142,9 @@ fn push_sentence(out: &mut Vec<String>, s: &str) {
     if s.ends_with(':') || s.ends_with('：') {
         return;
     }
+    if needs_escapes(s) {
+        return;
+    }
     let words = s.split_whitespace().count();
     // In a script without spaces between words a space parts phrases (Thai, Khmer) or sets
     // off a foreign name: its letters count, not its spaces.
@@ -157,6 +160,14 @@ fn push_sentence(out: &mut Vec<String>, s: &str) {
     if unspaced >= MIN_UNSPACED_CHARS && !label {
         out.push(s.to_string());
     }
+}
+
+/// Whether quoting `s` inert needs a backslash a reader reads past, outside code: a sentence
+/// about Markdown's own marks (obsidian-help vi quoted `\*This text will not be italicized*.`,
+/// which the note shows with its asterisks). Another sentence says it as well.
+fn needs_escapes(s: &str) -> bool {
+    let prose = |t: &str| t.split('`').step_by(2).any(|p| p.contains('\\'));
+    !prose(s) && prose(&crate::contain::quote(s))
 }
 
 /// Chinese or Japanese letters a line needs to be quoted without a sentence's end.
@@ -536,6 +547,12 @@ mod tests {
         check(
             "| Feature | What it does |\n| --- | --- |\n| Sync | Sync keeps the plugin settings in step everywhere. |\n",
             &["Sync keeps the plugin settings in step everywhere."],
+        );
+        // A sentence whose marks would need a backslash to stay inert is not quoted; in code
+        // they need none.
+        check(
+            "\\*This plugin text will not be italicized\\*.\n\nThe plugin keeps `*stars*` in code.\n",
+            &["The plugin keeps `*stars*` in code."],
         );
         // The same sentence twice is quoted once.
         check(
