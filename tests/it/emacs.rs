@@ -22,11 +22,7 @@ fn emacs() -> Option<String> {
 #[test]
 fn eglot_1_9_renames_a_note_without_a_dangling_link() {
     let Some(bin) = emacs() else {
-        if std::env::var("SCHOLIA_REQUIRE_E2E").is_ok_and(|v| v == "1") {
-            panic!("Emacs with eglot not found (apt-get install emacs-nox elpa-eglot)");
-        }
-        eprintln!("skipping: Emacs with eglot not found");
-        return;
+        return crate::support::missing_e2e("Emacs with eglot", "apt-get install emacs-nox elpa-eglot");
     };
     let v = TestVault::with_files(&[
         ("Sourdough starter.md", "# Sourdough starter\n\nFlour and water.\n"),

@@ -268,11 +268,7 @@ async fn a_task_outlives_the_server_that_started_it() {
 async fn the_typescript_ext_tasks_client_gets_and_settles_a_task() {
     let dir = crate::support::repo().join("tests/e2e/mcp-node");
     if !dir.join("node_modules/@modelcontextprotocol/ext-tasks").is_dir() {
-        if std::env::var("SCHOLIA_REQUIRE_E2E").is_ok_and(|v| v == "1") {
-            panic!("@modelcontextprotocol/ext-tasks is missing (cd tests/e2e/mcp-node && npm ci)");
-        }
-        eprintln!("skipping the ext-tasks test: cd tests/e2e/mcp-node && npm ci");
-        return;
+        return crate::support::missing_e2e("@modelcontextprotocol/ext-tasks", "cd tests/e2e/mcp-node && npm ci");
     }
     let v = TestVault::example();
     let fake = fakes().await;

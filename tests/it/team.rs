@@ -106,18 +106,9 @@ async fn two_hosts_share_tasks_through_postgresql() {
 /// `SCHOLIA_REQUIRE_E2E=1`).
 #[tokio::test(flavor = "multi_thread")]
 async fn tokens_carry_their_scope() {
-    let python = std::env::var("SCHOLIA_PYTHON").unwrap_or_else(|_| "python3".into());
-    let has_sdk = std::process::Command::new(&python)
-        .args(["-c", "import mcp"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_sdk {
-        if std::env::var("SCHOLIA_REQUIRE_E2E").is_ok_and(|v| v == "1") {
-            panic!("the MCP Python SDK is missing (pip install mcp)");
-        }
-        eprintln!("skipping the tokens test: pip install mcp");
+    let Some(python) = crate::support::mcp_python() else {
         return;
-    }
+    };
     let v = TestVault::example();
     let work = v.home.join("work");
     std::fs::create_dir_all(&work).unwrap();

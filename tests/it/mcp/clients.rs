@@ -103,18 +103,9 @@ async fn eventually(c: &Client, query: &str, path: &str, within: Duration) -> bo
 /// The MCP Python SDK, over stdio and streamable HTTP, against the real binary and the fakes.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_real_mcp_client_over_stdio_and_http() {
-    let python = std::env::var("SCHOLIA_PYTHON").unwrap_or_else(|_| "python3".into());
-    let has_sdk = std::process::Command::new(&python)
-        .args(["-c", "import mcp"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_sdk {
-        if std::env::var("SCHOLIA_REQUIRE_E2E").is_ok_and(|v| v == "1") {
-            panic!("the MCP Python SDK is missing (pip install mcp)");
-        }
-        eprintln!("skipping the MCP Python SDK test: pip install mcp");
+    let Some(python) = crate::support::mcp_python() else {
         return;
-    }
+    };
     let v = TestVault::example();
     let fake = fakes().await;
     let work = v.home.join("work");
@@ -146,11 +137,7 @@ async fn the_typescript_sdk_over_stdio_and_http() {
             .output()
             .is_ok_and(|o| o.status.success());
     if !has_sdk {
-        if std::env::var("SCHOLIA_REQUIRE_E2E").is_ok_and(|v| v == "1") {
-            panic!("the MCP TypeScript SDK is missing (cd tests/e2e/mcp-node && npm ci)");
-        }
-        eprintln!("skipping the MCP TypeScript SDK test: cd tests/e2e/mcp-node && npm ci");
-        return;
+        return crate::support::missing_e2e("the MCP TypeScript SDK", "cd tests/e2e/mcp-node && npm ci");
     }
     let v = TestVault::example();
     let fake = fakes().await;
