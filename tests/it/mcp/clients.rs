@@ -106,23 +106,7 @@ async fn a_real_mcp_client_over_stdio_and_http() {
     let Some(python) = crate::support::mcp_python() else {
         return;
     };
-    let v = TestVault::example();
-    let fake = fakes().await;
-    let work = v.home.join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let mut cmd = v.command(&python);
-    cmd.arg(repo().join("tests/e2e/mcp/client.py"))
-        .env("SCHOLIA_BIN", env!("CARGO_BIN_EXE_scholia"))
-        .env("VAULT", &v.root)
-        .env("FAKES", fake.base())
-        .env("WORK", &work)
-        .env("GEMINI_CLI", crate::support::fake_gemini());
-    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
-    eprintln!("{}", stderr(&out));
-    assert!(out.status.success(), "the MCP client failed:\n{}", stderr(&out));
-    assert!(stderr(&out).trim_end().ends_with("OK"));
+    sdk_client(&python, repo().join("tests/e2e/mcp/client.py"), "the MCP client").await;
 }
 
 /// The official TypeScript SDK (most MCP hosts, the MCP Inspector), which validates every
@@ -139,12 +123,18 @@ async fn the_typescript_sdk_over_stdio_and_http() {
     if !has_sdk {
         return crate::support::missing_e2e("the MCP TypeScript SDK", "cd tests/e2e/mcp-node && npm ci");
     }
+    sdk_client("node", dir.join("client.mjs"), "the TypeScript SDK client").await;
+}
+
+/// Runs an SDK's client `script` with `program` against the real binary, the example vault
+/// and the fakes: it must succeed and end by printing `OK`.
+async fn sdk_client(program: &str, script: std::path::PathBuf, what: &str) {
     let v = TestVault::example();
     let fake = fakes().await;
     let work = v.home.join("work");
     std::fs::create_dir_all(&work).unwrap();
-    let mut cmd = v.command("node");
-    cmd.arg(dir.join("client.mjs"))
+    let mut cmd = v.command(program);
+    cmd.arg(script)
         .env("SCHOLIA_BIN", env!("CARGO_BIN_EXE_scholia"))
         .env("VAULT", &v.root)
         .env("FAKES", fake.base())
@@ -154,10 +144,6 @@ async fn the_typescript_sdk_over_stdio_and_http() {
         .await
         .unwrap();
     eprintln!("{}", stderr(&out));
-    assert!(
-        out.status.success(),
-        "the TypeScript SDK client failed:\n{}",
-        stderr(&out)
-    );
-    assert!(stderr(&out).trim_end().ends_with("OK"));
+    assert!(out.status.success(), "{what} failed:\n{}", stderr(&out));
+    assert!(stderr(&out).trim_end().ends_with("OK"), "{what}");
 }
