@@ -219,13 +219,15 @@ pub fn of(text: &str) -> &'static str {
     let (mut thai, mut khmer, mut bengali) = (0usize, 0usize, 0usize);
     let (mut traditional, mut simplified) = (0usize, 0usize);
     for c in text.chars() {
-        traditional += usize::from(TRADITIONAL.contains(c));
-        simplified += usize::from(SIMPLIFIED.contains(c));
         letters += usize::from(c.is_alphabetic());
         latin += usize::from(c.is_alphabetic() && (c < '\u{0250}' || ('\u{1e00}'..='\u{1eff}').contains(&c)));
         match c {
             '\u{3040}'..='\u{30ff}' => kana += 1,
-            '\u{4e00}'..='\u{9fff}' => han += 1,
+            '\u{4e00}'..='\u{9fff}' => {
+                han += 1;
+                traditional += usize::from(TRADITIONAL.contains(c));
+                simplified += usize::from(SIMPLIFIED.contains(c));
+            }
             '\u{ac00}'..='\u{d7a3}' => hangul += 1,
             'ы' | 'э' | 'Ы' | 'Э' => (cyrillic, russian) = (cyrillic + 1, russian + 1),
             'і' | 'ї' | 'є' | 'ґ' | 'І' | 'Ї' | 'Є' | 'Ґ' => {
