@@ -524,6 +524,29 @@ pub(crate) async fn research(
 
 #[cfg(test)]
 mod tests {
+    /// The words shown beside a note found by its words: the heaviest four it can show, a
+    /// common one left out when another is shown, never a lighter one in its place.
+    #[test]
+    fn common_words_give_way_to_the_others_shown() {
+        let surface = super::Surface::of("Feed the starter rye flour and water every day; press Cmd to save.");
+        let check = |shared: &[&str], common: &[&str], expected: &[&str]| {
+            let shared: Vec<String> = shared.iter().map(|s| s.to_string()).collect();
+            let mut generic = |w: &str| common.contains(&w.to_lowercase().as_str());
+            let shown = super::shared_words(&surface, &shared, "", &mut generic);
+            assert_eq!(shown, expected, "{shared:?}, common {common:?}");
+        };
+        check(&["rye", "water", "day"], &["water", "day"], &["rye"]);
+        // Only common words: shown, something being better than nothing.
+        check(&["water", "day"], &["water", "day"], &["water", "day"]);
+        // The fifth heaviest (`cmd`) does not take a common word's place.
+        check(
+            &["water", "day", "rye", "flour", "cmd"],
+            &["water", "day"],
+            &["rye", "flour"],
+        );
+        check(&[], &[], &[] as &[&str]);
+    }
+
     #[test]
     fn an_entry_is_brief_past_the_first_five_when_it_scores_well_below_the_best() {
         use scholia_index::Tie;
