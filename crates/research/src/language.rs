@@ -49,8 +49,8 @@ pub fn name(code: &str) -> &'static str {
     }
 }
 
-/// Common characters only traditional Chinese writes, and their simplified forms (`這` and
-/// `这`, this; `筆記` and `笔记`, note; `連結` and `链接`, link).
+/// Common characters only traditional Chinese writes, and their simplified forms, in the same
+/// order (`這` and `这`, this; `筆記` and `笔记`, note; `連結` and `连结`, link).
 const TRADITIONAL: &str =
     "這們個與為說時會來對從還點開關於資檔筆記連結庫設體過見電實題區標號選單擇應該顯檢視變數權讓頁夾話請將無發動種";
 const SIMPLIFIED: &str =

@@ -45,6 +45,9 @@ fn languages_of_notes() {
     // Persian's and Arabic's own letters as many: a doubt, English; a megabyte of Greek.
     check(&"ی ي ک ك ".repeat(20), "en");
     check(&"σημείωση ".repeat(60_000), "el");
+    // A megabyte of traditional characters; as many of each form is a doubt, simplified.
+    check(&"這是筆記。".repeat(70_000), "zh-TW");
+    check(&"這个筆记。".repeat(10), "zh");
     // Each language reads as itself, not as a neighbour sharing words.
     check(
         "Pentru a crea o notă nouă, apasă pe butonul din bara laterală și scrie titlul. Nota este salvată în seif, la fel ca un fișier de text.",
