@@ -265,6 +265,9 @@ fn shared_words(
         none if none.is_empty() => surface.show_shared(shared, SHARED_TERMS, theirs),
         some => some,
     };
+    if shown.len() < 2 {
+        return shown; // nothing to give way to
+    }
     let specific: Vec<String> = shown.iter().filter(|w| !generic(w)).cloned().collect();
     if specific.is_empty() { shown } else { specific }
 }
