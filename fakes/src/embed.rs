@@ -2,7 +2,9 @@
 //! names (two texts that name one concept, in different words, are near), so tests can ask a
 //! question that shares no word with the note that answers it. The model name chooses
 //! misbehaviour: `fake-embed:down` (503 always), `fake-embed:rate-limit-first=N` (429 with
-//! `Retry-After: 0` for the first N requests), `fake-embed:garbage` (not JSON).
+//! `Retry-After: 0` for the first N requests), `fake-embed:garbage` (not JSON),
+//! `fake-embed:stall-after=N` (answers N requests, then holds each later one for [`STALL`]
+//! before answering: a host that hangs).
 
 use std::sync::Arc;
 
@@ -44,6 +46,8 @@ const CONCEPTS: &[&[&str]] = &[
     &["voice", "audio", "recorder", "memo", "memos", "microphone", "recording"],
 ];
 pub const DIMS: usize = 32;
+/// How long `stall-after` holds a request: far past any deadline a question may wait.
+pub const STALL: std::time::Duration = std::time::Duration::from_secs(40);
 
 /// The fake's vector of `text`.
 pub fn vector(text: &str) -> Vec<f32> {
@@ -69,6 +73,11 @@ pub async fn embeddings(State(state): State<Arc<FakeState>>, Json(body): Json<Va
         && state.count(&format!("embed:{model}")) <= n
     {
         return (StatusCode::TOO_MANY_REQUESTS, [("retry-after", "0")], "slow down").into_response();
+    }
+    if let Some(n) = b.value("stall-after").and_then(|v| v.parse::<u32>().ok())
+        && state.count(&format!("embed:{model}")) > n
+    {
+        tokio::time::sleep(STALL).await;
     }
     if b.has("garbage") {
         return (StatusCode::OK, "<html>not json</html>").into_response();

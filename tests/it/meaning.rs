@@ -50,13 +50,8 @@ async fn the_cli_finds_by_meaning_and_survives_a_dead_endpoint() {
     let out = v.cli(&down, &["search", "kombucha"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("Kombucha.md"), "{}", stdout(&out));
-    let err = stderr(&out);
-    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
-    assert_eq!(warnings.len(), 1, "{}", stderr(&out));
-    assert!(
-        warnings[0].contains("503") && warnings[0].contains("words only"),
-        "{warnings:?}"
-    );
+    let warnings = said(&out);
+    assert!(warnings[0].contains("503"), "{warnings:?}");
     // A bad setting is an error naming the field.
     let bad = env(&[("SCHOLIA_EMBED_BASE_URL", "ftp://x"), ("SCHOLIA_EMBED_MODEL", "m")]);
     let out = v.cli(&bad, &["search", "kombucha"]).await;
@@ -66,6 +61,116 @@ async fn the_cli_finds_by_meaning_and_survives_a_dead_endpoint() {
         .cli(&env(&[("SCHOLIA_EMBED_MODEL_PATH", "/nowhere")]), &["search", "x"])
         .await;
     assert!(stderr(&out).contains("SCHOLIA_EMBED_MODEL_PATH") && stderr(&out).contains("sentence-transformers"));
+}
+
+/// What a command said of its embeddings failing: one line, on stderr (it was two: the log's
+/// and the CLI's own).
+fn said(out: &std::process::Output) -> Vec<String> {
+    let err = stderr(out);
+    let lines: Vec<String> = err
+        .lines()
+        .filter(|l| l.contains("words only"))
+        .map(String::from)
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].starts_with("scholia: warning: embeddings"), "{err}");
+    lines
+}
+
+/// An endpoint that hangs once the vectors are made, or that nothing listens on: a search
+/// waits seconds, not the minute a batch of the vault's vectors may take, before words
+/// answer (it took 8 s of retries on a refused port and 60 s on a hung host); a server
+/// searching again does not wait again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hung_or_absent_endpoint_gives_way_to_words_within_seconds() {
+    let server = fakes().await;
+    let v = TestVault::example();
+    // The probe and one batch make the vectors; every later request hangs.
+    let hangs = endpoint(&server, "fake-embed:stall-after=2");
+    let out = v.cli(&hangs, &["index"]).await;
+    assert!(stdout(&out).contains("vectors: 7 notes embedded"), "{}", stdout(&out));
+    let words_within = |limit: Duration, out: &std::process::Output, took: Duration| {
+        assert!(out.status.success(), "{}", stderr(out));
+        assert!(stdout(out).starts_with("Kombucha.md"), "{}", stdout(out));
+        assert!(took < limit, "{took:?}");
+        said(out);
+    };
+    let started = Instant::now();
+    let out = v.cli(&hangs, &["search", "kombucha"]).await;
+    words_within(scholia_fakes::embed::STALL / 4, &out, started.elapsed());
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let nobody = env(&[
+        ("SCHOLIA_EMBED_BASE_URL", &format!("http://127.0.0.1:{port}/v1")),
+        ("SCHOLIA_EMBED_MODEL", "m"),
+    ]);
+    let started = Instant::now();
+    let out = v.cli(&nobody, &["search", "kombucha"]).await;
+    words_within(Duration::from_secs(3), &out, started.elapsed());
+    // It says why: not only reqwest's "error sending request".
+    assert!(said(&out)[0].contains("refused"), "{}", stderr(&out));
+
+    // An MCP server makes its vectors in the background (two requests), then its question
+    // hangs: words answer, said once; the next search does not ask the endpoint again.
+    // (A model of its own: the fake counts requests by model.)
+    let v = TestVault::example();
+    let (c, _stop) = crate::mcp::connect(&v, &endpoint(&server, "fake-embed:stall-after=2,server")).await;
+    let started = Instant::now();
+    let (found, took) = loop {
+        let asked = Instant::now();
+        let r = call(&c, "find_notes", json!({"query": "kombucha", "limit": 3})).await;
+        let s = r.structured_content.clone().unwrap();
+        let warned = s["warnings"].as_array().is_some_and(|w| !w.is_empty());
+        if warned || started.elapsed() > scholia_fakes::embed::STALL / 2 {
+            break (s, asked.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(found["warnings"][0].as_str().unwrap().contains("words only"), "{found}");
+    assert_eq!(found["mode"], "lexical", "{found}");
+    assert_eq!(found["results"][0]["path"], "Kombucha.md", "{found}");
+    assert!(took < scholia_fakes::embed::STALL / 4, "{took:?}");
+    let asked = Instant::now();
+    let r = call(&c, "find_notes", json!({"query": "kombucha", "limit": 3})).await;
+    let s = r.structured_content.clone().unwrap();
+    assert!(asked.elapsed() < Duration::from_secs(2), "{:?}", asked.elapsed());
+    assert_eq!(
+        (s["mode"].as_str(), s["results"][0]["path"].as_str()),
+        (Some("lexical"), Some("Kombucha.md")),
+        "{s}"
+    );
+
+    // The language server alike.
+    let v = TestVault::example();
+    let mut lsp: LspClient = v.lsp_ready(&endpoint(&server, "fake-embed:stall-after=2,editor")).await;
+    let search = json!({"command": "scholia.search", "arguments": [{"query": "kombucha"}]});
+    let started = Instant::now();
+    let (found, took) = loop {
+        let asked = Instant::now();
+        let r = lsp.request("workspace/executeCommand", search.clone()).await;
+        if r["warnings"].as_array().is_some_and(|w| !w.is_empty())
+            || started.elapsed() > scholia_fakes::embed::STALL / 2
+        {
+            break (r, asked.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(found["warnings"][0].as_str().unwrap().contains("words only"), "{found}");
+    assert_eq!(
+        (found["mode"].as_str(), found["hits"][0]["path"].as_str()),
+        (Some("lexical"), Some("Kombucha.md")),
+        "{found}"
+    );
+    assert!(took < scholia_fakes::embed::STALL / 4, "{took:?}");
+    let asked = Instant::now();
+    let r = lsp.request("workspace/executeCommand", search).await;
+    assert!(asked.elapsed() < Duration::from_secs(2), "{:?}", asked.elapsed());
+    assert_eq!(r["hits"][0]["path"], "Kombucha.md", "{r}");
+    lsp.shutdown().await;
 }
 
 /// An MCP server computes the vectors in the background; `find_notes` fuses once they are

@@ -54,4 +54,10 @@ pub trait Embedder: Send + Sync {
     fn count_tokens(&self, text: &str) -> usize;
     /// One unit vector per text, in order.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// [`Embedder::embed`] for texts someone is waiting on (a question, the sentences of a
+    /// note being researched): an adapter that can be slow or gone (an endpoint) gives up
+    /// within seconds, and the caller goes on by words.
+    fn embed_now(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed(texts)
+    }
 }

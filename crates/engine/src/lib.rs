@@ -26,6 +26,7 @@ use tokio::sync::Semaphore;
 
 pub use events::Event;
 pub use host::{Host, NoteHost};
+pub use meaning::Patience;
 pub use ops::{Answer, BackgroundOutcome, Question, QuestionOutcome, ResearchOutcome};
 pub use providers::Providers;
 pub use scholia_base::{
@@ -122,7 +123,11 @@ impl Engine {
         let embedder: Arc<std::sync::OnceLock<meaning::Built>> = Arc::default();
         let (cell, config) = (embedder.clone(), settings.embeddings.clone());
         let ctx = Context {
-            embedder: Arc::new(move || meaning::build(&cell, config.as_ref()).ok().flatten()),
+            embedder: Arc::new(move || {
+                meaning::build(&cell, config.as_ref(), meaning::Patience::Patient)
+                    .ok()
+                    .flatten()
+            }),
             llm: settings.llm.clone().map(|c| Arc::new(ChatClient::new(c))),
             fetcher: Fetcher::new(settings.allow_private_hosts),
             search_permits: Arc::new(Semaphore::new(settings.search_concurrency.max(1))),

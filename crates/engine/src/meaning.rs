@@ -11,12 +11,25 @@ use scholia_index::VaultSession;
 use super::Engine;
 use super::config::EmbedConfig;
 
-/// The embedder, or why there is none (said once).
+/// The embedder, or why there is none (said once, by whoever asked: the CLI on stderr, a
+/// server in its log).
 pub(crate) type Built = Result<Option<Arc<dyn Embedder>>, String>;
+
+/// How long building the embedder waits for an endpoint's first answer (a local model loads
+/// as fast either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Patience {
+    /// A command someone waits on (`scholia search`): a dead or hung endpoint gives way to
+    /// words within seconds.
+    Quick,
+    /// The vault's vectors (`scholia index`, a server's background, research): a cold model
+    /// may take its time to load.
+    Patient,
+}
 
 /// The embedder `config` chooses, built once into `cell` (the engine and the pipelines'
 /// context share one). Blocking.
-pub(crate) fn build(cell: &std::sync::OnceLock<Built>, config: Option<&EmbedConfig>) -> Built {
+pub(crate) fn build(cell: &std::sync::OnceLock<Built>, config: Option<&EmbedConfig>, patience: Patience) -> Built {
     cell.get_or_init(|| {
         let Some(config) = config else {
             return Ok(None);
@@ -25,14 +38,18 @@ pub(crate) fn build(cell: &std::sync::OnceLock<Built>, config: Option<&EmbedConf
             EmbedConfig::Local { path } => {
                 scholia_embed::local::LocalModel::load(path).map(|m| Arc::new(m) as Arc<dyn Embedder>)
             }
-            EmbedConfig::Endpoint(c) => scholia_providers::embeddings::EndpointEmbedder::connect(c.clone())
-                .map(|m| Arc::new(m) as Arc<dyn Embedder>),
+            EmbedConfig::Endpoint(c) => {
+                let probe = match patience {
+                    Patience::Quick => scholia_providers::embeddings::QUICK,
+                    Patience::Patient => scholia_providers::embeddings::BULK,
+                };
+                scholia_providers::embeddings::EndpointEmbedder::connect(c.clone(), probe)
+                    .map(|m| Arc::new(m) as Arc<dyn Embedder>)
+            }
         };
-        built.map(Some).map_err(|e| {
-            let message = format!("embeddings: {e}; search and related notes use words only");
-            tracing::warn!("{message}");
-            message
-        })
+        built
+            .map(Some)
+            .map_err(|e| format!("embeddings: {e}; search and related notes use words only"))
     })
     .clone()
 }
@@ -40,14 +57,14 @@ pub(crate) fn build(cell: &std::sync::OnceLock<Built>, config: Option<&EmbedConf
 impl Engine {
     /// The embedder the settings choose, built on first use; `Ok(None)` when none is
     /// configured, `Err` (a warning) when it could not be had. Blocking.
-    pub fn embedder(&self) -> Result<Option<Arc<dyn Embedder>>, String> {
-        build(&self.embedder, self.settings.embeddings.as_ref())
+    pub fn embedder(&self, patience: Patience) -> Result<Option<Arc<dyn Embedder>>, String> {
+        build(&self.embedder, self.settings.embeddings.as_ref(), patience)
     }
 
     /// Gives `session` the embedder now (a command that searches or indexes); the warning,
-    /// when embeddings are configured and could not be had. Blocking.
-    pub fn use_meaning(&self, session: &VaultSession) -> Option<String> {
-        match self.embedder() {
+    /// when embeddings are configured and could not be had, for the caller to show. Blocking.
+    pub fn use_meaning(&self, session: &VaultSession, patience: Patience) -> Option<String> {
+        match self.embedder(patience) {
             Ok(Some(e)) => {
                 session.index().set_embedder(e);
                 None
@@ -65,9 +82,11 @@ impl Engine {
             return;
         }
         let (cell, config) = (self.embedder.clone(), self.settings.embeddings.clone());
-        let built = scholia_base::spawn_blocking(move || build(&cell, config.as_ref())).await;
-        if let Ok(Some(e)) = built {
-            session.index().set_embedder(e);
+        let built = scholia_base::spawn_blocking(move || build(&cell, config.as_ref(), Patience::Patient)).await;
+        match built {
+            Ok(Some(e)) => session.index().set_embedder(e),
+            Ok(None) => {}
+            Err(warning) => tracing::warn!("{warning}"),
         }
     }
 
@@ -78,6 +97,12 @@ impl Engine {
             return;
         }
         let engine = self.clone();
-        session.set_meaning_source(Box::new(move || engine.embedder().ok().flatten()));
+        session.set_meaning_source(Box::new(move || {
+            engine
+                .embedder(Patience::Patient)
+                .inspect_err(|warning| tracing::warn!("{warning}"))
+                .ok()
+                .flatten()
+        }));
     }
 }

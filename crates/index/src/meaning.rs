@@ -166,7 +166,8 @@ impl VaultIndex {
         }
         m.warned = true;
         let message = format!("{e}; searching by words only");
-        tracing::warn!("{message}");
+        // The caller shows it (the CLI on stderr, a server in its answer): logged, not warned.
+        tracing::info!("{message}");
         Some(message)
     }
 
@@ -309,7 +310,7 @@ impl VaultIndex {
         let (Some(embedder), Some(vectors)) = (self.embedder(), self.vectors()) else {
             return Ok(Vec::new());
         };
-        let q = embedder.embed(&[query])?.pop().unwrap_or_default();
+        let q = embedder.embed_now(&[query])?.pop().unwrap_or_default();
         let q = Quantized::new(&q);
         let scope = self.scope();
         Ok(vectors.nearest(&q, k, |p| Some(p) != exclude && scope.allows(p)))

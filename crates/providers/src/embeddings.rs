@@ -1,7 +1,8 @@
 //! An OpenAI-compatible `/v1/embeddings` endpoint (Ollama, llama.cpp's server, vLLM, OpenAI,
 //! any compatible host) as an [`Embedder`]: batched requests, retries of 429, 5xx and timeouts
-//! with backoff (honouring `Retry-After`), one deadline per call across its retries. Its own
-//! small runtime runs the requests, so the index's blocking threads can call it.
+//! with backoff (honouring `Retry-After`), one deadline per call across its retries ([`Budget`]:
+//! the vault's vectors wait long, a question someone waits on does not). Its own small runtime
+//! runs the requests, so the index's blocking threads can call it.
 
 use std::time::{Duration, Instant};
 
@@ -11,8 +12,33 @@ use scholia_embed::{EmbedError, Embedder, normalize};
 
 /// Texts per request (OpenAI accepts 2,048; local servers are happier with fewer).
 const BATCH: usize = 64;
-/// One call's deadline, its retries included.
-const DEADLINE: Duration = Duration::from_secs(60);
+/// How long one call may take, its retries included, and how often it is tried.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    pub deadline: Duration,
+    pub attempts: u32,
+    /// Whether a refused connection is tried again (a server restarting); else nothing
+    /// listens, and waiting for it only delays the answer by words.
+    pub retry_refused: bool,
+}
+
+/// The vault's vectors, in the background or under `scholia index`'s progress bar.
+pub const BULK: Budget = Budget {
+    deadline: Duration::from_secs(60),
+    attempts: 5,
+    retry_refused: true,
+};
+/// A question, or the first call of a command someone waits on (`scholia search`): a dead
+/// endpoint cost every search 8 s of retries, a hung one 60 s, before words answered.
+pub const QUICK: Budget = Budget {
+    deadline: Duration::from_secs(4),
+    attempts: 2,
+    retry_refused: false,
+};
+/// After texts someone waits on could not be embedded, such texts go by words without asking
+/// for this long (a server's searches do not each wait out [`QUICK`] on an endpoint that is
+/// down, nor research each of its related notes).
+const QUIET_AFTER_FAILURE: Duration = Duration::from_secs(30);
 const MAX_BODY: usize = 64 * 1024 * 1024;
 
 #[derive(Debug, Clone)]
@@ -30,13 +56,16 @@ pub struct EndpointEmbedder {
     dims: usize,
     http: reqwest::Client,
     rt: tokio::runtime::Runtime,
+    /// Until when questions are not sent, and why (the last question's failure).
+    quiet: std::sync::Mutex<Option<(Instant, String)>>,
 }
 
 impl EndpointEmbedder {
-    /// Connects and asks for one vector, to learn the model's dimensions: an endpoint that is
-    /// down or wrong is an error here, before the vault counts on it. Blocking (call off the
-    /// async runtime).
-    pub fn connect(config: EndpointConfig) -> Result<EndpointEmbedder, EmbedError> {
+    /// Connects and asks for one vector, to learn the model's dimensions, within `probe`
+    /// ([`QUICK`] for a command someone waits on, [`BULK`] where a cold model may take its
+    /// time to load): an endpoint that is down or wrong is an error here, before the vault
+    /// counts on it. Blocking (call off the async runtime).
+    pub fn connect(config: EndpointConfig, probe: Budget) -> Result<EndpointEmbedder, EmbedError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -53,8 +82,9 @@ impl EndpointEmbedder {
             dims: 0,
             http,
             rt,
+            quiet: std::sync::Mutex::new(None),
         };
-        let probe = e.request(&["dimensions"])?;
+        let probe = e.request(&["dimensions"], probe)?;
         e.dims = probe.first().map_or(0, Vec::len);
         if e.dims == 0 {
             return Err(EmbedError::Endpoint(format!(
@@ -74,14 +104,14 @@ impl EndpointEmbedder {
         )
     }
 
-    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn request(&self, texts: &[&str], budget: Budget) -> Result<Vec<Vec<f32>>, EmbedError> {
         let url = format!("{}/embeddings", self.config.base_url.trim_end_matches('/'));
         let cut: Vec<String> = texts
             .iter()
             .map(|t| t.chars().take(self.config.max_tokens * 4).collect())
             .collect();
         let body = json!({"model": self.config.model, "input": cut});
-        let deadline = Instant::now() + DEADLINE;
+        let deadline = Instant::now() + budget.deadline;
         let fail = |m: String| EmbedError::Endpoint(format!("{}: {m}", self.where_()));
         self.rt.block_on(async {
             let mut attempt = 0u32;
@@ -111,17 +141,34 @@ impl EndpointEmbedder {
                         let text = crate::http::read_text(r, 4096).await.unwrap_or_default();
                         return Err(fail(format!("HTTP {status}: {}", text.trim())));
                     }
-                    Err(e) if e.is_timeout() || e.is_connect() => (e.without_url().to_string(), None),
-                    Err(e) => return Err(fail(e.without_url().to_string())),
+                    Err(e) if e.is_timeout() || (e.is_connect() && budget.retry_refused) => (reason(e), None),
+                    Err(e) => return Err(fail(reason(e))),
                 };
                 let backoff = Duration::from_millis(250 * 2u64.pow(attempt.min(6)) + fastrand::u64(0..250));
                 let wait = retry.1.unwrap_or(backoff);
-                if attempt >= 5 || crate::http::past_deadline(wait, deadline) {
+                if attempt >= budget.attempts || crate::http::past_deadline(wait, deadline) {
                     return Err(fail(format!("{} (after {attempt} attempts)", retry.0)));
                 }
                 tokio::time::sleep(wait).await;
             }
         })
+    }
+}
+
+/// Why a request failed, as a person reads it: reqwest's words and the cause under them
+/// (`error sending request: Connection refused (os error 111)`, not only the first half).
+fn reason(e: reqwest::Error) -> String {
+    let e = e.without_url();
+    let top = e.to_string();
+    let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(&e);
+    let mut last = None;
+    while let Some(c) = cause {
+        last = Some(c.to_string());
+        cause = c.source();
+    }
+    match last {
+        Some(l) if !top.contains(&l) => format!("{top}: {l}"),
+        _ => top,
     }
 }
 
@@ -169,17 +216,48 @@ impl Embedder for EndpointEmbedder {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut out = Vec::with_capacity(texts.len());
         for batch in texts.chunks(BATCH) {
-            let got = self.request(batch)?;
-            if got.iter().any(|v| v.len() != self.dims) {
-                return Err(EmbedError::Endpoint(format!(
-                    "{}: answered vectors of another size than {}",
-                    self.where_(),
-                    self.dims
-                )));
-            }
-            out.extend(got);
+            out.extend(self.sized(self.request(batch, BULK)?)?);
         }
         Ok(out)
+    }
+
+    fn embed_now(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut quiet = scholia_base::lock(&self.quiet);
+        if let Some((until, why)) = quiet.as_ref()
+            && Instant::now() < *until
+        {
+            return Err(EmbedError::Endpoint(why.clone()));
+        }
+        let mut out = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(BATCH) {
+            match self.request(batch, QUICK).and_then(|v| self.sized(v)) {
+                Ok(got) => out.extend(got),
+                Err(e) => {
+                    let why = match &e {
+                        EmbedError::Endpoint(why) => why.clone(),
+                        other => other.to_string(),
+                    };
+                    *quiet = Some((Instant::now() + QUIET_AFTER_FAILURE, why));
+                    return Err(e);
+                }
+            }
+        }
+        *quiet = None;
+        Ok(out)
+    }
+}
+
+impl EndpointEmbedder {
+    /// `got`, when every vector has the model's size.
+    fn sized(&self, got: Vec<Vec<f32>>) -> Result<Vec<Vec<f32>>, EmbedError> {
+        match got.iter().any(|v| v.len() != self.dims) {
+            true => Err(EmbedError::Endpoint(format!(
+                "{}: answered vectors of another size than {}",
+                self.where_(),
+                self.dims
+            ))),
+            false => Ok(got),
+        }
     }
 }
 

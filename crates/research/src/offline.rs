@@ -300,7 +300,7 @@ fn closest_in_meaning(index: &VaultIndex, rel: &str, text: &str) -> Vec<String> 
     };
     let sentences = passage::quotable(text, MEANING_SENTENCES);
     let inputs: Vec<&str> = sentences.iter().map(String::as_str).collect();
-    let Ok(vectors) = embedder.embed(&inputs) else {
+    let Ok(vectors) = embedder.embed_now(&inputs) else {
         return Vec::new();
     };
     let mut scored: Vec<(f32, usize)> = vectors

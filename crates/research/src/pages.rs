@@ -25,7 +25,7 @@ pub fn closest(embedder: &Arc<dyn Embedder>, topic: &str, text: &str, chars: usi
     }
     let mut inputs: Vec<&str> = vec![topic];
     inputs.extend(&paragraphs);
-    let vectors = embedder.embed(&inputs).ok()?;
+    let vectors = embedder.embed_now(&inputs).ok()?;
     let q = Quantized::new(&vectors[0]);
     let mut scored: Vec<(f32, usize)> = vectors[1..]
         .iter()
