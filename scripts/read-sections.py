@@ -1,9 +1,10 @@
 """Reads the offline research sections of copies of obsidian-help as a reader would, and counts
 what a reader would stumble on. For each language directory given:
 
-- passages with a hygiene defect: a backslash escape, bold markers, an HTML entity, empty
-  brackets, two lines glued (`end.Next`), code showing ` › ` for `#`, a bare label of a few
-  CJK characters; the same as `hygiene_defects` in tests/it/related.rs;
+- passages with a hygiene defect: a fragment (a sentence cut after an abbreviation, which
+  closes a bracket it never opened or starts `B. das`), a backslash escape, bold markers, an
+  HTML entity, empty brackets, two lines glued (`end.Next`), code showing ` › ` for `#`, a
+  bare label of a few CJK characters; the same as `hygiene_defects` in tests/it/related.rs;
 - the same passage twice in one section;
 - words shown as shared with a cited note, in a script without spaces, that the cited note
   does not write (a character pair the two notes share, shown as a word only one has).
@@ -31,6 +32,12 @@ def defects(p):
     han_kana = sum(1 for c in p if 0x3040 <= ord(c) <= 0x30FF or 0x3400 <= ord(c) <= 0x4DBF or 0x4E00 <= ord(c) <= 0x9FFF)
     ended = p.rstrip("…").endswith(tuple("。！？.!?")) or p.endswith("…")
     found = []
+    depth, unopened = 0, False
+    for c in prose:
+        depth += (c in "(（") - (c in ")）")
+        unopened = unopened or depth < 0
+    if unopened or re.match(r"^[^\W\d_]\. [^\W\d_]", prose) and prose[0].isupper() and prose[3].islower():
+        found.append("a fragment")
     if " › " in code:
         found.append("code with › for #")
     if "\\" in prose:

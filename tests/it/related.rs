@@ -352,7 +352,20 @@ fn hygiene_defects(passage: &str) -> Vec<&'static str> {
             && w[2].is_ascii_uppercase()
             && w[3].is_ascii_lowercase()
     });
+    // A sentence cut after an abbreviation: it closes a bracket it never opened, or starts
+    // with the abbreviation's last letter (de `B. das Aktualisieren von Links…)`, after "z.").
+    let mut depth = 0i32;
+    let unopened = prose.chars().any(|c| {
+        depth += i32::from(matches!(c, '(' | '（')) - i32::from(matches!(c, ')' | '）'));
+        depth < 0
+    });
+    let mut start = prose.chars();
+    let cut_after_letter = start.next().is_some_and(char::is_uppercase)
+        && start.next() == Some('.')
+        && start.next() == Some(' ')
+        && start.next().is_some_and(char::is_lowercase);
     let checks = [
+        ("a fragment", unopened || cut_after_letter),
         ("code with › for #", code.contains(" › ")),
         ("a backslash escape", prose.contains('\\')),
         ("bold markers", prose.contains("**")),
@@ -393,14 +406,23 @@ fn hygiene_checks_find_each_defect() {
     check("Find files matching `x`.Example: `line:(mix flour)`.", &["glued lines"]);
     check("ノートコンポーザー", &["a label"]);
     check("Use &amp; here and there.", &["an HTML entity"]);
+    check(
+        "B. das Aktualisieren von Links beim Umbenennen einer Datei).",
+        &["a fragment"],
+    );
+    check(
+        "iCloud, Dropbox, OneDrive, Google Drive) car cela peut provoquer des conflits.",
+        &["a fragment"],
+    );
+    check("Ein Dienst (z. B. iCloud) und `f(x)` oder (`a)`) genügt.", &[]);
     check("Füge ein Rautezeichen (`#`) und `[[#` hinzu, in C# oder F#.", &[]);
     check("接続を選択します。", &[]);
 }
 
-/// Offline research on notes of obsidian-help in four languages whose sections quoted each
+/// Offline research on notes of obsidian-help in five languages whose sections quoted each
 /// defect of [`hygiene_defects`] before: none is left, and a second run writes the same bytes.
 #[tokio::test(flavor = "multi_thread")]
-async fn passages_read_clean_in_four_languages() {
+async fn passages_read_clean_in_five_languages() {
     let cases: &[(&str, &[&str])] = &[
         (
             "en",
@@ -420,8 +442,13 @@ async fn passages_read_clean_in_four_languages() {
                 "Bases/Eine Base erstellen.md",
                 "Lizenzen und Zahlung/Einführung in Lizenzen und Zahlung.md",
                 "Notizen und Dateien verknüpfen/Aliasse.md",
+                // Quoted `B. das Aktualisieren von Links beim Umbenennen einer Datei).`: a
+                // sentence cut after "z.".
+                "Erste Schritte/Obsidian aktualisieren.md",
             ],
         ),
+        // Quoted `iCloud, Dropbox, OneDrive, Google Drive) car cela…`: cut after "p. ex.".
+        ("fr", &["Commencer ici/Sauvegarder vos fichiers Obsidian.md"]),
         (
             "ja",
             &[

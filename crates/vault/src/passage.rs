@@ -102,6 +102,9 @@ pub fn sentences(plain: &str, headings: &std::collections::HashSet<&str>) -> Vec
         }
         let mut start = 0;
         let mut in_code = false;
+        // Brackets opened and not closed: no sentence ends inside them (`(napr. Windows
+        // Explorer …)`, `(par ex. Extraits CSS, Thèmes)`: an abbreviation before a capital).
+        let mut open = 0usize;
         let chars: Vec<(usize, char)> = line.char_indices().collect();
         for (k, &(i, c)) in chars.iter().enumerate() {
             let next = chars.get(k + 1).map(|&(_, c)| c);
@@ -109,13 +112,25 @@ pub fn sentences(plain: &str, headings: &std::collections::HashSet<&str>) -> Vec
             if c == '`' {
                 in_code = !in_code;
             }
+            if !in_code {
+                match c {
+                    '(' | '（' => open += 1,
+                    ')' | '）' => open = open.saturating_sub(1),
+                    _ => {}
+                }
+            }
             let ends = !in_code
+                && open == 0
                 && match c {
                     c if FULL_STOPS.contains(&c) => true,
                     '.' | '!' | '?' => {
-                        next.is_none_or(char::is_whitespace)
-                            && !abbreviation(&line[start..i])
-                            && !(c == '.' && ordinal(&line[start..i], &line[i + 1..]))
+                        // A sentence starts with no small letter: what follows `(p. ex. iCloud`,
+                        // `(např. současné` or `(bijv. één` is the same sentence (34 languages'
+                        // sections held 85 passages cut so).
+                        let goes_on = c == '.'
+                            && (ordinal(&line[start..i], &line[i + 1..])
+                                || chars.get(k + 2).is_some_and(|&(_, c)| c.is_lowercase()));
+                        next.is_none_or(char::is_whitespace) && !abbreviation(&line[start..i]) && !goes_on
                     }
                     _ => false,
                 }
@@ -315,13 +330,26 @@ const MONTHS: &[&str] = &[
     "Dezember",
 ];
 
-/// "e.g." and "Dr." end no sentence.
+/// "e.g." and "Dr." end no sentence, nor a word of one letter: German writes "z. B." and
+/// "d. h." with a space (de quoted "B. das Aktualisieren von Links…" eight times), French
+/// "p. ex.", Spanish "p. ej.".
 fn abbreviation(before: &str) -> bool {
     let last = before.rsplit(char::is_whitespace).next().unwrap_or("");
     let last = last.trim_start_matches(['(', '"', '\'']);
-    last.len() <= 3 && (last.contains('.') || last.chars().next().is_some_and(char::is_uppercase) && last.len() <= 2)
-        || ["e.g", "i.e", "etc", "vs", "Mr", "Mrs", "Dr", "St"].contains(&last)
+    let mut letters = last.chars();
+    let one_letter = letters.next().is_some_and(char::is_alphabetic) && letters.next().is_none();
+    one_letter
+        || last.len() <= 3
+            && (last.contains('.') || last.chars().next().is_some_and(char::is_uppercase) && last.len() <= 2)
+        || ABBREVIATIONS.contains(&last)
 }
+
+/// Abbreviations that end no sentence ("usw.", which ends German sentences as often as not,
+/// is not here; "etc." is, as it was: a sentence cut after one leaves a fragment).
+const ABBREVIATIONS: &[&str] = &[
+    "e.g", "i.e", "etc", "vs", "Mr", "Mrs", "Dr", "St", "bzw", "ggf", "vgl", "bspw", "bzgl", "inkl", "evtl", "ca",
+    "Nr", "bijv",
+];
 
 /// `s` cut to at most `max` characters at a word boundary, with `…` when cut. Text in a
 /// script without spaces may be cut between any two characters.
@@ -406,6 +434,30 @@ mod tests {
             "- Use a flour, e.g. rye or spelt, for the starter.\n- Keep it warm.\n",
             &["starter"],
             &["Use a flour, e.g. rye or spelt, for the starter."],
+        );
+        // Nor "z. B.", "d. h." or "bzw.": the sentence is whole, not cut after "z.".
+        check(
+            "Manche Funktionen (z. B. das Aktualisieren von Links) brauchen eine Erweiterung. Andere d. h. die meisten nicht bzw. selten.\n",
+            &["aktualisieren", "meisten"],
+            &[
+                "Manche Funktionen (z. B. das Aktualisieren von Links) brauchen eine Erweiterung.",
+                "Andere d. h. die meisten nicht bzw. selten.",
+            ],
+        );
+        // An abbreviation before a capital, inside brackets: no sentence ends there.
+        check(
+            "Použite prehliadač (napr. Windows Explorer alebo Finder v macOS) a presuňte súbory. Hotovo je to rýchlo.\n",
+            &["finder"],
+            &["Použite prehliadač (napr. Windows Explorer alebo Finder v macOS) a presuňte súbory."],
+        );
+        // An abbreviation of any language: the next word, in small letters, goes on.
+        check(
+            "Utilisez un service (p. ex. iCloud, Dropbox) et un seul. Ne mélangez pas (par ex. un pour mobile) les deux.\n",
+            &["service", "mobile"],
+            &[
+                "Utilisez un service (p. ex. iCloud, Dropbox) et un seul.",
+                "Ne mélangez pas (par ex. un pour mobile) les deux.",
+            ],
         );
         // A day or a rank written with a period ends no sentence; a number ending one does.
         check(
