@@ -21,6 +21,7 @@ use scholia_providers::llm::Usage;
 use scholia_vault::passage;
 use surface::Surface;
 
+mod phrases;
 mod surface;
 
 const KEY_TERMS: usize = 8;
@@ -188,7 +189,6 @@ pub(crate) fn select(
             // Related by meaning: its sentences closest in meaning to the note.
             passages = fresh(closest_in_meaning(index, &input.rel, &text), &quoted);
         }
-        quoted.extend(passages.iter().map(|p| sentence_key(p)));
         let mentioned_on = mention_line(index, &input.own, &names);
         // A note without a passage or a tie says nothing of why it is related: left out.
         if passages.is_empty() && mentioned_on.is_none() && tie == Tie::Words {
@@ -209,6 +209,16 @@ pub(crate) fn select(
         } else {
             Vec::new()
         };
+        // Found by what it says, and none of it a word to show (th ไม่มี, "none": function
+        // words only), nor near in meaning: nothing tells the reader why it is here.
+        if tie == Tie::Words
+            && shown.is_empty()
+            && mentioned_on.is_none()
+            && !index.near_in_meaning(&input.rel, &r.path)
+        {
+            continue;
+        }
+        quoted.extend(passages.iter().map(|p| sentence_key(p)));
         new.push(RelatedNote {
             target: index.link_target_from(&r.path, Some(&input.rel))?,
             terms: shown,

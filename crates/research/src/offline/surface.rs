@@ -128,6 +128,10 @@ impl Surface {
                 continue;
             };
             let s = if s.contains(' ') { self.whole(s) } else { s };
+            // Thai and Khmer: without the function words beside it.
+            let Some(s) = super::phrases::shown(&s) else {
+                continue;
+            };
             let mine = words(&s);
             if out.iter().any(|o| within(&mine, &words(o)) || same_stem(o, &s)) {
                 continue;
