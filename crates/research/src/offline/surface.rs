@@ -119,6 +119,16 @@ impl Surface {
         self.show_in(terms, n, Some(other))
     }
 
+    /// Whether the words `terms` make, shared with `other` as [`Surface::show_shared`] reads
+    /// them, are all function words of Thai or Khmer (th ไม่มี, "none"), and there are some.
+    pub(crate) fn function_words_only(&self, terms: &[String], other: &str) -> bool {
+        let mut found = terms
+            .iter()
+            .filter_map(|t| self.0.get(t).cloned().or_else(|| self.unspaced(t, Some(other))))
+            .peekable();
+        found.peek().is_some() && found.all(|w| super::phrases::shown(&w).is_none())
+    }
+
     fn show_in(&self, terms: &[String], n: usize, other: Option<&str>) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         let words = |s: &str| s.split(' ').map(str::to_lowercase).collect::<Vec<_>>();
