@@ -15,7 +15,11 @@
 //!    (BM25), by vectors alone, and by both fused, each question's ranks shown;
 //! 3. query latency: p50 and p99 of each mode over the questions;
 //! 4. with `--scan N`: the vector scan of a hybrid query over N notes of random vectors (the
-//!    part of a query that grows with the vault).
+//!    part of a query that grows with the vault);
+//! 5. with `--busy`: foreground answers (lexical searches, offline research's related notes)
+//!    while the vectors of all of obsidian-help (6,246 notes) are computed in the background
+//!    as a server computes them (`VaultIndex::embed_in_background`), against the same answers
+//!    idle: the issue asks that they slow by 20 % at most.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -153,6 +157,16 @@ fn main() {
         );
     }
 
+    if args.iter().any(|a| a == "--busy") {
+        let list: Vec<String> = questions["held_out"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| q["q"].as_str().unwrap().to_string())
+            .collect();
+        busy(embedder.clone(), &vault, &list);
+    }
+
     if let Some(n) = arg(&args, "--scan").and_then(|n| n.parse::<usize>().ok()) {
         let mut set = scholia::index::VectorSet::new("random", 384);
         let mut seed = 0x2545_f491_4f6c_dd1du64;
@@ -239,4 +253,114 @@ fn prefilter_recall(set: &scholia::index::VectorSet) -> String {
         kept as f64 / total.max(1) as f64,
         set.len()
     )
+}
+
+/// Foreground answers idle, then while every note of obsidian-help (the parent of `en`) is
+/// embedded in the background, then idle again: p50 and p90 of each kind, and the ratio.
+fn busy(embedder: Arc<scholia::embed::local::LocalModel>, en: &std::path::Path, questions: &[String]) {
+    let root = en.parent().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let index = Arc::new(
+        VaultIndex::open(
+            Vault::open(root).unwrap(),
+            &cache.path().join("index"),
+            WriterOptions::default(),
+        )
+        .unwrap(),
+    );
+    index.sync(&mut |_| {}).unwrap();
+    index.set_embedder(embedder);
+    // The notes whose related notes are asked: every 20th of en's, as a reader opens them.
+    let mut notes: Vec<(String, String)> = Vec::new();
+    let mut stack = vec![en.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                notes.push((rel, std::fs::read_to_string(&p).unwrap_or_default()));
+            }
+        }
+    }
+    notes.sort();
+    let notes: Vec<(String, String)> = notes.into_iter().step_by(20).collect();
+    let round = |index: &VaultIndex| -> (Vec<f64>, Vec<f64>) {
+        let (mut searched, mut related) = (Vec::new(), Vec::new());
+        for q in questions {
+            let t = Instant::now();
+            std::hint::black_box(index.search(q, 10, None).unwrap());
+            searched.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        for (rel, text) in &notes {
+            let t = Instant::now();
+            std::hint::black_box(scholia::research::offline::related_notes(index, rel, text.clone()).unwrap());
+            related.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        (searched, related)
+    };
+    let p = |v: &[f64], q: f64| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[((v.len() as f64 - 1.0) * q).round() as usize]
+    };
+    let measure = |label: &str, rounds: usize| -> (f64, f64) {
+        let (mut s, mut r) = (Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            let (a, b) = round(&index);
+            s.extend(a);
+            r.extend(b);
+        }
+        println!(
+            "{label:<28} search p50 {:.2} ms p90 {:.2} ms; related notes p50 {:.1} ms p90 {:.1} ms ({} and {} answers)",
+            p(&s, 0.5),
+            p(&s, 0.9),
+            p(&r, 0.5),
+            p(&r, 0.9),
+            s.len(),
+            r.len()
+        );
+        (p(&s, 0.5), p(&r, 0.5))
+    };
+    println!(
+        "\nforeground answers while {} notes are embedded in the background ({} threads, lowered priority)",
+        index.num_notes(),
+        rayon::current_num_threads()
+    );
+    round(&index); // warm
+    let idle = measure("idle", 8);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let background = {
+        let (index, stop) = (index.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            let done = index.embed_in_background(&|| stop.load(std::sync::atomic::Ordering::Relaxed));
+            (done, t.elapsed().as_secs_f64())
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let busy = measure("embedding in the background", 8);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (done, secs) = background.join().unwrap();
+    let done = done.unwrap();
+    let after = measure("idle again", 8);
+    println!(
+        "background: {} notes embedded ({} tokens) in {secs:.1} s before it was stopped: {:.0} tokens/s",
+        done.embedded,
+        done.tokens,
+        done.tokens as f64 / secs
+    );
+    let base = |i: usize| {
+        if i == 0 {
+            idle.0.min(after.0)
+        } else {
+            idle.1.min(after.1)
+        }
+    };
+    println!(
+        "slowed by: search {:+.0} %, related notes {:+.0} % (p50 busy against the faster idle p50)",
+        (busy.0 / base(0) - 1.0) * 100.0,
+        (busy.1 / base(1) - 1.0) * 100.0
+    );
 }

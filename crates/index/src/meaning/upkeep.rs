@@ -58,10 +58,7 @@ impl VaultSession {
         let mut changes = self.index().changes();
         loop {
             let (index, stop) = (self.index().clone(), shutdown.clone());
-            let done = scholia_base::spawn_blocking(move || {
-                background_pool().install(|| index.embed_pending(&mut |_| {}, &|| stop.is_cancelled()))
-            })
-            .await;
+            let done = scholia_base::spawn_blocking(move || index.embed_in_background(&|| stop.is_cancelled())).await;
             match done {
                 Ok(d) if d.embedded + d.removed > 0 => tracing::info!(
                     "vectors: {} notes embedded ({} tokens), {} removed, {} kept",
@@ -82,5 +79,14 @@ impl VaultSession {
                 _ = tokio::time::sleep(SETTLE) => {}
             }
         }
+    }
+}
+
+impl crate::VaultIndex {
+    /// Computes the vectors missing or stale as a server does, on the background pool (every
+    /// core, lowered priority), until `stop`. `benches/embed.rs --busy` measures the answers
+    /// given meanwhile. Blocking.
+    pub fn embed_in_background(&self, stop: &(dyn Fn() -> bool + Sync)) -> Result<crate::Embedded, crate::IndexError> {
+        background_pool().install(|| self.embed_pending(&mut |_| {}, stop))
     }
 }
