@@ -1,0 +1,62 @@
+/// The words shown beside a note found by its words: the heaviest four it can show, a
+/// common one left out when another is shown, never a lighter one in its place.
+#[test]
+fn common_words_give_way_to_the_others_shown() {
+    let surface = super::Surface::of("Feed the starter rye flour and water every day; press Cmd to save.");
+    let check = |shared: &[&str], common: &[&str], expected: &[&str]| {
+        let shared: Vec<String> = shared.iter().map(|s| s.to_string()).collect();
+        let mut generic = |w: &str| common.contains(&w.to_lowercase().as_str());
+        let shown = super::shared_words(&surface, &shared, "", &mut generic);
+        assert_eq!(shown, expected, "{shared:?}, common {common:?}");
+    };
+    check(&["rye", "water", "day"], &["water", "day"], &["rye"]);
+    // Only common words: shown, something being better than nothing.
+    check(&["water", "day"], &["water", "day"], &["water", "day"]);
+    // The fifth heaviest (`cmd`) does not take a common word's place.
+    check(
+        &["water", "day", "rye", "flour", "cmd"],
+        &["water", "day"],
+        &["rye", "flour"],
+    );
+    check(&[], &[], &[] as &[&str]);
+}
+
+#[test]
+fn an_entry_is_brief_past_the_first_five_when_it_scores_well_below_the_best() {
+    use scholia_index::Tie;
+    // (position, share of the best score, named in the note, tie, words shown) -> brief.
+    let check = |at: usize, share: f32, named: bool, tie: Tie, shown: bool, want: bool| {
+        assert_eq!(
+            super::brief(at, share, named, &tie, shown),
+            want,
+            "{at} {share} {named} {tie:?} {shown}"
+        );
+    };
+    let folder = || Tie::Folder { folder: "F".into() };
+    check(0, 0.2, false, Tie::Words, true, false);
+    check(4, 0.1, false, folder(), false, false);
+    check(5, 0.69, false, Tie::Words, true, true);
+    check(5, 0.69, false, folder(), false, true);
+    check(5, 0.7, false, Tie::Words, true, false);
+    check(9, 0.3, true, Tie::Words, true, false);
+    // Nothing to show on the line: its passages say why.
+    check(9, 0.3, false, Tie::Words, false, false);
+    // No score at all (NaN: nothing scored): nothing is below.
+    check(7, f32::NAN, false, Tie::Words, true, false);
+    // Cited for how many notes link it, wherever it ranks, unless the note names it.
+    check(0, 1.0, false, Tie::Linked { linking: 8 }, false, true);
+    check(0, 1.0, true, Tie::Linked { linking: 8 }, false, false);
+}
+
+#[test]
+fn a_sentence_repeats_whatever_its_case_spacing_and_final_stop() {
+    let same = |a: &str, b: &str| assert_eq!(super::sentence_key(a), super::sentence_key(b), "{a} / {b}");
+    same(
+        "Seleziona Importa e attendi il completamento dell'importazione.",
+        "seleziona  Importa e attendi il completamento dell'importazione",
+    );
+    same("インポートを待ちます。", "インポートを待ちます");
+    same("Really?!", "really");
+    assert_ne!(super::sentence_key("Use it. Then"), super::sentence_key("Use it then"));
+    assert_eq!(super::sentence_key("..."), "");
+}
