@@ -102,8 +102,10 @@ pub fn sentences(plain: &str, headings: &std::collections::HashSet<&str>) -> Vec
         }
         let mut start = 0;
         let mut in_code = false;
-        // Brackets opened and not closed: no sentence ends inside them (`(napr. Windows
-        // Explorer …)`, `(par ex. Extraits CSS, Thèmes)`: an abbreviation before a capital).
+        // Brackets opened and not closed: inside them a sentence ends only after a word too
+        // long for an abbreviation (`(napr. Windows Explorer …)`, `(par ex. Extraits CSS,
+        // Thèmes)`: an abbreviation before a capital; ko `(… 설정하세요. OneDrive는 …)` holds
+        // two sentences).
         let mut open = 0usize;
         let chars: Vec<(usize, char)> = line.char_indices().collect();
         for (k, &(i, c)) in chars.iter().enumerate() {
@@ -120,7 +122,7 @@ pub fn sentences(plain: &str, headings: &std::collections::HashSet<&str>) -> Vec
                 }
             }
             let ends = !in_code
-                && open == 0
+                && (open == 0 || !abbreviated(&line[start..i]))
                 && match c {
                     c if FULL_STOPS.contains(&c) => true,
                     '.' | '!' | '?' => {
@@ -152,7 +154,7 @@ pub fn sentences(plain: &str, headings: &std::collections::HashSet<&str>) -> Vec
 
 fn push_sentence(out: &mut Vec<String>, s: &str) {
     let cleaned = clean(s);
-    let s = cleaned.trim();
+    let s = without_unopened_close(cleaned.trim());
     // A sentence introducing a list stands only with the list: not quoted alone.
     if s.ends_with(':') || s.ends_with('：') {
         return;
@@ -329,6 +331,28 @@ const MONTHS: &[&str] = &[
     "November",
     "Dezember",
 ];
+
+/// `s` without the bracket it closes at its end when the sentence did not open it (the last
+/// of two sentences in brackets: `OneDrive는 … 작동해요.)`).
+fn without_unopened_close(s: &str) -> &str {
+    let (mut opened, mut closed) = (0usize, 0usize);
+    for part in s.split('`').step_by(2) {
+        opened += part.matches(['(', '（']).count();
+        closed += part.matches([')', '）']).count();
+    }
+    match s.strip_suffix([')', '）']) {
+        Some(rest) if closed > opened => rest.trim_end(),
+        _ => s,
+    }
+}
+
+/// Whether the last word of `before` may be an abbreviation of any language: four letters or
+/// fewer (`napr`, `esim`, `bijv`, `ex`), or holding a period (`f.eks`, `π.χ`).
+fn abbreviated(before: &str) -> bool {
+    let last = before.rsplit(char::is_whitespace).next().unwrap_or("");
+    let last = last.trim_start_matches(['(', '（', '"', '\'']);
+    last.contains('.') || last.chars().count() <= 4
+}
 
 /// "e.g." and "Dr." end no sentence, nor a word of one letter: German writes "z. B." and
 /// "d. h." with a space (de quoted "B. das Aktualisieren von Links…" eight times), French

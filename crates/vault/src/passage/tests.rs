@@ -72,6 +72,16 @@ fn passages_are_sentences_of_the_note() {
         &["finder"],
         &["Použite prehliadač (napr. Windows Explorer alebo Finder v macOS) a presuňte súbory."],
     );
+    // Two sentences inside brackets end where they end; the last does not close what it did
+    // not open.
+    check(
+        "`C:\\Vaults` (OneDrive가 파일을 제거하지 않도록 설정하세요. OneDrive는 덜 공격적으로 작동해요.)\n",
+        &["설", "작"],
+        &[
+            "`C:\\Vaults` (OneDrive가 파일을 제거하지 않도록 설정하세요.",
+            "OneDrive는 덜 공격적으로 작동해요.",
+        ],
+    );
     // An abbreviation of any language: the next word, in small letters, goes on.
     check(
         "Utilisez un service (p. ex. iCloud, Dropbox) et un seul. Ne mélangez pas (par ex. un pour mobile) les deux.\n",
