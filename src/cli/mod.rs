@@ -77,7 +77,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
                 summary.context("another scholia process holds the index writer; it keeps the index current")?;
             // The vectors, when embeddings are configured: done before this command ends.
             let engine = load_engine(Some(session.vault().root()))?;
-            let warning = engine.use_meaning(&session, scholia::engine::Patience::Patient);
+            let warning = engine.meaning_to_index(&session);
             let embedded = match session.index().embedder() {
                 Some(_) => Some(session.embed_now(&mut render::embed_bar(), &stopped)?),
                 None => None,
@@ -107,7 +107,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         } => {
             let (session, _) = open_vault(vault, false)?;
             let engine = load_engine(Some(session.vault().root()))?;
-            let failed = engine.use_meaning(&session, scholia::engine::Patience::Quick);
+            let failed = engine.meaning_to_search(&session);
             let results = runtime()?.block_on(session.search(&query, limit as usize, mode))?;
             // One warning: the embedder that failed, else what the search says.
             for w in failed

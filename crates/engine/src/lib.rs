@@ -26,7 +26,6 @@ use tokio::sync::Semaphore;
 
 pub use events::Event;
 pub use host::{Host, NoteHost};
-pub use meaning::Patience;
 pub use ops::{Answer, BackgroundOutcome, Question, QuestionOutcome, ResearchOutcome};
 pub use providers::Providers;
 pub use scholia_base::{

@@ -18,7 +18,7 @@ pub(crate) type Built = Result<Option<Arc<dyn Embedder>>, String>;
 /// How long building the embedder waits for an endpoint's first answer (a local model loads
 /// as fast either way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Patience {
+pub(crate) enum Patience {
     /// A command someone waits on (`scholia search`): a dead or hung endpoint gives way to
     /// words within seconds.
     Quick,
@@ -57,13 +57,24 @@ pub(crate) fn build(cell: &std::sync::OnceLock<Built>, config: Option<&EmbedConf
 impl Engine {
     /// The embedder the settings choose, built on first use; `Ok(None)` when none is
     /// configured, `Err` (a warning) when it could not be had. Blocking.
-    pub fn embedder(&self, patience: Patience) -> Result<Option<Arc<dyn Embedder>>, String> {
+    pub(crate) fn embedder(&self, patience: Patience) -> Result<Option<Arc<dyn Embedder>>, String> {
         build(&self.embedder, self.settings.embeddings.as_ref(), patience)
     }
 
-    /// Gives `session` the embedder now (a command that searches or indexes); the warning,
-    /// when embeddings are configured and could not be had, for the caller to show. Blocking.
-    pub fn use_meaning(&self, session: &VaultSession, patience: Patience) -> Option<String> {
+    /// Gives `session` the embedder now, for a command that computes the vault's vectors
+    /// (`scholia index`: an endpoint's cold model may take its time); the warning, when
+    /// embeddings are configured and could not be had, for the caller to show. Blocking.
+    pub fn meaning_to_index(&self, session: &VaultSession) -> Option<String> {
+        self.use_meaning(session, Patience::Patient)
+    }
+
+    /// [`Engine::meaning_to_index`] for a search someone waits on: a dead or hung endpoint
+    /// gives way to words within seconds. Blocking.
+    pub fn meaning_to_search(&self, session: &VaultSession) -> Option<String> {
+        self.use_meaning(session, Patience::Quick)
+    }
+
+    fn use_meaning(&self, session: &VaultSession, patience: Patience) -> Option<String> {
         match self.embedder(patience) {
             Ok(Some(e)) => {
                 session.index().set_embedder(e);

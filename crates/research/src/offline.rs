@@ -200,22 +200,21 @@ pub(crate) fn select(
             }
             _ => None,
         };
-        // The words it shares are shown when they are why it is here.
-        let shown = if tie == Tie::Words {
-            // Its Markdown too: a link's text is a word on its own there (zh `[[视图#视图设置|视图设置]]中`),
-            // where the readable text runs it into the clause.
-            let theirs = format!("{}\n{}\n{text}", parsed.title, parsed.plain_text);
-            shared_words(&surface, &shared, &theirs, &mut generic)
-        } else {
-            Vec::new()
+        // The words it shares are shown when they are why it is here. Its Markdown is read
+        // too: a link's text is a word on its own there (zh `[[视图#视图设置|视图设置]]中`),
+        // where the readable text runs it into the clause.
+        let theirs = (tie == Tie::Words).then(|| format!("{}\n{}\n{text}", parsed.title, parsed.plain_text));
+        let shown = match &theirs {
+            Some(theirs) => shared_words(&surface, &shared, theirs, &mut generic),
+            None => Vec::new(),
         };
         // Found by function words only (th ไม่มี, "none"), not named, not near in meaning:
         // nothing tells the reader why it is here. (An entry whose words are no words to show,
         // a clause's pairs in zh, keeps its passage: leaving those out cost zh recall 0.007.)
-        if tie == Tie::Words
+        if let Some(theirs) = &theirs
             && shown.is_empty()
             && mentioned_on.is_none()
-            && surface.function_words_only(&shared, &format!("{}\n{}\n{text}", parsed.title, parsed.plain_text))
+            && surface.function_words_only(&shared, theirs)
             && !index.near_in_meaning(&input.rel, &r.path)
         {
             continue;

@@ -349,17 +349,21 @@ fn without_unopened_close(s: &str) -> &str {
 /// Whether the last word of `before` may be an abbreviation of any language: four letters or
 /// fewer (`napr`, `esim`, `bijv`, `ex`), or holding a period (`f.eks`, `π.χ`).
 fn abbreviated(before: &str) -> bool {
-    let last = before.rsplit(char::is_whitespace).next().unwrap_or("");
-    let last = last.trim_start_matches(['(', '（', '"', '\'']);
+    let last = last_word(before);
     last.contains('.') || last.chars().count() <= 4
+}
+
+/// The last word of `before`, without a bracket or quote in front.
+fn last_word(before: &str) -> &str {
+    let last = before.rsplit(char::is_whitespace).next().unwrap_or("");
+    last.trim_start_matches(['(', '（', '"', '\''])
 }
 
 /// "e.g." and "Dr." end no sentence, nor a word of one letter: German writes "z. B." and
 /// "d. h." with a space (de quoted "B. das Aktualisieren von Links…" eight times), French
 /// "p. ex.", Spanish "p. ej.".
 fn abbreviation(before: &str) -> bool {
-    let last = before.rsplit(char::is_whitespace).next().unwrap_or("");
-    let last = last.trim_start_matches(['(', '"', '\'']);
+    let last = last_word(before);
     let mut letters = last.chars();
     let one_letter = letters.next().is_some_and(char::is_alphabetic) && letters.next().is_none();
     one_letter
