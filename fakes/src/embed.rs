@@ -4,7 +4,7 @@
 //! misbehaviour: `fake-embed:down` (503 always), `fake-embed:rate-limit-first=N` (429 with
 //! `Retry-After: 0` for the first N requests), `fake-embed:garbage` (not JSON),
 //! `fake-embed:stall-after=N` (answers N requests, then holds each later one for [`STALL`]
-//! before answering: a host that hangs).
+//! before answering: a host that hangs), `fake-embed:down-after=N` (answers N, then 503).
 
 use std::sync::Arc;
 
@@ -73,6 +73,11 @@ pub async fn embeddings(State(state): State<Arc<FakeState>>, Json(body): Json<Va
         && state.count(&format!("embed:{model}")) <= n
     {
         return (StatusCode::TOO_MANY_REQUESTS, [("retry-after", "0")], "slow down").into_response();
+    }
+    if let Some(n) = b.value("down-after").and_then(|v| v.parse::<u32>().ok())
+        && state.count(&format!("embed:{model}")) > n
+    {
+        return (StatusCode::SERVICE_UNAVAILABLE, "embeddings are down").into_response();
     }
     if let Some(n) = b.value("stall-after").and_then(|v| v.parse::<u32>().ok())
         && state.count(&format!("embed:{model}")) > n

@@ -93,7 +93,8 @@ fn dispatch(command: Command) -> Result<ExitCode> {
                     );
                 }
             }
-            if let Some(w) = warning {
+            // The embedder that could not be had, else why the vectors stopped: one warning.
+            if let Some(w) = warning.or_else(|| embedded.and_then(|e| e.warning)) {
                 eprintln!("scholia: warning: {w}");
             }
         }

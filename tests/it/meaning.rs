@@ -52,6 +52,12 @@ async fn the_cli_finds_by_meaning_and_survives_a_dead_endpoint() {
     assert!(stdout(&out).starts_with("Kombucha.md"), "{}", stdout(&out));
     let warnings = said(&out);
     assert!(warnings[0].contains("503"), "{warnings:?}");
+    // It goes down between the probe and the vectors: `index` says so once, exit 0.
+    let v2 = TestVault::example();
+    let out = v2.cli(&endpoint(&server, "fake-embed:down-after=1"), &["index"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("vectors: 0 notes embedded"), "{}", stdout(&out));
+    assert!(said(&out)[0].contains("503"), "{}", stderr(&out));
     // A bad setting is an error naming the field.
     let bad = env(&[("SCHOLIA_EMBED_BASE_URL", "ftp://x"), ("SCHOLIA_EMBED_MODEL", "m")]);
     let out = v.cli(&bad, &["search", "kombucha"]).await;

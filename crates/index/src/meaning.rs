@@ -96,6 +96,9 @@ pub struct Embedded {
     pub removed: usize,
     pub kept: usize,
     pub tokens: usize,
+    /// Why it stopped before the end (the model or endpoint failed), said once per index:
+    /// for the caller to show (`scholia index`) or log (a server).
+    pub warning: Option<String>,
 }
 
 /// Progress of a vector computation: notes done of notes to do.
@@ -158,17 +161,15 @@ impl VaultIndex {
         }
     }
 
-    /// Says a failure of the model or endpoint once; `Some(message)` the first time.
+    /// A failure of the model or endpoint, said once: `Some(message)` the first time, for the
+    /// caller to show (a search's answer) or to log (`embed_pending`, which no one reads).
     fn warn_once(&self, e: &EmbedError) -> Option<String> {
         let mut m = scholia_base::lock(&self.meaning);
         if m.warned {
             return None;
         }
         m.warned = true;
-        let message = format!("{e}; searching by words only");
-        // The caller shows it (the CLI on stderr, a server in its answer): logged, not warned.
-        tracing::info!("{message}");
-        Some(message)
+        Some(format!("{e}; searching by words only"))
     }
 
     /// Computes the vectors of every note whose file changed since its vector was made, and
@@ -232,7 +233,7 @@ impl VaultIndex {
             let vectors = match embedder.embed(&texts) {
                 Ok(v) => v,
                 Err(e) => {
-                    self.warn_once(&e);
+                    done.warning = self.warn_once(&e);
                     break;
                 }
             };

@@ -59,6 +59,9 @@ impl VaultSession {
         loop {
             let (index, stop) = (self.index().clone(), shutdown.clone());
             let done = scholia_base::spawn_blocking(move || index.embed_in_background(&|| stop.is_cancelled())).await;
+            if let Ok(Some(warning)) = done.as_ref().map(|d| d.warning.as_ref()) {
+                tracing::warn!("vectors: {warning}");
+            }
             match done {
                 Ok(d) if d.embedded + d.removed > 0 => tracing::info!(
                     "vectors: {} notes embedded ({} tokens), {} removed, {} kept",
