@@ -214,11 +214,7 @@ impl Embedder for EndpointEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut out = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(BATCH) {
-            out.extend(self.sized(self.request(batch, BULK)?)?);
-        }
-        Ok(out)
+        self.batches(texts, BULK)
     }
 
     fn embed_now(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -228,36 +224,32 @@ impl Embedder for EndpointEmbedder {
         {
             return Err(EmbedError::Endpoint(why.clone()));
         }
-        let mut out = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(BATCH) {
-            match self.request(batch, QUICK).and_then(|v| self.sized(v)) {
-                Ok(got) => out.extend(got),
-                Err(e) => {
-                    let why = match &e {
-                        EmbedError::Endpoint(why) => why.clone(),
-                        other => other.to_string(),
-                    };
-                    *quiet = Some((Instant::now() + QUIET_AFTER_FAILURE, why));
-                    return Err(e);
-                }
-            }
-        }
-        *quiet = None;
-        Ok(out)
+        let asked = self.batches(texts, QUICK);
+        *quiet = match &asked {
+            Err(EmbedError::Endpoint(why)) => Some((Instant::now() + QUIET_AFTER_FAILURE, why.clone())),
+            Err(other) => Some((Instant::now() + QUIET_AFTER_FAILURE, other.to_string())),
+            Ok(_) => None,
+        };
+        asked
     }
 }
 
 impl EndpointEmbedder {
-    /// `got`, when every vector has the model's size.
-    fn sized(&self, got: Vec<Vec<f32>>) -> Result<Vec<Vec<f32>>, EmbedError> {
-        match got.iter().any(|v| v.len() != self.dims) {
-            true => Err(EmbedError::Endpoint(format!(
-                "{}: answered vectors of another size than {}",
-                self.where_(),
-                self.dims
-            ))),
-            false => Ok(got),
+    /// `texts` embedded batch by batch within `budget` each, every vector of the model's size.
+    fn batches(&self, texts: &[&str], budget: Budget) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut out = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(BATCH) {
+            let got = self.request(batch, budget)?;
+            if got.iter().any(|v| v.len() != self.dims) {
+                return Err(EmbedError::Endpoint(format!(
+                    "{}: answered vectors of another size than {}",
+                    self.where_(),
+                    self.dims
+                )));
+            }
+            out.extend(got);
         }
+        Ok(out)
     }
 }
 
