@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use scholia::index::{Tie, VaultIndex, WriterOptions, tokenizer};
+use scholia::research::offline::RelatedNote;
 use scholia::vault::Vault;
 use scholia::vault::parse::parse;
 
@@ -42,8 +43,20 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
         None => println!("without embeddings (--model DIR adds them)"),
     }
     println!(
-        "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>6} {:>8} {:>7} {:>6} {:>6} {:>8}",
-        "lang", "notes", "scholia", "tf-idf", "new", "cited/n", "hits", "generic", "tied", "hubs", "mute", "p50 ms"
+        "{:<6} {:>6} {:>9} {:>9} {:>8} {:>9} {:>6} {:>6} {:>8} {:>7} {:>6} {:>6} {:>8}",
+        "lang",
+        "notes",
+        "scholia",
+        "tf-idf",
+        "new",
+        "cited/n",
+        "hits",
+        "whole",
+        "generic",
+        "tied",
+        "hubs",
+        "mute",
+        "p50 ms"
     );
     let draws = draws();
     if draws > 1 {
@@ -66,7 +79,7 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
         }
         let r = Row::mean(&each);
         println!(
-            "{:<6} {:>6} {:>9.3} {:>9.3} {:>8.3} {:>9.1} {:>6.3} {:>8.3} {:>7.3} {:>6.3} {:>6.3} {:>8.2}",
+            "{:<6} {:>6} {:>9.3} {:>9.3} {:>8.3} {:>9.1} {:>6.3} {:>6.3} {:>8.3} {:>7.3} {:>6.3} {:>6.3} {:>8.2}",
             lang,
             r.notes,
             r.recall,
@@ -74,6 +87,7 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
             r.new_share,
             r.cited,
             r.hits,
+            r.whole,
             r.generic,
             r.tied,
             r.hubs,
@@ -88,13 +102,14 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
         let above = rows.iter().filter(|r| r.recall > r.baseline).count();
         println!(
             "mean recall {:.3} (tf-idf {:.3}), lowest {lowest:.3}; above tf-idf in {above} of {}; mean new {:.3}; \
-             cited/n {:.1}; hits {:.3}; generic words shown {:.3}; told by a tie {:.3}; hubs {:.3}; mute {:.3}",
+             cited/n {:.1}; hits {:.3}, of entries shown whole {:.3}; generic words shown {:.3}; told by a tie {:.3}; hubs {:.3}; mute {:.3}",
             mean(|r| r.recall),
             mean(|r| r.baseline),
             rows.len(),
             mean(|r| r.new_share),
             mean(|r| r.cited),
             mean(|r| r.hits),
+            mean(|r| r.whole),
             mean(|r| r.generic),
             mean(|r| r.tied),
             mean(|r| r.hubs),
@@ -113,6 +128,9 @@ struct Row {
     /// reader meets is one the vault's own author linked (recall rewards citing ten; this, citing
     /// only what is related).
     hits: f64,
+    /// Of the new notes cited whole (with passages, not on the brief or hubs line), the share
+    /// that are hidden links: how often an entry a reader reads through is one the author linked.
+    whole: f64,
     /// Of the words each cited note is shown with (what found it), the share that more than
     /// [`GENERIC`] of the vault's notes hold: words found by chance, as a reader sees them.
     generic: f64,
@@ -163,6 +181,7 @@ impl Row {
             new_share: avg(|r| r.new_share),
             cited: avg(|r| r.cited),
             hits: avg(|r| r.hits),
+            whole: avg(|r| r.whole),
             generic: avg(|r| r.generic),
             tied: avg(|r| r.tied),
             hubs: avg(|r| r.hubs),
@@ -347,6 +366,7 @@ fn measure(lang: &str, notes: &[(String, String)], resolver: &Resolver, draw: us
     let baseline = Baseline::new(&plain);
     let (mut recall, mut base, mut new_share, mut cited_n) = (0.0, 0.0, 0.0, 0.0);
     let (mut hits_all, mut first_new) = (0usize, 0usize);
+    let (mut whole, mut whole_hits) = (0usize, 0usize);
     let df = note_counts(&modified);
     let (mut shown, mut generic) = (0usize, 0usize);
     let (mut told, mut tied, mut hubs, mut mute) = (0usize, 0usize, 0usize, 0usize);
@@ -366,6 +386,10 @@ fn measure(lang: &str, notes: &[(String, String)], resolver: &Resolver, draw: us
         let cited = scholia::research::offline::related_notes(&index, rel, modified[*rel].clone()).unwrap_or_default();
         times.push(started.elapsed().as_secs_f64() * 1000.0);
         for c in cited.iter().filter(|c| !c.links_back) {
+            if !c.brief && !matches!(c.tie, Tie::Popular { .. }) {
+                whole += 1;
+                whole_hits += usize::from(gone.contains(&c.path));
+            }
             told += 1;
             tied += usize::from(c.tie != Tie::Words);
             hubs += usize::from(matches!(c.tie, Tie::Popular { .. }));
@@ -378,6 +402,9 @@ fn measure(lang: &str, notes: &[(String, String)], resolver: &Resolver, draw: us
                 generic += 1;
                 *generic_words.entry(word.to_lowercase()).or_default() += 1;
             }
+        }
+        if let Ok(out) = std::env::var("RELATED_ENTRIES") {
+            entries(&out, lang, draw, rel, &cited, gone);
         }
         let new: Vec<&str> = cited
             .iter()
@@ -431,6 +458,7 @@ fn measure(lang: &str, notes: &[(String, String)], resolver: &Resolver, draw: us
         new_share: new_share / n,
         cited: cited_n / n,
         hits: hits_all as f64 / first_new.max(1) as f64,
+        whole: whole_hits as f64 / whole.max(1) as f64,
         generic: generic as f64 / shown.max(1) as f64,
         tied: tied as f64 / told.max(1) as f64,
         hubs: hubs as f64 / told.max(1) as f64,
@@ -459,6 +487,22 @@ fn evidence(
         serde_json::json!(v)
     };
     serde_json::json!({"rel": rel, "hidden": sorted(Some(hidden)), "visible": sorted(visible), "evidence": found})
+}
+
+/// Appends each entry cited for `rel` to the file `out` (a JSON object a line): what made it,
+/// how it is shown and whether it is a hidden link, for judging how an entry is shown.
+fn entries(out: &str, lang: &str, draw: usize, rel: &str, cited: &[RelatedNote], gone: &HashSet<String>) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(out).unwrap();
+    for (at, c) in cited.iter().enumerate() {
+        let line = serde_json::json!({
+            "lang": lang, "draw": draw, "rel": rel, "at": at, "path": c.path, "hit": gone.contains(&c.path),
+            "links_back": c.links_back, "brief": c.brief, "tie": format!("{:?}", c.tie), "terms": c.terms,
+            "passages": c.passages, "mentioned": c.mentioned_on.is_some(), "score": c.score,
+            "told": c.told,
+        });
+        writeln!(file, "{line}").unwrap();
+    }
 }
 
 fn read_notes(root: &Path, dir: &Path, notes: &mut Vec<(String, String)>) {

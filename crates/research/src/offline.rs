@@ -22,6 +22,7 @@ use scholia_vault::passage;
 use surface::Surface;
 
 mod phrases;
+mod quote;
 mod surface;
 
 const KEY_TERMS: usize = 8;
@@ -56,6 +57,9 @@ pub struct RelatedNote {
     /// Found by less than the entries before it (see [`brief`]): the section names it on one
     /// line with what found it, without its passages.
     pub brief: bool,
+    /// One of its passages tells why it is related ([`quote::tells`]); else what it is is
+    /// quoted, or nothing.
+    pub told: bool,
 }
 
 impl RelatedNote {
@@ -121,6 +125,7 @@ pub(crate) fn select(
                 tie: Tie::Words,
                 tie_target: None,
                 brief: false,
+                told: false,
             });
             continue;
         }
@@ -160,24 +165,31 @@ pub(crate) fn select(
         let mut passages = Vec::new();
         if tie != Tie::Words {
             // Found by the vault's links or folders, not by what it says: its words in common
-            // are chance, and what it says it is tells the reader most: its `description`
-            // (Accepted file formats: "This page describes the accepted file formats within
-            // Obsidian.", where its first sentence is a list item), else its opening.
-            let described = parsed
-                .frontmatter
-                .as_ref()
-                .and_then(|f| f.string("description"))
-                .map(|d| passage::quotable(&d, 1))
-                .unwrap_or_default();
-            let opening = passage::quotable(&text, PASSAGES_PER_NOTE + 4);
-            passages = fresh(described.into_iter().chain(opening).collect(), &quoted);
+            // are chance, and what it says it is tells the reader most.
+            passages = fresh(quote::what_it_is(&parsed, &text, PASSAGES_PER_NOTE + 4), &quoted);
             passages.truncate(1);
         }
+        // What a passage must hold two of to tell why: the note's weighed words, and the
+        // heaviest it shares with this one (those shown beside it).
+        let telling_words: HashSet<String> = weights_of_words
+            .keys()
+            .chain(shared.iter().take(SHARED_TERMS))
+            .cloned()
+            .collect();
         if passages.is_empty() {
-            passages = fresh(
-                passage::best(&text, &weights_of_words, PASSAGES_PER_NOTE + 4, tokenizer::terms),
-                &quoted,
-            );
+            let found = passage::best(&text, &weights_of_words, PASSAGES_PER_NOTE + 4, tokenizer::terms);
+            let telling = found
+                .iter()
+                .filter(|p| quote::tells(p, &telling_words, &key))
+                .cloned()
+                .collect();
+            passages = fresh(telling, &quoted);
+            if passages.is_empty() && !found.is_empty() {
+                // Its sentences share a word with the note, none why the two are alike: what
+                // it is says more than a sentence where the word recurs.
+                passages = fresh(quote::what_it_is(&parsed, &text, PASSAGES_PER_NOTE + 4), &quoted);
+                passages.truncate(1);
+            }
         }
         if passages.is_empty() {
             passages = fresh(
@@ -185,9 +197,11 @@ pub(crate) fn select(
                 &quoted,
             );
         }
+        let mut by_meaning = false;
         if passages.is_empty() && index.near_in_meaning(&input.rel, &r.path) {
             // Related by meaning: its sentences closest in meaning to the note.
             passages = fresh(closest_in_meaning(index, &input.rel, &text), &quoted);
+            by_meaning = !passages.is_empty();
         }
         let mentioned_on = mention_line(index, &input.own, &names);
         // A note without a passage or a tie says nothing of why it is related: left out.
@@ -220,6 +234,7 @@ pub(crate) fn select(
             continue;
         }
         quoted.extend(passages.iter().map(|p| sentence_key(p)));
+        let told = by_meaning || passages.iter().any(|p| quote::tells(p, &telling_words, &key));
         new.push(RelatedNote {
             target: index.link_target_from(&r.path, Some(&input.rel))?,
             terms: shown,
@@ -232,6 +247,7 @@ pub(crate) fn select(
             score: r.score,
             links_back,
             brief: false,
+            told,
         });
     }
     let best = new.iter().map(|n| n.score).fold(0.0f32, f32::max);
@@ -246,6 +262,7 @@ pub(crate) fn select(
             n.mentioned_on.is_some(),
             &n.tie,
             !n.terms.is_empty(),
+            n.told,
         );
     }
     new.extend(hubs);
@@ -287,6 +304,8 @@ fn shared_words(
 const WHOLE_ENTRIES: usize = 5;
 /// Past [`WHOLE_ENTRIES`], an entry scoring below this share of the best is brief.
 const BRIEF_BELOW: f32 = 0.7;
+/// From this entry on (0-based), one found by its words with no passage telling why is brief.
+const TOLD_FROM: usize = 3;
 
 /// Whether the entry at `at` (0-based, among the new notes cited, best first) is named on one
 /// line without passages: a note cited for how many notes link it and nothing else
@@ -295,9 +314,15 @@ const BRIEF_BELOW: f32 = 0.7;
 /// names. On obsidian-help's 34 languages (both draws of `benches/related.rs`), 0.12 of the
 /// latter were links the author had made, against 0.31 of the others: they are the chance
 /// finds, and a reader read two passages of each.
-fn brief(at: usize, share: f32, named: bool, tie: &Tie, shown: bool) -> bool {
+///
+/// So, from entry [`TOLD_FROM`] on, is one found by its words that no passage explains
+/// (`told`; its words shown, its opening quoted instead): at the fourth and fifth entries,
+/// 0.20 and 0.17 of those were the author's links, against 0.26 and 0.20 of those a passage
+/// explained, and 0.48 at the first (stop 58's code, both draws, 34 languages).
+fn brief(at: usize, share: f32, named: bool, tie: &Tie, shown: bool, told: bool) -> bool {
     let why = *tie != Tie::Words || shown;
-    !named && (matches!(tie, Tie::Linked { .. }) || (at >= WHOLE_ENTRIES && share < BRIEF_BELOW && why))
+    let untold = at >= TOLD_FROM && *tie == Tie::Words && shown && !told;
+    !named && (matches!(tie, Tie::Linked { .. }) || (at >= WHOLE_ENTRIES && share < BRIEF_BELOW && why) || untold)
 }
 
 /// Sentences of a related note's `text` considered for their meaning.

@@ -22,30 +22,40 @@ fn common_words_give_way_to_the_others_shown() {
 }
 
 #[test]
-fn an_entry_is_brief_past_the_first_five_when_it_scores_well_below_the_best() {
+fn an_entry_is_brief_past_the_first_five_when_it_scores_well_below_the_best_or_past_three_untold() {
     use scholia_index::Tie;
-    // (position, share of the best score, named in the note, tie, words shown) -> brief.
-    let check = |at: usize, share: f32, named: bool, tie: Tie, shown: bool, want: bool| {
+    // (position, share of the best score, named in the note, tie, words shown, a passage tells
+    // why) -> brief.
+    let check = |at: usize, share: f32, named: bool, tie: Tie, shown: bool, told: bool, want: bool| {
         assert_eq!(
-            super::brief(at, share, named, &tie, shown),
+            super::brief(at, share, named, &tie, shown, told),
             want,
-            "{at} {share} {named} {tie:?} {shown}"
+            "{at} {share} {named} {tie:?} {shown} {told}"
         );
     };
     let folder = || Tie::Folder { folder: "F".into() };
-    check(0, 0.2, false, Tie::Words, true, false);
-    check(4, 0.1, false, folder(), false, false);
-    check(5, 0.69, false, Tie::Words, true, true);
-    check(5, 0.69, false, folder(), false, true);
-    check(5, 0.7, false, Tie::Words, true, false);
-    check(9, 0.3, true, Tie::Words, true, false);
+    check(0, 0.2, false, Tie::Words, true, true, false);
+    check(4, 0.1, false, folder(), false, false, false);
+    check(5, 0.69, false, Tie::Words, true, true, true);
+    check(5, 0.69, false, folder(), false, false, true);
+    check(5, 0.7, false, Tie::Words, true, true, false);
+    check(9, 0.3, true, Tie::Words, true, true, false);
     // Nothing to show on the line: its passages say why.
-    check(9, 0.3, false, Tie::Words, false, false);
+    check(9, 0.3, false, Tie::Words, false, true, false);
     // No score at all (NaN: nothing scored): nothing is below.
-    check(7, f32::NAN, false, Tie::Words, true, false);
+    check(7, f32::NAN, false, Tie::Words, true, true, false);
     // Cited for how many notes link it, wherever it ranks, unless the note names it.
-    check(0, 1.0, false, Tie::Linked { linking: 8 }, false, true);
-    check(0, 1.0, true, Tie::Linked { linking: 8 }, false, false);
+    check(0, 1.0, false, Tie::Linked { linking: 8 }, false, false, true);
+    check(0, 1.0, true, Tie::Linked { linking: 8 }, false, false, false);
+    // Found by its words, no passage telling why: brief from the fourth entry, whatever its
+    // score; not before, not when the note names it, not with no word to show on the line.
+    check(2, 1.0, false, Tie::Words, true, false, false);
+    check(3, 1.0, false, Tie::Words, true, false, true);
+    check(3, 1.0, false, Tie::Words, true, true, false);
+    check(3, 1.0, true, Tie::Words, true, false, false);
+    check(3, 1.0, false, Tie::Words, false, false, false);
+    // A folder's tie says why on its own.
+    check(3, 1.0, false, folder(), false, false, false);
 }
 
 #[test]
