@@ -20,12 +20,25 @@ pub(super) fn what_it_is(parsed: &ParsedNote, text: &str, n: usize) -> Vec<Strin
     described.into_iter().chain(passage::quotable(text, n)).collect()
 }
 
-/// How many of `words` (as the index has them) the sentence holds, each once.
+/// How many of `words` (as the index has them) the sentence holds, each once. In a script
+/// without spaces, where the index has a word as overlapping character pairs (ダウ, ウン, ンロ
+/// of ダウンロード), a run of such pairs held one after the other is one word held.
 pub(super) fn words_held(sentence: &str, words: &HashSet<String>) -> usize {
-    let mut held: Vec<String> = tokenizer::terms(sentence)
-        .into_iter()
-        .filter(|t| words.contains(t))
-        .collect();
+    let mut held: Vec<String> = Vec::new();
+    // The parts of the previous term, when it was a pair held.
+    let mut previous: Option<Vec<String>> = None;
+    for term in tokenizer::terms(sentence) {
+        if !words.contains(&term) {
+            previous = None;
+            continue;
+        }
+        let parts = tokenizer::phrase(&term).filter(|_| tokenizer::is_unspaced(&term));
+        let goes_on = matches!((&previous, &parts), (Some(p), Some(q)) if p[1] == q[0]);
+        if !goes_on {
+            held.push(term);
+        }
+        previous = parts;
+    }
     held.sort();
     held.dedup();
     held.len()
@@ -61,5 +74,22 @@ mod tests {
         check("Zoom in using the scroll wheel.", 2, true);
         check("Drag a card, then scroll.", 2, true);
         check("Nothing of the note here.", 0, false);
+    }
+
+    #[test]
+    fn a_word_of_a_script_without_spaces_is_held_once_however_many_pairs_it_is() {
+        // ダウンロード is five pairs to the index; 無効 one.
+        let words: HashSet<String> = ["ダウ", "ウン", "ンロ", "ロー", "ード", "無効"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        let held = |s: &str| super::words_held(s, &words);
+        assert_eq!(held("ダウンロードします。"), 1);
+        assert_eq!(held("ダウンロードを無効にします。"), 2);
+        // Two runs of the same word, apart: one word.
+        assert_eq!(held("ダウンロードしてダウンロード。"), 1);
+        assert_eq!(held("無効です。"), 1);
+        assert!(!super::tells("オンデマンドダウンロードを使う。", &words, &[]));
+        assert!(super::tells("ダウンロードを無効にします。", &words, &[]));
     }
 }
