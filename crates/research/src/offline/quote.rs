@@ -20,19 +20,19 @@ pub(super) fn what_it_is(parsed: &ParsedNote, text: &str, n: usize) -> Vec<Strin
     described.into_iter().chain(passage::quotable(text, n)).collect()
 }
 
-/// How many of `words` (as the index has them) the sentence holds, each once. In a script
-/// without spaces, where the index has a word as overlapping character pairs (ダウ, ウン, ンロ
-/// of ダウンロード), a run of such pairs held one after the other is one word held.
-pub(super) fn words_held(sentence: &str, words: &HashSet<String>) -> usize {
-    let mut held: Vec<String> = Vec::new();
+/// How many of `words` a sentence's `terms` (as the index has them) hold, each once. In a
+/// script without spaces, where the index has a word as overlapping character pairs (ダウ,
+/// ウン, ンロ of ダウンロード), a run of such pairs held one after the other is one word held.
+fn words_held(terms: &[String], words: &HashSet<String>) -> usize {
+    let mut held: Vec<&String> = Vec::new();
     // The parts of the previous term, when it was a pair held.
     let mut previous: Option<Vec<String>> = None;
-    for term in tokenizer::terms(sentence) {
-        if !words.contains(&term) {
+    for term in terms {
+        if !words.contains(term) {
             previous = None;
             continue;
         }
-        let parts = tokenizer::phrase(&term).filter(|_| tokenizer::is_unspaced(&term));
+        let parts = tokenizer::phrase(term).filter(|_| tokenizer::is_unspaced(term));
         let goes_on = matches!((&previous, &parts), (Some(p), Some(q)) if p[1] == q[0]);
         if !goes_on {
             held.push(term);
@@ -49,12 +49,15 @@ pub(super) fn words_held(sentence: &str, words: &HashSet<String>) -> usize {
 /// of its key terms (`key`). A sentence holding one lighter word (Canvas quoting Ribbon's
 /// "Scroll down to Advanced." for "scroll") is where a word recurs, not why the notes are alike.
 pub(super) fn tells(sentence: &str, words: &HashSet<String>, key: &[String]) -> bool {
-    words_held(sentence, words) >= 2 || tokenizer::terms(sentence).iter().any(|t| key.contains(t))
+    let terms = tokenizer::terms(sentence);
+    words_held(&terms, words) >= 2 || terms.iter().any(|t| key.contains(t))
 }
 
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;
+
+    use scholia_index::tokenizer;
 
     #[test]
     fn a_sentence_tells_by_two_weighed_words_or_one_key_term() {
@@ -65,7 +68,11 @@ mod tests {
             .collect();
         let key = vec!["canvas".to_string(), "zoom".to_string()];
         let check = |sentence: &str, held: usize, tells: bool| {
-            assert_eq!(super::words_held(sentence, &weights), held, "{sentence}");
+            assert_eq!(
+                super::words_held(&tokenizer::terms(sentence), &weights),
+                held,
+                "{sentence}"
+            );
             assert_eq!(super::tells(sentence, &weights, &key), tells, "{sentence}");
         };
         check("Scroll down to Advanced.", 1, false);
@@ -83,7 +90,7 @@ mod tests {
             .into_iter()
             .map(String::from)
             .collect();
-        let held = |s: &str| super::words_held(s, &words);
+        let held = |s: &str| super::words_held(&tokenizer::terms(s), &words);
         assert_eq!(held("ダウンロードします。"), 1);
         assert_eq!(held("ダウンロードを無効にします。"), 2);
         // Two runs of the same word, apart: one word.
