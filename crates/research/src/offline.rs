@@ -184,7 +184,8 @@ pub(crate) fn select(
                 .cloned()
                 .collect();
             passages = fresh(telling, &quoted);
-            if passages.is_empty() && !found.is_empty() {
+            // (A note tied otherwise was offered what it is above.)
+            if passages.is_empty() && !found.is_empty() && tie == Tie::Words {
                 // Its sentences share a word with the note, none why the two are alike: what
                 // it is says more than a sentence where the word recurs.
                 passages = fresh(quote::what_it_is(&parsed, &text, PASSAGES_PER_NOTE + 4), &quoted);
