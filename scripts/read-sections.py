@@ -5,7 +5,8 @@ what a reader would stumble on. For each language directory given:
   closes a bracket it never opened or starts `B. das`), a backslash escape, bold markers, an
   HTML entity, empty brackets, two lines glued (`end.Next`), code showing ` › ` for `#`, a
   bare label of a few CJK characters; the same as `hygiene_defects` in tests/it/related.rs;
-- the same passage twice in one section;
+- the same passage twice in one section, or a near copy of one before it (sharing 0.6 of the
+  words either holds, character pairs in a script without spaces: offline/quoted.rs);
 - words shown as shared with a cited note, in a script without spaces, that the cited note
   does not write (a character pair the two notes share, shown as a word only one has).
 
@@ -63,6 +64,22 @@ def unspaced(w):
     )
 
 
+def words(p):
+    """A passage's words, lower-cased; a script without spaces as character pairs."""
+    out = set()
+    for w in re.findall(r"\w+", p.lower()):
+        if unspaced(w) and len(w) > 1:
+            out.update(w[i : i + 2] for i in range(len(w) - 1))
+        else:
+            out.add(w)
+    return out
+
+
+def near_copy(a, b):
+    shared = len(a & b)
+    return shared > 0 and shared >= 0.6 * len(a | b)
+
+
 def owner_text(path):
     t = open(path, encoding="utf-8", errors="replace").read()
     i = t.find("\n## Research")
@@ -86,20 +103,26 @@ def read(d):
         own = raw + "\n" + readable(raw) + "\n" + os.path.basename(p)[:-3]
         texts[os.path.basename(p)[:-3]].append(own)
         texts[os.path.relpath(p, d)[:-3]].append(own)
-    passages, seen_twice, shown, not_written = 0, 0, 0, 0
+    passages, seen_twice, copies, shown, not_written = 0, 0, 0, 0, 0
     kinds, examples = Counter(), []
     for p in notes:
         t = open(p, encoding="utf-8", errors="replace").read()
         i = t.find("\n## Research")
         if i < 0:
             continue
-        seen = set()
+        seen, seen_words = set(), []
         for line in t[i:].split("\n"):
             if line.startswith("  > "):
                 q = line[4:]
                 passages += 1
-                seen_twice += q in seen
+                w = words(q)
+                if q in seen:
+                    seen_twice += 1
+                elif any(near_copy(w, o) for o in seen_words):
+                    copies += 1
+                    examples.append(f"{os.path.relpath(p, d)}: a near copy: {q[:120]}")
                 seen.add(q)
+                seen_words.append(w)
                 for k in defects(q):
                     kinds[k] += 1
                     examples.append(f"{os.path.relpath(p, d)}: {k}: {q[:120]}")
@@ -118,11 +141,11 @@ def read(d):
                     examples.append(f"{os.path.relpath(p, d)}: not in [[{m.group(1)}]]: {w}")
     print(
         f"{os.path.basename(d)}: {passages} passages, {sum(kinds.values())} with a defect {dict(kinds)}, "
-        f"{seen_twice} twice in a section; {shown} unspaced words shown, {not_written} not written by the note cited"
+        f"{seen_twice} twice in a section, {copies} near copies; {shown} unspaced words shown, {not_written} not written by the note cited"
     )
     for e in examples[:3]:
         print("    " + e)
-    return sum(kinds.values()) + seen_twice + not_written
+    return sum(kinds.values()) + seen_twice + copies + not_written
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::support::{TestVault, copy_dir, obsidian_help, stderr};
 
+mod copies;
 mod ties;
 mod words;
 

@@ -14,6 +14,7 @@ use super::note::input::{self, Input};
 use super::note::render::{Finished, finish, provenance};
 use super::note::types::{Depth, NoteResearch, ResearchError, Source, Topic};
 use crate::Context;
+use quoted::Quoted;
 use scholia_base::Job;
 use scholia_index::{IndexError, Terms, Tie, VaultIndex, tokenizer};
 use scholia_prompts as prompts;
@@ -23,6 +24,7 @@ use surface::Surface;
 
 mod phrases;
 mod quote;
+mod quoted;
 mod surface;
 
 const KEY_TERMS: usize = 8;
@@ -109,7 +111,7 @@ pub(crate) fn select(
     };
     // Sentences already shown, and the note's own: each is quoted once, and never to the note
     // that holds it.
-    let mut quoted: HashSet<String> = own_sentences(&input.own);
+    let mut quoted = Quoted::new(own_sentences(&input.own));
     for r in related {
         let links_back = index.links_of(&r.path)?.contains(&input.rel);
         if links_back {
@@ -154,13 +156,7 @@ pub(crate) fn select(
             .collect();
         let mut names = vec![r.title.clone(), scholia_vault::stem(&r.path).to_string()];
         names.extend(parsed.aliases.iter().cloned());
-        let fresh = |found: Vec<String>, quoted: &HashSet<String>| -> Vec<String> {
-            found
-                .into_iter()
-                .filter(|p| !quoted.contains(&sentence_key(p)))
-                .take(PASSAGES_PER_NOTE)
-                .collect()
-        };
+        let fresh = |found: Vec<String>, quoted: &Quoted| quoted.fresh(found, PASSAGES_PER_NOTE);
         let tie = ties.of(&r.path, &r.evidence, &parsed.tags);
         let mut passages = Vec::new();
         if tie != Tie::Words {
@@ -234,7 +230,9 @@ pub(crate) fn select(
         {
             continue;
         }
-        quoted.extend(passages.iter().map(|p| sentence_key(p)));
+        for p in &passages {
+            quoted.add(p);
+        }
         let told = by_meaning || passages.iter().any(|p| quote::tells(p, &telling_words, &key));
         new.push(RelatedNote {
             target: index.link_target_from(&r.path, Some(&input.rel))?,
@@ -367,23 +365,10 @@ fn mention_line(index: &VaultIndex, text: &str, names: &[String]) -> Option<usiz
 /// A one-word name found in more than this share of the vault's notes is a common word.
 const COMMON_SHARE: f32 = 0.03;
 
-/// A sentence as compared for repeats: its words, lower-cased, without the mark that ends it
-/// (obsidian-help it: a note's step "Seleziona Importa e attendi il completamento
-/// dell'importazione." was quoted back to it from another note's list item without the stop).
-fn sentence_key(s: &str) -> String {
-    let words = s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
-    words
-        .trim_end_matches(|c| passage::FULL_STOPS.contains(&c) || ".!?…;: ".contains(c))
-        .to_string()
-}
-
-/// The note's own sentences, as [`sentence_key`]s.
-fn own_sentences(text: &str) -> HashSet<String> {
+/// The note's own sentences.
+fn own_sentences(text: &str) -> Vec<String> {
     let reading = scholia_vault::reading::blocks(text).join("\n");
     passage::sentences(&reading, &HashSet::new())
-        .iter()
-        .map(|s| sentence_key(s))
-        .collect()
 }
 
 /// The notes offline research would cite for the note at `rel` whose text is `text`, best

@@ -57,16 +57,3 @@ fn an_entry_is_brief_past_the_first_five_when_it_scores_well_below_the_best_or_p
     // A folder's tie says why on its own.
     check(3, 1.0, false, folder(), false, false, false);
 }
-
-#[test]
-fn a_sentence_repeats_whatever_its_case_spacing_and_final_stop() {
-    let same = |a: &str, b: &str| assert_eq!(super::sentence_key(a), super::sentence_key(b), "{a} / {b}");
-    same(
-        "Seleziona Importa e attendi il completamento dell'importazione.",
-        "seleziona  Importa e attendi il completamento dell'importazione",
-    );
-    same("インポートを待ちます。", "インポートを待ちます");
-    same("Really?!", "really");
-    assert_ne!(super::sentence_key("Use it. Then"), super::sentence_key("Use it then"));
-    assert_eq!(super::sentence_key("..."), "");
-}
