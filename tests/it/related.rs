@@ -433,6 +433,7 @@ async fn passages_read_clean_in_five_languages() {
                 "Editing and formatting/Callouts.md",
                 // Quotes a line that starts `\- John Locke`: it was quoted `\- John Locke`.
                 "Getting started/Link notes.md",
+                "Files and folders/How Obsidian stores data.md",
             ],
         ),
         // Quotes `> \# Оттачивайте своё мышление.`: it was quoted with its backslash.
@@ -446,6 +447,7 @@ async fn passages_read_clean_in_five_languages() {
                 // Quoted `B. das Aktualisieren von Links beim Umbenennen einer Datei).`: a
                 // sentence cut after "z.".
                 "Erste Schritte/Obsidian aktualisieren.md",
+                "Erweiterungen/Datenwiederherstellung.md",
             ],
         ),
         // Quoted `iCloud, Dropbox, OneDrive, Google Drive) car cela…`: cut after "p. ex.".

@@ -25,10 +25,10 @@ fn common_words_give_way_to_the_others_shown() {
 fn an_entry_is_brief_past_the_first_five_when_it_scores_well_below_the_best_or_past_three_untold() {
     use scholia_index::Tie;
     // (position, share of the best score, named in the note, tie, words shown, a passage tells
-    // why) -> brief.
+    // why) -> brief; its score well above the floor.
     let check = |at: usize, share: f32, named: bool, tie: Tie, shown: bool, told: bool, want: bool| {
         assert_eq!(
-            super::brief(at, share, named, &tie, shown, told),
+            super::brief(at, false, share, named, &tie, shown, told),
             want,
             "{at} {share} {named} {tie:?} {shown} {told}"
         );
@@ -56,4 +56,33 @@ fn an_entry_is_brief_past_the_first_five_when_it_scores_well_below_the_best_or_p
     check(3, 1.0, false, Tie::Words, false, false, false);
     // A folder's tie says why on its own.
     check(3, 1.0, false, folder(), false, false, false);
+}
+
+#[test]
+fn an_entry_found_by_its_words_is_brief_wherever_it_ranks_when_little_found_it() {
+    use scholia_index::Tie;
+    // (score, best of the note's entries, named in the note, tie, words shown) -> brief; the
+    // first entry, told.
+    let check = |score: f32, best: f32, named: bool, tie: Tie, shown: bool, want: bool| {
+        let weak = score < super::weak_floor(best);
+        assert_eq!(
+            super::brief(0, weak, 1.0, named, &tie, shown, true),
+            want,
+            "{score} of {best} {named} {tie:?} {shown}"
+        );
+    };
+    let folder = || Tie::Folder { folder: "F".into() };
+    check(1.49, 2.0, false, Tie::Words, true, true);
+    check(1.5, 2.0, false, Tie::Words, true, false);
+    // A vault whose entries never reach the floor (few links): by rank alone.
+    check(0.8, 1.49, false, Tie::Words, true, false);
+    check(1.49, 1.49, false, Tie::Words, true, false);
+    // A tie says why on its own.
+    check(0.8, 2.0, false, folder(), false, false);
+    // Named by the note: whole.
+    check(0.8, 2.0, true, Tie::Words, true, false);
+    // Nothing to show on the line: its passages say why.
+    check(0.8, 2.0, false, Tie::Words, false, false);
+    check(f32::NAN, 2.0, false, Tie::Words, true, false);
+    check(1.0, f32::NAN, false, Tie::Words, true, false);
 }
