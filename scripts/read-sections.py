@@ -77,7 +77,7 @@ def words(p):
 
 def near_copy(a, b):
     shared = len(a & b)
-    return shared > 0 and shared >= 0.6 * len(a | b)
+    return shared > 0 and shared * 5 >= 3 * len(a | b)
 
 
 def owner_text(path):

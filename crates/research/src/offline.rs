@@ -156,13 +156,15 @@ pub(crate) fn select(
             .collect();
         let mut names = vec![r.title.clone(), scholia_vault::stem(&r.path).to_string()];
         names.extend(parsed.aliases.iter().cloned());
-        let fresh = |found: Vec<String>, quoted: &Quoted| quoted.fresh(found, PASSAGES_PER_NOTE);
         let tie = ties.of(&r.path, &r.evidence, &parsed.tags);
         let mut passages = Vec::new();
         if tie != Tie::Words {
             // Found by the vault's links or folders, not by what it says: its words in common
             // are chance, and what it says it is tells the reader most.
-            passages = fresh(quote::what_it_is(&parsed, &text, PASSAGES_PER_NOTE + 4), &quoted);
+            passages = quoted.fresh(
+                quote::what_it_is(&parsed, &text, PASSAGES_PER_NOTE + 4),
+                PASSAGES_PER_NOTE,
+            );
             passages.truncate(1);
         }
         // What a passage must hold two of to tell why: the note's weighed words, and the
@@ -179,25 +181,28 @@ pub(crate) fn select(
                 .filter(|p| quote::tells(p, &telling_words, &key))
                 .cloned()
                 .collect();
-            passages = fresh(telling, &quoted);
+            passages = quoted.fresh(telling, PASSAGES_PER_NOTE);
             // (A note tied otherwise was offered what it is above.)
             if passages.is_empty() && !found.is_empty() && tie == Tie::Words {
                 // Its sentences share a word with the note, none why the two are alike: what
                 // it is says more than a sentence where the word recurs.
-                passages = fresh(quote::what_it_is(&parsed, &text, PASSAGES_PER_NOTE + 4), &quoted);
+                passages = quoted.fresh(
+                    quote::what_it_is(&parsed, &text, PASSAGES_PER_NOTE + 4),
+                    PASSAGES_PER_NOTE,
+                );
                 passages.truncate(1);
             }
         }
         if passages.is_empty() {
-            passages = fresh(
+            passages = quoted.fresh(
                 passage::best(&text, &every, PASSAGES_PER_NOTE + 4, tokenizer::terms),
-                &quoted,
+                PASSAGES_PER_NOTE,
             );
         }
         let mut by_meaning = false;
         if passages.is_empty() && index.near_in_meaning(&input.rel, &r.path) {
             // Related by meaning: its sentences closest in meaning to the note.
-            passages = fresh(closest_in_meaning(index, &input.rel, &text), &quoted);
+            passages = quoted.fresh(closest_in_meaning(index, &input.rel, &text), PASSAGES_PER_NOTE);
             by_meaning = !passages.is_empty();
         }
         let mentioned_on = mention_line(index, &input.own, &names);
