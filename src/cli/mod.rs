@@ -77,7 +77,10 @@ fn dispatch(command: Command) -> Result<ExitCode> {
                 summary.context("another scholia process holds the index writer; it keeps the index current")?;
             // The vectors, when embeddings are configured: done before this command ends.
             let engine = load_engine(Some(session.vault().root()))?;
-            let warning = engine.meaning_to_index(&session);
+            let warning = {
+                let _waiting = engine.meaning_waits_on().map(render::Waiting::on);
+                engine.meaning_to_index(&session, &stopped)
+            };
             let embedded = match session.index().embedder() {
                 Some(_) => Some(session.embed_now(&mut render::embed_bar(), &stopped)?),
                 None => None,
@@ -88,10 +91,27 @@ fn dispatch(command: Command) -> Result<ExitCode> {
                 render::sync_summary(&summary, reasons);
                 if let Some(e) = &embedded {
                     println!(
-                        "vectors: {} notes embedded ({} tokens), {} unchanged, {} removed",
-                        e.embedded, e.tokens, e.kept, e.removed
+                        "vectors: {} notes embedded ({} tokens), {} unchanged, {} removed{}",
+                        e.embedded,
+                        e.tokens,
+                        e.kept,
+                        e.removed,
+                        match e.left {
+                            0 => String::new(),
+                            n => format!(", {n} left for the next run"),
+                        }
                     );
                 }
+            }
+            // Ctrl-C while the vectors were asked for or made: what was done is saved, the
+            // rest is the next run's, status 130 as when the words were stopped.
+            if stopped() {
+                return Err(Error::new(
+                    "CANCELLED",
+                    ErrorKind::Cancelled,
+                    "cancelled; the word index is saved, and the vectors made so far; the next run makes the rest",
+                )
+                .into());
             }
             // The embedder that could not be had, else why the vectors stopped: one warning.
             if let Some(w) = warning.or_else(|| embedded.and_then(|e| e.warning)) {

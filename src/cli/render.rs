@@ -72,6 +72,28 @@ pub fn embed_bar() -> impl FnMut(scholia::index::EmbedProgress) {
     }
 }
 
+/// A line on a terminal while a command waits on something that may take long (an
+/// embeddings endpoint's cold model), cleared when the wait ends.
+pub struct Waiting(bool);
+
+impl Waiting {
+    pub fn on(what: String) -> Waiting {
+        let tty = std::io::stderr().is_terminal();
+        if tty {
+            eprint!("\rwaiting for {what} (Ctrl-C skips the vectors; the word index is saved)");
+        }
+        Waiting(tty)
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if self.0 {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
 pub fn json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     use std::io::Write;
     let text = serde_json::to_string_pretty(value)?;

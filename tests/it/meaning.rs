@@ -291,3 +291,69 @@ async fn related_notes_find_a_note_by_its_meaning() {
     assert!(stderr(&out).contains("no words it shares"), "{}", stderr(&out));
     assert!(!without.contains("[[Party]]"), "{without}");
 }
+
+/// Ctrl-C while `scholia index` waits on a hung endpoint, for its first answer or for a batch
+/// of vectors, ends it at once (it did nothing for the minute a cold model is granted): the
+/// word index is saved, status 130 as when the words are stopped, and the next run makes the
+/// vectors.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_ends_the_wait_on_a_hung_endpoint() {
+    let server = fakes().await;
+    // The request that hangs is the probe's (the first), or the batch's (the second).
+    for (model, hangs) in [
+        ("fake-embed:stall-after=0,ctrl-c", 1),
+        ("fake-embed:stall-after=1,ctrl-c", 2),
+    ] {
+        let v = TestVault::example();
+        let child = v
+            .cmd()
+            .envs(endpoint(&server, model).iter().map(|(k, v)| (k, v)))
+            .arg("index")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let asked = || {
+            server
+                .requests("/v1/embeddings")
+                .iter()
+                .filter(|b| b["model"] == model)
+                .count()
+        };
+        let started = Instant::now();
+        while asked() < hangs {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "{model}: asked {} times",
+                asked()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let signalled = Instant::now();
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+            .await
+            .unwrap();
+        let took = signalled.elapsed();
+        assert!(took < Duration::from_secs(3), "{model}: {took:?}");
+        assert_eq!(out.status.code(), Some(130), "{model}: {}", stderr(&out));
+        assert!(stderr(&out).contains("the word index is saved"), "{}", stderr(&out));
+        assert!(stdout(&out).contains("7 notes indexed"), "{}", stdout(&out));
+        if hangs == 2 {
+            assert!(
+                stdout(&out).contains("vectors: 0 notes embedded") && stdout(&out).contains("7 left for the next run"),
+                "{}",
+                stdout(&out)
+            );
+        }
+        // The words answer, and the next run makes the vectors.
+        let found = v.cli(&[], &["search", "kombucha"]).await;
+        assert!(stdout(&found).starts_with("Kombucha.md"), "{}", stdout(&found));
+        let next = v.cli(&endpoint(&server, "fake-embed:after-ctrl-c"), &["index"]).await;
+        assert!(next.status.success(), "{}", stderr(&next));
+        assert!(stdout(&next).contains("vectors: 7 notes embedded"), "{}", stdout(&next));
+    }
+}

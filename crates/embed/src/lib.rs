@@ -60,4 +60,14 @@ pub trait Embedder: Send + Sync {
     fn embed_now(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.embed(texts)
     }
+    /// [`Embedder::embed`] that gives up once `stop` says so ([`EmbedError::Stopped`]):
+    /// Ctrl-C under `scholia index`, a server shutting down. An adapter that waits on a
+    /// network looks at `stop` while it waits, the local model between texts; by default,
+    /// before it starts.
+    fn embed_until(&self, texts: &[&str], stop: &dyn Fn() -> bool) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if stop() {
+            return Err(EmbedError::Stopped("before the texts were embedded".into()));
+        }
+        self.embed(texts)
+    }
 }

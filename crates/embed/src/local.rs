@@ -143,6 +143,24 @@ impl Embedder for LocalModel {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         Ok(texts.par_iter().map(|t| self.one(t)).collect())
     }
+
+    /// A few texts per thread at a time, `stop` asked between: a batch of a vault's notes
+    /// takes seconds on two cores, a group a fraction of one.
+    fn embed_until(&self, texts: &[&str], stop: &dyn Fn() -> bool) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let group = 4 * rayon::current_num_threads().max(1);
+        let mut out = Vec::with_capacity(texts.len());
+        for part in texts.chunks(group) {
+            if stop() {
+                return Err(EmbedError::Stopped(format!(
+                    "after {} of {} texts",
+                    out.len(),
+                    texts.len()
+                )));
+            }
+            out.extend(part.par_iter().map(|t| self.one(t)).collect::<Vec<_>>());
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
@@ -199,6 +217,25 @@ mod tests {
                 "{text}: cosine {cos}, largest difference {worst}"
             );
         }
+    }
+
+    /// `embed_until` gives what `embed` gives, across a group's end, and stops between
+    /// groups when asked. (Few and short texts: the model runs unoptimised here.)
+    #[test]
+    fn a_stop_is_heard_between_groups_of_texts() {
+        let Some(dir) = model_dir() else { return };
+        let model = LocalModel::load(&dir).unwrap();
+        let group = 4 * rayon::current_num_threads();
+        let texts: Vec<String> = (0..2 * group + 1).map(|i| format!("note {i}")).collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let some = &texts[..group + 1];
+        assert_eq!(model.embed_until(some, &|| false).unwrap(), model.embed(some).unwrap());
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let stop = || asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 1;
+        let Err(EmbedError::Stopped(when)) = model.embed_until(&texts, &stop) else {
+            panic!("not stopped")
+        };
+        assert_eq!(when, format!("after {group} of {} texts", texts.len()));
     }
 
     #[test]

@@ -123,7 +123,7 @@ impl Engine {
         let (cell, config) = (embedder.clone(), settings.embeddings.clone());
         let ctx = Context {
             embedder: Arc::new(move || {
-                meaning::build(&cell, config.as_ref(), meaning::Patience::Patient)
+                meaning::build(&cell, config.as_ref(), meaning::Patience::Patient, &|| false)
                     .ok()
                     .flatten()
             }),

@@ -28,8 +28,14 @@ pub(crate) enum Patience {
 }
 
 /// The embedder `config` chooses, built once into `cell` (the engine and the pipelines'
-/// context share one). Blocking.
-pub(crate) fn build(cell: &std::sync::OnceLock<Built>, config: Option<&EmbedConfig>, patience: Patience) -> Built {
+/// context share one). `stop` ends an endpoint's first answer early; the failure is kept like
+/// any other (only a process that is ending stops). Blocking.
+pub(crate) fn build(
+    cell: &std::sync::OnceLock<Built>,
+    config: Option<&EmbedConfig>,
+    patience: Patience,
+    stop: &dyn Fn() -> bool,
+) -> Built {
     cell.get_or_init(|| {
         let Some(config) = config else {
             return Ok(None);
@@ -43,13 +49,16 @@ pub(crate) fn build(cell: &std::sync::OnceLock<Built>, config: Option<&EmbedConf
                     Patience::Quick => scholia_providers::embeddings::QUICK,
                     Patience::Patient => scholia_providers::embeddings::BULK,
                 };
-                scholia_providers::embeddings::EndpointEmbedder::connect(c.clone(), probe)
+                scholia_providers::embeddings::EndpointEmbedder::connect(c.clone(), probe, stop)
                     .map(|m| Arc::new(m) as Arc<dyn Embedder>)
             }
         };
-        built
-            .map(Some)
-            .map_err(|e| format!("embeddings: {e}; search and related notes use words only"))
+        built.map(Some).map_err(|e| match e {
+            EmbedError::Stopped(when) => {
+                format!("embeddings: stopped {when}; words answer until the vectors are made")
+            }
+            e => format!("embeddings: {e}; search and related notes use words only"),
+        })
     })
     .clone()
 }
@@ -58,24 +67,38 @@ impl Engine {
     /// The embedder the settings choose, built on first use; `Ok(None)` when none is
     /// configured, `Err` (a warning) when it could not be had. Blocking.
     pub(crate) fn embedder(&self, patience: Patience) -> Result<Option<Arc<dyn Embedder>>, String> {
-        build(&self.embedder, self.settings.embeddings.as_ref(), patience)
+        build(&self.embedder, self.settings.embeddings.as_ref(), patience, &|| false)
+    }
+
+    /// The endpoint a command would wait on to start its vectors (as messages show it, never
+    /// its key), when one is configured and not yet asked: for a terminal to say what it waits
+    /// for.
+    pub fn meaning_waits_on(&self) -> Option<String> {
+        match self.settings.embeddings.as_ref()? {
+            EmbedConfig::Endpoint(c) if self.embedder.get().is_none() => Some(format!(
+                "{}/embeddings",
+                scholia_providers::http::redact(c.base_url.trim_end_matches('/'))
+            )),
+            _ => None,
+        }
     }
 
     /// Gives `session` the embedder now, for a command that computes the vault's vectors
-    /// (`scholia index`: an endpoint's cold model may take its time); the warning, when
-    /// embeddings are configured and could not be had, for the caller to show. Blocking.
-    pub fn meaning_to_index(&self, session: &VaultSession) -> Option<String> {
-        self.use_meaning(session, Patience::Patient)
+    /// (`scholia index`: an endpoint's cold model may take its time, until `stop`); the
+    /// warning, when embeddings are configured and could not be had, for the caller to show.
+    /// Blocking.
+    pub fn meaning_to_index(&self, session: &VaultSession, stop: &dyn Fn() -> bool) -> Option<String> {
+        self.use_meaning(session, Patience::Patient, stop)
     }
 
     /// [`Engine::meaning_to_index`] for a search someone waits on: a dead or hung endpoint
     /// gives way to words within seconds. Blocking.
     pub fn meaning_to_search(&self, session: &VaultSession) -> Option<String> {
-        self.use_meaning(session, Patience::Quick)
+        self.use_meaning(session, Patience::Quick, &|| false)
     }
 
-    fn use_meaning(&self, session: &VaultSession, patience: Patience) -> Option<String> {
-        match self.embedder(patience) {
+    fn use_meaning(&self, session: &VaultSession, patience: Patience, stop: &dyn Fn() -> bool) -> Option<String> {
+        match build(&self.embedder, self.settings.embeddings.as_ref(), patience, stop) {
             Ok(Some(e)) => {
                 session.index().set_embedder(e);
                 None
@@ -93,7 +116,8 @@ impl Engine {
             return;
         }
         let (cell, config) = (self.embedder.clone(), self.settings.embeddings.clone());
-        let built = scholia_base::spawn_blocking(move || build(&cell, config.as_ref(), Patience::Patient)).await;
+        let built =
+            scholia_base::spawn_blocking(move || build(&cell, config.as_ref(), Patience::Patient, &|| false)).await;
         match built {
             Ok(Some(e)) => session.index().set_embedder(e),
             Ok(None) => {}

@@ -96,6 +96,9 @@ pub struct Embedded {
     pub removed: usize,
     pub kept: usize,
     pub tokens: usize,
+    /// Notes whose vectors are still to be made (it was stopped, or the embedder failed):
+    /// the next run makes them.
+    pub left: usize,
     /// Why it stopped before the end (the model or endpoint failed), said once per index:
     /// for the caller to show (`scholia index`) or log (a server).
     pub warning: Option<String>,
@@ -230,8 +233,10 @@ impl VaultIndex {
                 .iter()
                 .map(|t| embedder.count_tokens(t).min(embedder.max_tokens()))
                 .sum::<usize>();
-            let vectors = match embedder.embed(&texts) {
+            let vectors = match embedder.embed_until(&texts, stop) {
                 Ok(v) => v,
+                // Asked to stop: what was done is kept, nothing failed.
+                Err(EmbedError::Stopped(_)) => break,
                 Err(e) => {
                     done.warning = self.warn_once(&e);
                     break;
@@ -253,6 +258,7 @@ impl VaultIndex {
                 saved = Instant::now();
             }
         }
+        done.left = total - done.embedded;
         if done.embedded > 0 || done.removed > 0 || !file.exists() {
             self.publish(&set, &file);
         }

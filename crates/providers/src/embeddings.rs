@@ -40,6 +40,8 @@ pub const QUICK: Budget = Budget {
 /// down, nor research each of its related notes).
 const QUIET_AFTER_FAILURE: Duration = Duration::from_secs(30);
 const MAX_BODY: usize = 64 * 1024 * 1024;
+/// How often a request that is waited on asks whether to stop.
+const STOP_POLL: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Clone)]
 pub struct EndpointConfig {
@@ -65,7 +67,14 @@ impl EndpointEmbedder {
     /// ([`QUICK`] for a command someone waits on, [`BULK`] where a cold model may take its
     /// time to load): an endpoint that is down or wrong is an error here, before the vault
     /// counts on it. Blocking (call off the async runtime).
-    pub fn connect(config: EndpointConfig, probe: Budget) -> Result<EndpointEmbedder, EmbedError> {
+    ///
+    /// `stop` ends the wait at once ([`EmbedError::Stopped`]): Ctrl-C under `scholia index`
+    /// did nothing for the minute a hung host may take.
+    pub fn connect(
+        config: EndpointConfig,
+        probe: Budget,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<EndpointEmbedder, EmbedError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -84,7 +93,7 @@ impl EndpointEmbedder {
             rt,
             quiet: std::sync::Mutex::new(None),
         };
-        let probe = e.request(&["dimensions"], probe)?;
+        let probe = e.request(&["dimensions"], probe, stop)?;
         e.dims = probe.first().map_or(0, Vec::len);
         if e.dims == 0 {
             return Err(EmbedError::Endpoint(format!(
@@ -104,7 +113,8 @@ impl EndpointEmbedder {
         )
     }
 
-    fn request(&self, texts: &[&str], budget: Budget) -> Result<Vec<Vec<f32>>, EmbedError> {
+    /// One batch within `budget`, given up when `stop` says so (asked every [`STOP_POLL`]).
+    fn request(&self, texts: &[&str], budget: Budget, stop: &dyn Fn() -> bool) -> Result<Vec<Vec<f32>>, EmbedError> {
         let url = format!("{}/embeddings", self.config.base_url.trim_end_matches('/'));
         let cut: Vec<String> = texts
             .iter()
@@ -113,7 +123,7 @@ impl EndpointEmbedder {
         let body = json!({"model": self.config.model, "input": cut});
         let deadline = Instant::now() + budget.deadline;
         let fail = |m: String| EmbedError::Endpoint(format!("{}: {m}", self.where_()));
-        self.rt.block_on(async {
+        let asked = async {
             let mut attempt = 0u32;
             loop {
                 attempt += 1;
@@ -150,6 +160,17 @@ impl EndpointEmbedder {
                     return Err(fail(format!("{} (after {attempt} attempts)", retry.0)));
                 }
                 tokio::time::sleep(wait).await;
+            }
+        };
+        let stopped = async {
+            while !stop() {
+                tokio::time::sleep(STOP_POLL).await;
+            }
+        };
+        self.rt.block_on(async {
+            tokio::select! {
+                answer = asked => answer,
+                () = stopped => Err(EmbedError::Stopped(format!("while waiting for {}", self.where_()))),
             }
         })
     }
@@ -214,7 +235,11 @@ impl Embedder for EndpointEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.batches(texts, BULK)
+        self.batches(texts, BULK, &|| false)
+    }
+
+    fn embed_until(&self, texts: &[&str], stop: &dyn Fn() -> bool) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.batches(texts, BULK, stop)
     }
 
     fn embed_now(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -224,7 +249,7 @@ impl Embedder for EndpointEmbedder {
         {
             return Err(EmbedError::Endpoint(why.clone()));
         }
-        let asked = self.batches(texts, QUICK);
+        let asked = self.batches(texts, QUICK, &|| false);
         *quiet = match &asked {
             Err(EmbedError::Endpoint(why)) => Some((Instant::now() + QUIET_AFTER_FAILURE, why.clone())),
             Err(other) => Some((Instant::now() + QUIET_AFTER_FAILURE, other.to_string())),
@@ -236,10 +261,10 @@ impl Embedder for EndpointEmbedder {
 
 impl EndpointEmbedder {
     /// `texts` embedded batch by batch within `budget` each, every vector of the model's size.
-    fn batches(&self, texts: &[&str], budget: Budget) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn batches(&self, texts: &[&str], budget: Budget, stop: &dyn Fn() -> bool) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut out = Vec::with_capacity(texts.len());
         for batch in texts.chunks(BATCH) {
-            let got = self.request(batch, budget)?;
+            let got = self.request(batch, budget, stop)?;
             if got.iter().any(|v| v.len() != self.dims) {
                 return Err(EmbedError::Endpoint(format!(
                     "{}: answered vectors of another size than {}",
@@ -268,5 +293,32 @@ mod tests {
                 .contains("2 vectors asked for, 1 answered")
         );
         assert!(parse(b"<html>", 1).is_err());
+    }
+
+    /// A host that takes the connection and never answers: the minute a cold model is
+    /// granted ends when `stop` says so, not when the minute is up.
+    #[test]
+    fn a_stop_ends_the_wait_for_a_hung_host() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let held: Vec<_> = listener.incoming().flatten().collect();
+            drop(held);
+        });
+        let config = EndpointConfig {
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            model: "m".into(),
+            api_key: None,
+            max_tokens: 256,
+        };
+        let started = Instant::now();
+        let stop = || started.elapsed() > Duration::from_millis(300);
+        let e = EndpointEmbedder::connect(config, BULK, &stop).err().unwrap();
+        let took = started.elapsed();
+        assert!(
+            matches!(&e, EmbedError::Stopped(m) if m.contains(&format!("127.0.0.1:{port}"))),
+            "{e}"
+        );
+        assert!(took < Duration::from_secs(2), "{took:?}");
     }
 }
