@@ -236,3 +236,26 @@ fn chunks_are_the_lead_and_the_opening_under_the_title() {
     let v = combine(&[vec![1.0, 0.0], vec![0.0, 1.0]]);
     assert!((v[0] - 2.0 / 5f32.sqrt()).abs() < 1e-6);
 }
+
+/// A note's vector reads it as a reader does: not its callouts' types, the file names of its
+/// images and icons, its code blocks or its front matter, and a link as its visible text
+/// (obsidian-help's Random note read "obsidian-icon-dice.svg#icon", Callouts "[!info]").
+/// Held-out paraphrase questions answered in the top 5: 17 -> 18 (vectors alone 17 -> 19).
+#[test]
+fn a_vector_reads_what_a_reader_reads() {
+    let f = vault(&[(
+        "Random note.md",
+        "---\npermalink: plugins/random-note\n---\nRandom note opens a [[Core plugins|core plugin]] note.\n\n\
+         Click **Open random note** ![[obsidian-icon-dice.svg#icon]] in the [[Ribbon]].\n\n\
+         > [!warning] Careful\n> See [[Callouts#Supported types]].\n\n```js\nconst secret = 1;\n```\n",
+    )]);
+    let c = f.index.chunks_of("Random note.md");
+    assert_eq!(
+        c,
+        [
+            "Random note\nRandom note opens a core plugin note. Click Open random note in the Ribbon. Careful \
+          See Callouts › Supported types."
+        ],
+        "{c:?}"
+    );
+}
