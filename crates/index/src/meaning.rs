@@ -314,8 +314,7 @@ impl VaultIndex {
             .map(|t| scholia_vault::section::owner_text(t.text))
             .unwrap_or_default();
         let parsed = scholia_vault::parse::parse(&text, scholia_vault::stem(rel));
-        let reading = scholia_vault::reading::without_callout_types(&scholia_vault::reading::blocks(&text).join("\n"));
-        chunks(&parsed.title, &reading)
+        chunks(&parsed.title, &read(&text))
     }
 
     /// The notes nearest `query` by meaning (at most `k`, in the scope, `exclude` aside).
@@ -416,12 +415,12 @@ impl VaultIndex {
         Ok(())
     }
 
-    /// A hit for a note found by meaning alone: its title and opening words.
+    /// A hit for a note found by meaning alone: its title and opening words, as its vector
+    /// reads them.
     fn plain_hit(&self, rel: &str, score: f32) -> Option<Hit> {
         let title = self.outline(rel).ok().flatten().map(|o| o.title)?;
-        let text = self.note_text(rel).unwrap_or_default();
-        let parsed = scholia_vault::parse::parse(&scholia_vault::section::owner_text(text), "");
-        let opening: String = parsed.plain_text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = scholia_vault::section::owner_text(self.note_text(rel).unwrap_or_default());
+        let opening: String = read(&text).split_whitespace().collect::<Vec<_>>().join(" ");
         let cut = opening.char_indices().nth(200).map_or(opening.len(), |(i, _)| i);
         Some(Hit {
             path: rel.to_string(),
@@ -489,6 +488,12 @@ fn fuse(
             None => index.plain_hit(&p, score),
         })
         .collect())
+}
+
+/// `text` as a reader reads it, one block a line: what a note's vector and a hit found by
+/// meaning show.
+fn read(text: &str) -> String {
+    scholia_vault::reading::without_callout_types(&scholia_vault::reading::blocks(text).join("\n"))
 }
 
 /// A note's texts for its vector: `title` leading its lead (the words of `text` up to about

@@ -258,4 +258,11 @@ fn a_vector_reads_what_a_reader_reads() {
         ],
         "{c:?}"
     );
+    // And a hit found by meaning alone shows it so.
+    let hit = f.index.plain_hit("Random note.md", 0.5).unwrap();
+    assert_eq!(
+        hit.snippet,
+        "Random note opens a core plugin note. Click Open random note in the Ribbon. Careful See \
+         Callouts › Supported types."
+    );
 }
