@@ -138,16 +138,33 @@ fn without_embeds(line: &str) -> String {
                 .count();
             let held = chars[i + 1..i + 1 + inner].contains(&EMBED);
             if held && chars.get(i + 1 + inner) == Some(&close) {
-                i += inner + 2;
+                i = closed_up(&mut out, &chars, i + inner + 2);
                 continue;
             }
         }
-        if chars[i] != EMBED {
-            out.push(chars[i]);
+        if chars[i] == EMBED {
+            i = closed_up(&mut out, &chars, i + 1);
+            continue;
         }
+        out.push(chars[i]);
         i += 1;
     }
     out
+}
+
+/// Where reading goes on after an icon taken out of `chars` before `next`: a mark that ends a
+/// clause, with the spaces before it, closes up on the word before (`click Publish changes
+/// ![[send.svg#icon]].` reads `click Publish changes.`, not `changes .`).
+fn closed_up(out: &mut String, chars: &[char], next: usize) -> usize {
+    let spaces = chars[next..]
+        .iter()
+        .take_while(|c| c.is_whitespace() || **c == EMBED)
+        .count();
+    if matches!(chars.get(next + spaces), Some('.' | ',' | ';' | ':' | '!' | '?' | ')')) {
+        out.truncate(out.trim_end().len());
+        return next + spaces;
+    }
+    next
 }
 
 /// Whether an inline HTML tag breaks the line it is in: `<br>`, `<p>`, `</p>`, `<p/>`, and the
@@ -266,6 +283,15 @@ mod tests {
         check(
             "An image ![alt](x.png) and ![[Embedded]] here.",
             &["An image and here."],
+        );
+        // A mark ending the clause closes up on the word before the icon.
+        check(
+            "Click Publish changes ![[send.svg#icon]]. Open Vault switcher ( ![[v.svg#icon]] ) .\n\n\
+             In Ribbon, select ![[a.svg#icon]] ![[b.svg#icon]] , then (see ![[c.png]]) .md files.",
+            &[
+                "Click Publish changes. Open Vault switcher.",
+                "In Ribbon, select, then (see) .md files.",
+            ],
         );
         check(
             "Text %%hidden%% shown.\n\n- item *one*\n- two <b>bold</b>",
