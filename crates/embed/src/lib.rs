@@ -14,6 +14,10 @@ pub mod wordpiece;
 
 pub use vector::{Quantized, cosine, dot_i8, normalize};
 
+/// The text whose vector tells one model from another under the same name
+/// ([`Embedder::probe`]): an Ollama tag pulled again, a directory whose model was replaced.
+pub const PROBE: &str = "dimensions";
+
 /// Why texts could not be embedded.
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
@@ -59,6 +63,11 @@ pub trait Embedder: Send + Sync {
     /// within seconds, and the caller goes on by words.
     fn embed_now(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.embed(texts)
+    }
+    /// Its vector of [`PROBE`], computed once: vectors stored by a model that answered
+    /// otherwise are another model's, whatever its name (`None`: not known).
+    fn probe(&self) -> Option<Vec<f32>> {
+        None
     }
     /// [`Embedder::embed`] that gives up once `stop` says so ([`EmbedError::Stopped`]):
     /// Ctrl-C under `scholia index`, a server shutting down. An adapter that waits on a

@@ -21,6 +21,8 @@ enum Pooling {
 
 pub struct LocalModel {
     id: String,
+    /// Its vector of [`crate::PROBE`], once asked for.
+    probe: std::sync::OnceLock<Vec<f32>>,
     bert: Bert,
     tokenizer: WordPiece,
     pooling: Pooling,
@@ -77,6 +79,7 @@ impl LocalModel {
             .unwrap_or_else(|| "model".into());
         Ok(LocalModel {
             id: format!("local:{name}:{size}"),
+            probe: std::sync::OnceLock::new(),
             bert,
             tokenizer,
             pooling,
@@ -142,6 +145,10 @@ impl Embedder for LocalModel {
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         Ok(texts.par_iter().map(|t| self.one(t)).collect())
+    }
+
+    fn probe(&self) -> Option<Vec<f32>> {
+        Some(self.probe.get_or_init(|| self.one(crate::PROBE)).clone())
     }
 
     /// A few texts per thread at a time, `stop` asked between: a batch of a vault's notes

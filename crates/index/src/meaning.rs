@@ -88,6 +88,9 @@ pub(crate) struct Meaning {
     vectors: Option<Arc<VectorSet>>,
     /// When the vectors file was last read (a reader re-reads it when it changed).
     read_at: Option<std::time::SystemTime>,
+    /// The embedder's answer for [`scholia_embed::PROBE`]: a file whose set another model made
+    /// is not read.
+    probe: Option<Vec<f32>>,
     /// A failure was said once already.
     warned: bool,
     /// The embedder's stale vectors files were looked for (once per embedder).
@@ -118,15 +121,29 @@ pub struct EmbedProgress {
 
 impl VaultIndex {
     /// Uses `embedder` for vectors from now on (its stored vectors are read, if any).
+    /// Vectors another model made under the same name (an endpoint's tag pulled again: its
+    /// answer for [`scholia_embed::PROBE`] differs) are not used, and are made again.
     pub fn set_embedder(&self, embedder: Arc<dyn Embedder>) {
         let file = self.vector_file(embedder.as_ref());
-        let loaded = VectorSet::load(&file).filter(|s| s.dims == embedder.dims());
+        let probe = embedder.probe();
+        let loaded = VectorSet::load(&file)
+            .filter(|s| s.dims == embedder.dims())
+            .filter(|s| {
+                let same = s.made_by_same(probe.as_deref());
+                if !same {
+                    tracing::warn!(
+                        "{}: another model answers under this name now; the vault's vectors are made again",
+                        embedder.model_id()
+                    );
+                }
+                same
+            });
+        let mut set = loaded.unwrap_or_else(|| VectorSet::new(&made_by(embedder.as_ref()), embedder.dims()));
+        set.probe = probe.clone().or(set.probe);
         let mut m = scholia_base::lock(&self.meaning);
         m.read_at = std::fs::metadata(&file).and_then(|m| m.modified()).ok();
-        m.vectors =
-            Some(Arc::new(loaded.unwrap_or_else(|| {
-                VectorSet::new(&made_by(embedder.as_ref()), embedder.dims())
-            })));
+        m.vectors = Some(Arc::new(set));
+        m.probe = probe;
         m.embedder = Some(embedder);
         m.warned = false;
         m.swept = false;
@@ -145,7 +162,8 @@ impl VaultIndex {
             let at = std::fs::metadata(&file).and_then(|m| m.modified()).ok();
             if at.is_some()
                 && at != m.read_at
-                && let Some(set) = VectorSet::load(&file).filter(|s| s.dims == embedder.dims())
+                && let Some(set) =
+                    VectorSet::load(&file).filter(|s| s.dims == embedder.dims() && s.made_by_same(m.probe.as_deref()))
             {
                 m.vectors = Some(Arc::new(set));
                 m.read_at = at;
@@ -200,7 +218,11 @@ impl VaultIndex {
         let file = self.vector_file(embedder.as_ref());
         let mut set = match self.vectors() {
             Some(v) => (*v).clone(),
-            None => VectorSet::new(&made_by(embedder.as_ref()), embedder.dims()),
+            None => {
+                let mut set = VectorSet::new(&made_by(embedder.as_ref()), embedder.dims());
+                set.probe = scholia_base::lock(&self.meaning).probe.clone();
+                set
+            }
         };
         let stamps = self.stamps()?;
         let gone: Vec<String> = set

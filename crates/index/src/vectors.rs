@@ -14,6 +14,9 @@ use scholia_embed::Quantized;
 use scholia_vault::scan::Stamp;
 
 const MAGIC: &[u8; 8] = b"SCHVEC1\n";
+/// The most of a header read to learn whose vectors a file holds (its probe's 384 to 4,096
+/// numbers included).
+const MAX_HEADER: usize = 256 * 1024;
 
 #[derive(Debug, Clone, Default)]
 pub struct VectorSet {
@@ -27,7 +30,14 @@ pub struct VectorSet {
     /// Each value's sign, [`words`] `u64`s per note: the first pass of a large set's scan.
     signs: Vec<u64>,
     by_path: HashMap<String, usize>,
+    /// What the model that made the set answered for [`scholia_embed::PROBE`], when known.
+    pub probe: Option<Vec<f32>>,
 }
+
+/// The cosine two answers for [`scholia_embed::PROBE`] reach when one model gave both (an
+/// endpoint's floating point may differ in the last digits): below it, the set is another
+/// model's.
+const SAME_MODEL: f32 = 0.99;
 
 /// Notes from which a scan first ranks every note by its signs (a Hamming distance, an eighth
 /// of the bytes) and then scores only the nearest [`PREFILTER_SHARE`] by their int8 vectors.
@@ -79,6 +89,17 @@ impl VectorSet {
             model: model.to_string(),
             dims,
             ..Default::default()
+        }
+    }
+
+    /// Whether the model whose answer for [`scholia_embed::PROBE`] is `probe` made the set
+    /// (when either is not known, the name says so).
+    pub fn made_by_same(&self, probe: Option<&[f32]>) -> bool {
+        match (&self.probe, probe) {
+            (Some(mine), Some(theirs)) => {
+                mine.len() == theirs.len() && scholia_embed::cosine(mine, theirs) >= SAME_MODEL
+            }
+            _ => true,
         }
     }
 
@@ -246,7 +267,9 @@ impl VectorSet {
         let mut tmp = tempfile::Builder::new().prefix(".vectors-").tempfile_in(dir)?;
         let mut out = std::io::BufWriter::new(tmp.as_file_mut());
         out.write_all(MAGIC)?;
-        let header = serde_json::json!({"model": self.model, "dims": self.dims, "count": self.len()}).to_string();
+        let header =
+            serde_json::json!({"model": self.model, "dims": self.dims, "count": self.len(), "probe": self.probe})
+                .to_string();
         out.write_all(&(header.len() as u32).to_le_bytes())?;
         out.write_all(header.as_bytes())?;
         for i in 0..self.len() {
@@ -274,7 +297,7 @@ impl VectorSet {
             return None;
         }
         let n = u32::from_le_bytes(head[8..12].try_into().ok()?) as usize;
-        let mut header = vec![0u8; n.min(4096)];
+        let mut header = vec![0u8; n.min(MAX_HEADER)];
         file.read_exact(&mut header).ok()?;
         let header: serde_json::Value = serde_json::from_slice(&header).ok()?;
         header["model"].as_str().map(str::to_string)
@@ -292,6 +315,16 @@ impl VectorSet {
         let n = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
         let header: serde_json::Value = serde_json::from_slice(r.take(n)?).ok()?;
         let mut set = VectorSet::new(header["model"].as_str()?, header["dims"].as_u64()? as usize);
+        set.probe = match &header["probe"] {
+            serde_json::Value::Array(values) if values.len() == set.dims => Some(
+                values
+                    .iter()
+                    .map(|v| v.as_f64().map(|x| x as f32))
+                    .collect::<Option<Vec<f32>>>()?,
+            ),
+            serde_json::Value::Null => None,
+            _ => return None,
+        };
         let count = header["count"].as_u64()? as usize;
         for _ in 0..count {
             let len = u16::from_le_bytes(r.take(2)?.try_into().ok()?) as usize;
@@ -350,6 +383,17 @@ mod tests {
         assert_eq!(back.stamp("b.md"), Some(s(9)));
         assert_eq!(back.vector("b.md"), Some(unit(5)));
         std::fs::write(&file, b"SCHVEC1\ngarbage").unwrap();
+        assert!(VectorSet::load(&file).is_none());
+        // The model's answer for the probe is kept; one of another size is no set of ours.
+        let mut set = back;
+        set.probe = Some(vec![0.5; 8]);
+        set.save(&file).unwrap();
+        let back = VectorSet::load(&file).unwrap();
+        assert_eq!(back.probe, Some(vec![0.5; 8]));
+        assert!(back.made_by_same(Some(&[0.5; 8])) && back.made_by_same(None));
+        assert!(!back.made_by_same(Some(&[-0.5; 8])) && !back.made_by_same(Some(&[0.5; 9])));
+        set.probe = Some(vec![0.5; 7]);
+        set.save(&file).unwrap();
         assert!(VectorSet::load(&file).is_none());
     }
 

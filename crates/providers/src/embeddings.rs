@@ -56,6 +56,8 @@ pub struct EndpointConfig {
 pub struct EndpointEmbedder {
     config: EndpointConfig,
     dims: usize,
+    /// What it answered for [`scholia_embed::PROBE`] when it connected.
+    probe: Vec<f32>,
     http: reqwest::Client,
     rt: tokio::runtime::Runtime,
     /// Until when questions are not sent, and why (the last question's failure).
@@ -89,12 +91,14 @@ impl EndpointEmbedder {
         let mut e = EndpointEmbedder {
             config,
             dims: 0,
+            probe: Vec::new(),
             http,
             rt,
             quiet: std::sync::Mutex::new(None),
         };
-        let probe = e.request(&["dimensions"], probe, stop)?;
-        e.dims = probe.first().map_or(0, Vec::len);
+        let probe = e.request(&[scholia_embed::PROBE], probe, stop)?;
+        e.probe = probe.into_iter().next().unwrap_or_default();
+        e.dims = e.probe.len();
         if e.dims == 0 {
             return Err(EmbedError::Endpoint(format!(
                 "{}: answered an empty vector",
@@ -224,6 +228,10 @@ impl Embedder for EndpointEmbedder {
 
     fn dims(&self) -> usize {
         self.dims
+    }
+
+    fn probe(&self) -> Option<Vec<f32>> {
+        Some(self.probe.clone())
     }
 
     fn max_tokens(&self) -> usize {

@@ -13,6 +13,8 @@ use crate::fixture::vault;
 struct Concepts {
     calls: AtomicUsize,
     broken: AtomicBool,
+    /// Another model under the same name: every vector turned.
+    twisted: AtomicBool,
 }
 
 const CONCEPTS: &[&[&str]] = &[
@@ -52,9 +54,15 @@ impl Embedder for Concepts {
                     }
                 }
                 scholia_embed::normalize(&mut v);
+                if self.twisted.load(Ordering::SeqCst) {
+                    v.rotate_left(5);
+                }
                 v
             })
             .collect())
+    }
+    fn probe(&self) -> Option<Vec<f32>> {
+        self.embed(&[scholia_embed::PROBE]).ok()?.pop()
     }
 }
 
@@ -62,6 +70,7 @@ fn concepts() -> Arc<Concepts> {
     Arc::new(Concepts {
         calls: AtomicUsize::new(0),
         broken: AtomicBool::new(false),
+        twisted: AtomicBool::new(false),
     })
 }
 
@@ -165,6 +174,36 @@ fn vectors_follow_the_notes_and_survive_a_restart() {
     f.index.set_embedder(concepts());
     assert_eq!(f.index.embed_pending(&mut |_| {}, &|| false).unwrap().kept, 4);
     assert_eq!(f.index.vectors().unwrap().len(), 4);
+}
+
+/// An endpoint's tag pulled again is another model under the same name: its vectors are made
+/// again, not scored against the old model's; the same model after a restart keeps them.
+#[test]
+fn another_model_under_the_same_name_makes_the_vectors_again() {
+    let f = vault(VAULT);
+    f.index.set_embedder(concepts());
+    assert_eq!(f.index.embed_pending(&mut |_| {}, &|| false).unwrap().embedded, 5);
+    let file = VectorSet::file(f.index.dir(), &made_by(concepts().as_ref()));
+    assert_eq!(VectorSet::load(&file).unwrap().probe, concepts().probe());
+    f.index.set_embedder(concepts());
+    assert_eq!(f.index.embed_pending(&mut |_| {}, &|| false).unwrap().kept, 5);
+    let twisted = concepts();
+    twisted.twisted.store(true, Ordering::SeqCst);
+    f.index.set_embedder(twisted.clone());
+    let done = f.index.embed_pending(&mut |_| {}, &|| false).unwrap();
+    assert_eq!((done.embedded, done.kept), (5, 0));
+    assert_eq!(VectorSet::load(&file).unwrap().probe, twisted.probe());
+    let (hits, _, _) = f
+        .index
+        .search_mode("record voice memos", 1, None, Some(SearchMode::Semantic))
+        .unwrap();
+    assert_eq!(hits[0].path, "Audio recorder.md");
+    // A file saved without a probe (before there was one) is taken as the model's.
+    let mut old = VectorSet::load(&file).unwrap();
+    old.probe = None;
+    old.save(&file).unwrap();
+    f.index.set_embedder(concepts());
+    assert_eq!(f.index.embed_pending(&mut |_| {}, &|| false).unwrap().kept, 5);
 }
 
 #[test]
