@@ -110,6 +110,33 @@ async fn shallow_research_writes_a_cited_section() {
     );
 }
 
+/// Research reads the owner's words of the vault, never a research section: another note's
+/// section, full of this note's words, neither makes it vault evidence nor is quoted to the
+/// model (issue 39: what research finds must not change as notes gain sections).
+#[tokio::test(flavor = "multi_thread")]
+async fn research_never_reads_another_note_s_research_section() {
+    let server = fakes().await;
+    let v = TestVault::example();
+    let kombucha = v.read("Kombucha.md");
+    v.write(
+        "Kombucha.md",
+        &format!(
+            "{kombucha}\n## Research\n\nQUOKKA-MARK sourdough starter flour hydration feeding hooch rye \
+             wild yeast lactic acid bacteria fridge hands culture.\n"
+        ),
+    );
+    let out = run(&v, &fake_env(&server, "fake"), &["research", "Sourdough starter.md"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let asked = chat_requests(&server);
+    assert!(!asked.is_empty());
+    for r in &asked {
+        assert!(
+            !r.to_string().contains("QUOKKA-MARK"),
+            "a research section reached the model: {r}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn deep_research_reads_pages_and_skips_failures() {
     let server = fakes().await;

@@ -393,7 +393,7 @@ impl VaultIndex {
                 .collect();
             return Ok((hits, mode, warnings));
         }
-        let by_words = self.search_ranked(query, FUSED.max(limit), exclude)?;
+        let by_words = self.search_ranked(query, FUSED.max(limit), exclude, super::search::Whose::All)?;
         Ok((fuse(self, query, by_words, by_meaning, limit)?, mode, warnings))
     }
 
@@ -499,7 +499,7 @@ fn fuse(
         })
         .collect();
     let mut snipped: std::collections::HashMap<String, Hit> = index
-        .with_snippets(query, shown)?
+        .with_snippets(query, shown, super::search::Whose::All)?
         .into_iter()
         .map(|h| (h.path.clone(), h))
         .collect();

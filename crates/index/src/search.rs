@@ -99,6 +99,15 @@ pub struct NoteRef {
     pub outline: Outline,
 }
 
+/// Whose words a search reads: all a note holds (a person searching finds what scholia wrote
+/// too, ranked below the owner's words), or the owner's alone (research: what it finds and
+/// quotes must not change as notes gain research sections, issue 39).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whose {
+    All,
+    Owner,
+}
+
 const SNIPPET_CHARS: usize = 220;
 /// The longest query searched: tantivy's parser recurses over the query's structure, so its
 /// input is bounded before it runs.
@@ -129,7 +138,7 @@ impl VaultIndex {
         Ok((path, outline))
     }
 
-    pub(crate) fn parse_user_query(&self, query: &str) -> Result<Box<dyn Query>, IndexError> {
+    pub(crate) fn parse_user_query(&self, query: &str, whose: Whose) -> Result<Box<dyn Query>, IndexError> {
         if query.trim().is_empty() {
             return Err(IndexError::EmptyQuery);
         }
@@ -152,7 +161,11 @@ impl VaultIndex {
             plain.as_str()
         };
         let f = &self.fields;
-        let mut parser = QueryParser::for_index(&self.index, vec![f.title, f.headings, f.tags, f.body, f.research]);
+        let mut fields = vec![f.title, f.headings, f.tags, f.body];
+        if whose == Whose::All {
+            fields.push(f.research);
+        }
+        let mut parser = QueryParser::for_index(&self.index, fields);
         // What scholia wrote is found, below what the owner wrote.
         parser.set_field_boost(f.research, 0.5);
         parser.set_field_boost(f.title, 3.0);
@@ -177,8 +190,16 @@ impl VaultIndex {
     /// BM25 over title (boosted), headings, tags and body; phrase queries with quotes; a fuzzy
     /// title match when nothing matches exactly. `exclude` drops one note (by path).
     pub fn search(&self, query: &str, limit: usize, exclude: Option<&str>) -> Result<Vec<Hit>, IndexError> {
-        let ranked = self.search_ranked(query, limit, exclude)?;
-        self.with_snippets(query, ranked)
+        let ranked = self.search_ranked(query, limit, exclude, Whose::All)?;
+        self.with_snippets(query, ranked, Whose::All)
+    }
+
+    /// [`VaultIndex::search`] of the owner's words alone, snippets included: what research
+    /// reads of the vault, so that no research section (its own, or another note's) decides
+    /// what it finds or quotes.
+    pub fn search_owned(&self, query: &str, limit: usize, exclude: Option<&str>) -> Result<Vec<Hit>, IndexError> {
+        let ranked = self.search_ranked(query, limit, exclude, Whose::Owner)?;
+        self.with_snippets(query, ranked, Whose::Owner)
     }
 
     /// [`VaultIndex::search`]'s ranking without the snippets (which read each note): what a
@@ -188,8 +209,9 @@ impl VaultIndex {
         query: &str,
         limit: usize,
         exclude: Option<&str>,
+        whose: Whose,
     ) -> Result<Vec<Ranked>, IndexError> {
-        let parsed = self.parse_user_query(query)?;
+        let parsed = self.parse_user_query(query, whose)?;
         let searcher = self.searcher();
         let exclude_clause = |q: Box<dyn Query>| -> Box<dyn Query> {
             let q = self.scoped(q);
@@ -234,11 +256,11 @@ impl VaultIndex {
     }
 
     /// Hits of `ranked` notes, in their order, with the passages around `query`'s matches.
-    pub(crate) fn with_snippets(&self, query: &str, ranked: Vec<Ranked>) -> Result<Vec<Hit>, IndexError> {
+    pub(crate) fn with_snippets(&self, query: &str, ranked: Vec<Ranked>, whose: Whose) -> Result<Vec<Hit>, IndexError> {
         if ranked.is_empty() {
             return Ok(Vec::new());
         }
-        let parsed = self.parse_user_query(query)?;
+        let parsed = self.parse_user_query(query, whose)?;
         let searcher = self.searcher();
         let generator = SnippetGenerator::create(&searcher, &*parsed, self.fields.body)
             .ok()
@@ -251,7 +273,7 @@ impl VaultIndex {
             .map(|r| {
                 let (snippet, highlights, heading, line) = generator
                     .as_ref()
-                    .map(|g| self.snippet(g, &r.path))
+                    .map(|g| self.snippet(g, &r.path, whose))
                     .unwrap_or_else(|| (String::new(), Vec::new(), None, 1));
                 Hit {
                     path: r.path,
@@ -268,10 +290,18 @@ impl VaultIndex {
 
     /// The passage around the matches, the matched ranges in it, and the heading over the first
     /// match. Read from the open buffer or the file (never through a link out of the vault).
-    fn snippet(&self, generator: &SnippetGenerator, rel: &str) -> (String, Vec<Range<usize>>, Option<String>, usize) {
-        let Some(text) = self.note_text(rel) else {
+    fn snippet(
+        &self,
+        generator: &SnippetGenerator,
+        rel: &str,
+        whose: Whose,
+    ) -> (String, Vec<Range<usize>>, Option<String>, usize) {
+        let Some(mut text) = self.note_text(rel) else {
             return (String::new(), Vec::new(), None, 1);
         };
+        if whose == Whose::Owner {
+            text = scholia_vault::section::owner_text(text);
+        }
         let parsed = scholia_vault::parse::parse(&text, "");
         let plain = &parsed.plain_text;
         let snippet = generator.snippet(plain);
@@ -519,5 +549,56 @@ mod tests {
         assert_eq!(paths("مكون"), ["marked.md"]);
         assert_eq!(paths("أيضا"), ["marked.md"]);
         assert_eq!(paths("الملفّ"), ["plain.md"]);
+    }
+
+    /// A person's search finds what scholia wrote in a `## Research` section, below the
+    /// owner's words; research's own search reads the owner's words alone, snippets included,
+    /// so a note is not found or quoted for another run's section (issue 39).
+    #[test]
+    fn research_reads_the_owner_s_words_alone() {
+        let f = crate::fixture::vault(&[
+            (
+                "Tea.md",
+                "# Tea
+
+Green tea steeps in water.
+",
+            ),
+            (
+                "Bread.md",
+                "# Bread
+
+Flour, water, salt and kombucha.
+
+## Research
+
+Kombucha kombucha kombucha SCOBY.
+",
+            ),
+            (
+                "Yeast.md",
+                "# Yeast
+
+A fungus.
+
+## Research
+
+- [[Kombucha]]: a SCOBY is yeast and bacteria.
+",
+            ),
+        ]);
+        let found = |hits: Vec<super::Hit>| -> Vec<(String, String)> {
+            hits.into_iter().map(|h| (h.path, h.snippet)).collect()
+        };
+        let all = found(f.index.search("scoby", 5, None).unwrap());
+        assert_eq!(
+            all.iter().map(|h| h.0.as_str()).collect::<Vec<_>>(),
+            ["Bread.md", "Yeast.md"]
+        );
+        assert!(found(f.index.search_owned("scoby", 5, None).unwrap()).is_empty());
+        let owned = found(f.index.search_owned("kombucha", 5, None).unwrap());
+        assert_eq!(owned.len(), 1, "{owned:?}");
+        assert_eq!(owned[0].0, "Bread.md");
+        assert!(!owned[0].1.contains("SCOBY"), "{owned:?}");
     }
 }

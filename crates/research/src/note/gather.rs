@@ -90,7 +90,7 @@ impl Gathering<'_> {
         let index = self.index.clone();
         let (query, exclude) = (topic.topic.clone(), self.rel.to_string());
         let vault = scholia_base::spawn_blocking(move || -> Result<Vec<VaultSource>, IndexError> {
-            let hits = index.search(&query, VAULT_RESULTS, Some(&exclude))?;
+            let hits = index.search_owned(&query, VAULT_RESULTS, Some(&exclude))?;
             hits.into_iter()
                 .map(|h| {
                     Ok(VaultSource {
