@@ -210,8 +210,15 @@ pub fn quote(s: &str) -> String {
                 rest = &body[close + ticks..];
                 continue;
             }
-            // An unmatched backtick is no code: dropped.
+            // An unmatched backtick is no code: dropped, but for a space where the marks on
+            // either side would otherwise join into one (`%`%` is no `%%` comment).
             words(&rest[..open], &mut out);
+            if let (Some(before), Some(after)) = (out.chars().last(), body.chars().next())
+                && before == after
+                && before.is_ascii_punctuation()
+            {
+                out.push(' ');
+            }
             rest = body;
             continue;
         }
@@ -430,6 +437,10 @@ mod quote_tests {
             "A page in the `catalog(https://community.obsidian.md).` Or (see `https://a.example).`",
         );
         check("#tag then a # alone and C# code.", "`#tag` then a # alone and C# code.");
+        // An unmatched backtick is dropped, and joins no marks into one (the `%%` of a comment,
+        // a hostile title found by the writers' property test).
+        check("%`%", "% %");
+        check("it`s here", "its here");
         // A line that would start a block: no backslash where the reader can be spared one.
         check("- not a list", "— not a list");
         check("+ nor * this", "— nor * this");
