@@ -409,9 +409,12 @@ pub(crate) fn mentioned_names(
     let words = tokenizer::tokens(text);
     let mut firsts: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, w) in words.iter().enumerate() {
-        let at = firsts.entry(w.as_str()).or_default();
-        if at.len() < MAX_OCCURRENCES {
-            at.push(i);
+        // A Hebrew name may begin after the particles written onto its first word.
+        for first in std::iter::once(w.as_str()).chain(tokenizer::hebrew_bare(w)) {
+            let at = firsts.entry(first).or_default();
+            if at.len() < MAX_OCCURRENCES {
+                at.push(i);
+            }
         }
     }
     let mut found: BTreeSet<String> = BTreeSet::new();

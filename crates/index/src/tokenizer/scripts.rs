@@ -99,6 +99,25 @@ pub(super) fn without_article(word: &str) -> &str {
     word
 }
 
+/// The letters Hebrew writes onto the word after them: and, the, in, to, from, that, as.
+const HEBREW_PARTICLES: [char; 7] = ['ו', 'ה', 'ב', 'ל', 'מ', 'ש', 'כ'];
+
+/// A Hebrew word without the one or two particles it may begin with, while three letters are
+/// left (`בהגדרות`, "in the settings": `הגדרות`, `גדרות`): where a note's name may begin in
+/// the word. Nothing for a word of another script.
+pub fn hebrew_bare(word: &str) -> impl Iterator<Item = &str> {
+    let hebrew = word.starts_with(|c: char| matches!(c as u32, 0x05D0..=0x05EA));
+    let mut rest = word;
+    (0..2).map_while(move |_| {
+        let c = rest.chars().next().filter(|c| hebrew && HEBREW_PARTICLES.contains(c))?;
+        let bare = &rest[c.len_utf8()..];
+        (bare.chars().count() >= 3).then(|| {
+            rest = bare;
+            bare
+        })
+    })
+}
+
 /// Whether `text` is Vietnamese: among its first [`VIETNAMESE_LETTERS`] letters, one in
 /// thirty is a letter only Vietnamese writes (`ơ`, `ư`, and the vowels with a tone mark of
 /// Latin Extended Additional: `ế`, `ộ`, `ữ`). `ă` and `đ` are left out (Romanian, Croatian).

@@ -334,3 +334,20 @@ fn arabic_vowel_marks_and_the_tatweel_leave_words() {
     assert_eq!(tokens("ـ"), ["ـ"]);
     assert_eq!(tokens("הערה یادداشت"), ["הערה", "یادداشت"]);
 }
+
+#[test]
+fn a_hebrew_word_bare_of_its_particles() {
+    let check = |word: &str, expected: &[&str]| {
+        assert_eq!(super::hebrew_bare(word).collect::<Vec<_>>(), expected, "{word}");
+    };
+    // "in the settings": the name may begin after one particle or two.
+    check("בהגדרות", &["הגדרות", "גדרות"]);
+    check("והערות", &["הערות", "ערות"]);
+    // Three letters are left at least; a word not begun by a particle has none.
+    check("להם", &[]);
+    check("בלוק", &["לוק"]);
+    check("תגית", &[]);
+    // Other scripts are left.
+    check("settings", &[]);
+    check("بالملاحظات", &[]);
+}
