@@ -2,7 +2,7 @@
 //!
 //!     cargo bench --bench related               # obsidian-help `en`
 //!     cargo bench --bench related -- --all      # every language of the vault
-//!     cargo bench --bench related -- --lang ja  # one language
+//!     cargo bench --bench related -- --lang ja  # one language (--lang ar --lang vi: several)
 //!     cargo bench --bench related -- --all --draws 1   # one way of hiding links, not the
 //!                                   # two whose mean each figure is by default
 //!     cargo bench --bench related -- --precision   # the earlier precision figure
@@ -63,10 +63,13 @@ fn main() {
         l.sort();
         l
     } else {
-        match args.iter().position(|a| a == "--lang") {
-            Some(i) => vec![args[i + 1].clone()],
-            None => vec!["en".into()],
-        }
+        // `--lang ar --lang vi`: each, in that order.
+        let named: Vec<String> = args
+            .windows(2)
+            .filter(|w| w[0] == "--lang")
+            .map(|w| w[1].clone())
+            .collect();
+        if named.is_empty() { vec!["en".into()] } else { named }
     };
     if !args.iter().any(|a| a == "--precision") {
         hidden_links(&root, &langs);
