@@ -26,6 +26,7 @@ mod phrases;
 mod quote;
 mod quoted;
 mod surface;
+mod topics;
 
 const KEY_TERMS: usize = 8;
 const RELATED_NOTES: usize = 10;
@@ -79,9 +80,10 @@ impl RelatedNote {
 /// notes without a passage (left out) do not leave the new ones short.
 const SLACK: usize = 15;
 
-/// The note's key terms and the notes related to it, with passages: what offline research
-/// cites (and what `benches/related.rs` measures). The notes it links are left out of the
-/// ranking (they are what the owner knows); notes found that link to it come last.
+/// The note's key terms (as its section names them, see `topics.rs`) and the notes related to
+/// it, with passages: what offline research cites (and what `benches/related.rs` measures).
+/// The notes it links are left out of the ranking (they are what the owner knows); notes found
+/// that link to it come last.
 pub(crate) fn select(
     index: &VaultIndex,
     input: &Input,
@@ -91,7 +93,8 @@ pub(crate) fn select(
     // What it links is known: never returned, but its neighbourhood still counts.
     likeness.exclude.extend(likeness.links.iter().cloned());
     let (related, terms, ties) = index.related(&likeness, limit + SLACK)?;
-    let key = display_terms(&own_terms(&terms, &input.likeness), KEY_TERMS);
+    let own = own_terms(&terms, &input.likeness);
+    let key = display_terms(&own, KEY_TERMS);
     let surface = Surface::of(&input.likeness.text);
     let weights_of_words: HashMap<String, f32> = terms.0.iter().take(PASSAGE_TERMS).cloned().collect();
     // A note related by its links or stems may share none of the heaviest words: its
@@ -273,7 +276,7 @@ pub(crate) fn select(
     }
     new.extend(hubs);
     new.extend(back);
-    Ok((key, new))
+    Ok((topics::topical_first(&own, &input.likeness, KEY_TERMS), new))
 }
 
 /// A word in more than this share of the vault's notes says little of why a note is related
@@ -455,7 +458,8 @@ fn terms_of(index: &VaultIndex, likeness: &scholia_index::Likeness) -> Result<Te
 pub(crate) async fn key_terms(index: &Arc<VaultIndex>, input: &Input, n: usize) -> Result<Vec<String>, ResearchError> {
     let (index, likeness) = (index.clone(), input.likeness.clone());
     let terms = scholia_base::spawn_blocking(move || -> Result<Vec<String>, IndexError> {
-        let terms = display_terms(&own_terms(&terms_of(&index, &likeness)?, &likeness), n);
+        let mut terms = topics::topical_first(&own_terms(&terms_of(&index, &likeness)?, &likeness), &likeness, n);
+        terms.truncate(n);
         // Searched as written where the note has the word (`Einführung`, not `einfuhrung`).
         let surface = Surface::of(&likeness.text);
         Ok(terms.into_iter().map(|t| surface.written(&t).unwrap_or(t)).collect())

@@ -1,0 +1,84 @@
+//! The key terms a section names: of the words the note weighs most, first those it writes
+//! where a reader looks for what it is about (its title, other names and headings, and the
+//! focus asked for). The weights alone led with words said in passing: ja 数式 (formulas)
+//! showed "price, formula, 計算, 通貨, 期限, toFixed" from its examples, de Canvas "wählst"
+//! (you select); the opening, tried too, brought its own (better, trying, away).
+
+use std::collections::HashSet;
+
+use scholia_index::{Likeness, Terms, tokenizer};
+
+/// How far down the weighed terms (times the terms shown) such a word is taken from.
+const REACH: usize = 2;
+
+/// The first `n` of `terms` (heaviest first), and of the next `n` × ([`REACH`] - 1) those
+/// `note` writes in its title, names, headings or focus; those first. A section shows the
+/// first `n` of them it can show as the note writes them (a word none of the `n` heaviest
+/// is shown only for such a word, never for a word said in passing).
+pub(super) fn topical_first(terms: &Terms, note: &Likeness, n: usize) -> Vec<String> {
+    let topical: HashSet<String> = [note.title.as_str(), note.focus.as_str()]
+        .into_iter()
+        .chain(note.aliases.iter().map(String::as_str))
+        .chain(note.headings.iter().map(String::as_str))
+        .flat_map(tokenizer::terms)
+        .collect();
+    let reach = &terms.0[..terms.0.len().min(n * REACH)];
+    let first = reach.iter().map(|(t, _)| t).filter(|t| topical.contains(*t));
+    let rest = reach.iter().take(n).map(|(t, _)| t).filter(|t| !topical.contains(*t));
+    first.chain(rest).cloned().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(title: &str, headings: &[&str], text: &str, weighed: &[&str], n: usize, expected: &[&str]) {
+        let note = Likeness {
+            title: title.into(),
+            headings: headings.iter().map(|h| h.to_string()).collect(),
+            text: text.into(),
+            ..Default::default()
+        };
+        let terms = Terms(
+            weighed
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.to_string(), 10.0 - i as f32))
+                .collect(),
+        );
+        assert_eq!(topical_first(&terms, &note, n), expected);
+    }
+
+    #[test]
+    fn the_words_of_the_title_and_headings_lead() {
+        let text = "Daily notes opens a note for today's date. For instance, journals.";
+        // "instance" and "activated" are said once, in passing.
+        check(
+            "Daily notes",
+            &["Date format", "Journals"],
+            text,
+            &["instance", "daily", "activated", "journals", "format", "day"],
+            3,
+            &["daily", "journals", "format", "instance", "activated"],
+        );
+        // Taken from twice as far down as shown, no further.
+        check(
+            "Daily notes",
+            &["Journals"],
+            text,
+            &["instance", "activated", "other", "daily", "journals"],
+            2,
+            &["daily", "instance", "activated"],
+        );
+        // The text alone leads nothing; a note whose subject words are not weighed keeps the
+        // order of the weights.
+        check(
+            "Untitled",
+            &[],
+            text,
+            &["instance", "journals"],
+            2,
+            &["instance", "journals"],
+        );
+    }
+}
