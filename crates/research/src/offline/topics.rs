@@ -21,6 +21,8 @@ pub(super) fn topical_first(terms: &Terms, note: &Likeness, n: usize) -> Vec<Str
         .chain(note.aliases.iter().map(String::as_str))
         .chain(note.headings.iter().map(String::as_str))
         .flat_map(tokenizer::terms)
+        // Not a lone character of a script without spaces (版 of `Android版Obsidian`).
+        .filter(|t| tokenizer::is_word_term(t, tokenizer::Languages::NONE))
         .collect();
     let reach = &terms.0[..terms.0.len().min(n * REACH)];
     let first = reach.iter().map(|(t, _)| t).filter(|t| topical.contains(*t));
@@ -79,6 +81,15 @@ mod tests {
             &["instance", "journals"],
             2,
             &["instance", "journals"],
+        );
+        // A lone Han character of the title is no word to lead with.
+        check(
+            "Android版Obsidian",
+            &[],
+            "",
+            &["ウィジェット", "ホーム", "版", "android"],
+            2,
+            &["android", "ウィジェット", "ホーム"],
         );
     }
 }
