@@ -5,6 +5,8 @@
 //!     cargo bench --bench related -- --lang ja  # one language (--lang ar --lang vi: several)
 //!     cargo bench --bench related -- --all --draws 1   # one way of hiding links, not the
 //!                                   # two whose mean each figure is by default
+//!     cargo bench --bench related -- --all --one-at-a-time   # each note's links hidden with
+//!                                   # the rest of the vault whole (see related/alone.rs)
 //!     cargo bench --bench related -- --precision   # the earlier precision figure
 //!     RELATED_DUMP=DIR cargo bench --bench related -- --all   # also writes every candidate's
 //!                                   # evidence per language, for benches/related/fit.py
@@ -41,8 +43,12 @@ use scholia::index::{VaultIndex, WriterOptions, tokenizer};
 use scholia::vault::Vault;
 use scholia::vault::parse::parse;
 
+#[path = "related/alone.rs"]
+mod alone;
 #[path = "related/hidden.rs"]
 mod hidden;
+#[path = "related/links.rs"]
+mod links;
 use hidden::hidden_links;
 
 fn main() {

@@ -8,9 +8,10 @@ use std::time::Instant;
 use scholia::index::{Tie, VaultIndex, WriterOptions, tokenizer};
 use scholia::research::offline::RelatedNote;
 use scholia::vault::Vault;
-use scholia::vault::parse::parse;
 
 use super::Baseline;
+use super::alone::Alone;
+use super::links::{Resolver, strip};
 
 /// Notes need this many linked notes to be measured (half are hidden).
 const MIN_LINKS: usize = 4;
@@ -230,83 +231,6 @@ impl NoteCounts {
     }
 }
 
-/// Resolves link targets as Obsidian does: by path, else file name, else alias.
-struct Resolver {
-    by_path: HashMap<String, String>,
-    by_stem: HashMap<String, String>,
-}
-
-impl Resolver {
-    fn new(notes: &[(String, String)]) -> Resolver {
-        let (mut by_path, mut by_stem) = (HashMap::new(), HashMap::new());
-        for (rel, text) in notes {
-            let without = rel.trim_end_matches(".md").to_lowercase();
-            by_stem
-                .entry(without.rsplit('/').next().unwrap().to_string())
-                .or_insert(rel.clone());
-            by_path.insert(without, rel.clone());
-            for alias in parse(text, "").aliases {
-                let alias = alias.trim().to_lowercase();
-                by_path.entry(alias.clone()).or_insert(rel.clone());
-                by_stem
-                    .entry(alias.rsplit('/').next().unwrap_or(&alias).to_string())
-                    .or_insert(rel.clone());
-            }
-        }
-        Resolver { by_path, by_stem }
-    }
-
-    fn resolve(&self, target: &str) -> Option<&str> {
-        let t = target
-            .split('#')
-            .next()
-            .unwrap()
-            .trim()
-            .trim_end_matches(".md")
-            .to_lowercase();
-        if t.is_empty() {
-            return None;
-        }
-        self.by_path
-            .get(&t)
-            .or_else(|| self.by_stem.get(t.rsplit('/').next().unwrap()))
-            .map(String::as_str)
-    }
-
-    /// The notes `text` links to (embeds too), resolved.
-    fn targets(&self, text: &str, me: &str) -> HashSet<String> {
-        parse(text, "")
-            .links
-            .iter()
-            .filter_map(|l| self.resolve(&l.target))
-            .filter(|t| *t != me)
-            .map(str::to_string)
-            .collect()
-    }
-}
-
-/// `text` without the wikilinks (and embeds) that resolve to one of `gone`: link and text.
-fn strip(text: &str, gone: &HashSet<String>, resolver: &Resolver) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("[[") {
-        let Some(len) = rest[at + 2..].find("]]") else {
-            break;
-        };
-        let inner = &rest[at + 2..at + 2 + len];
-        let target = inner.split('|').next().unwrap();
-        let hide = !inner.contains('\n') && resolver.resolve(target).is_some_and(|t| gone.contains(t));
-        let start = if hide && rest[..at].ends_with('!') { at - 1 } else { at };
-        out.push_str(&rest[..start]);
-        if !hide {
-            out.push_str(&rest[at..at + 4 + len]);
-        }
-        rest = &rest[at + 4 + len..];
-    }
-    out.push_str(rest);
-    out
-}
-
 /// One draw's figures for the language `lang`, whose notes (sorted by path) are `notes`.
 fn measure(lang: &str, notes: &[(String, String)], resolver: &Resolver, draw: usize) -> Row {
     let texts: HashMap<String, String> = notes.iter().cloned().collect();
@@ -325,9 +249,10 @@ fn measure(lang: &str, notes: &[(String, String)], resolver: &Resolver, draw: us
             targets.into_iter().skip(1 - draw).step_by(2).take(half).collect(),
         );
     }
-    // The vault with those links gone both ways.
+    // The vault with those links gone both ways (one note's at a time: see `alone.rs`).
+    let one_at_a_time = super::alone::asked();
     let mut modified = texts.clone();
-    for (rel, gone) in &hidden {
+    for (rel, gone) in hidden.iter().filter(|_| !one_at_a_time) {
         let t = strip(&modified[rel], gone, resolver);
         modified.insert(rel.clone(), t);
         let me = HashSet::from([rel.clone()]);
@@ -376,14 +301,29 @@ fn measure(lang: &str, notes: &[(String, String)], resolver: &Resolver, draw: us
     measured.sort();
     let dumping = std::env::var("RELATED_DUMP").is_ok();
     let mut dump = Vec::new();
+    let mut alone = one_at_a_time.then(|| Alone::new(vault_dir.clone(), &texts, resolver));
     for rel in &measured {
         let gone = &hidden[*rel];
+        let here = alone.as_mut().map(|a| {
+            let here = a.hide(&index, &texts, resolver, rel, gone);
+            if model().is_some() {
+                index.embed_pending(&mut |_| {}, &|| false).unwrap();
+            }
+            here
+        });
+        let (text, seen, baseline) = match &here {
+            Some(h) => (&h.text, h.seen.clone(), &h.baseline),
+            None => (
+                &modified[*rel],
+                visible.get(*rel).cloned().unwrap_or_default(),
+                &baseline,
+            ),
+        };
         if dumping {
-            dump.push(evidence(&index, rel, &modified[*rel], gone, visible.get(*rel)));
+            dump.push(evidence(&index, rel, text, gone, Some(&seen)));
         }
-        let seen = visible.get(*rel).cloned().unwrap_or_default();
         let started = Instant::now();
-        let cited = scholia::research::offline::related_notes(&index, rel, modified[*rel].clone()).unwrap_or_default();
+        let cited = scholia::research::offline::related_notes(&index, rel, text.clone()).unwrap_or_default();
         times.push(started.elapsed().as_secs_f64() * 1000.0);
         for c in cited.iter().filter(|c| !c.links_back) {
             if !c.brief && !matches!(c.tie, Tie::Popular { .. }) {
@@ -428,6 +368,9 @@ fn measure(lang: &str, notes: &[(String, String)], resolver: &Resolver, draw: us
             .filter(|p| gone.contains(*p))
             .count();
         base += theirs as f64 / gone.len() as f64;
+    }
+    if let Some(a) = &alone {
+        eprintln!("{lang}: {}", a.kept());
     }
     if let Ok(out) = std::env::var("RELATED_DUMP") {
         // A second draw is a language of its own to fit.py.
