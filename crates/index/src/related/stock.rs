@@ -24,9 +24,6 @@ const STOCK_NOTES: f32 = 5.0;
 const MAX_COUNTED: usize = 300;
 /// Positions a phrase's three words may span: two keys or numbers passed over at most.
 const MAX_SPAN: usize = 4;
-/// Positions a phrase that passes over keys may be off by in another note: `Ctrl+Shift+I (or
-/// Cmd+Option+I on macOS)` is the phrase `Ctrl+B (or Cmd+B on macOS)` is.
-const KEYS_SLOP: u32 = 2;
 
 /// Notes of postings the phrase counts of one note read at most (each phrase, those of its
 /// rarest word); the phrases after are taken as the note's own. In 100,000 generated notes of
@@ -54,15 +51,14 @@ pub(super) fn own_words(
         return Ok(text.to_string());
     }
     // The words (position, byte range, text) a phrase is made of: not a key's letter or a
-    // number, nor a key pressed with another, which a phrase passes over (`Ctrl+P (or Cmd+P on
-    // macOS)`, `Ctrl+E (or Cmd+E on macOS)` and `Ctrl+Enter (or Cmd+Enter on macOS)` are one
-    // phrase).
+    // number, which a phrase passes over (`Ctrl+P (or Cmd+P on macOS)` and `Ctrl+E (or Cmd+E on
+    // macOS)` are one phrase).
     let mut words: Vec<(usize, usize, usize, String)> = Vec::new();
     let mut analyzer = tokenizer::words();
     let mut stream = analyzer.token_stream(text);
     while stream.advance() {
         let t = stream.token();
-        if !is_gap(&t.text) && !text[..t.offset_from].ends_with('+') {
+        if !is_gap(&t.text) {
             words.push((t.position, t.offset_from, t.offset_to, t.text.clone()));
         }
     }
@@ -106,12 +102,7 @@ pub(super) fn own_words(
                         .zip(key.0)
                         .map(|(offset, w)| (offset, Term::from_field_text(index.fields.body, w)))
                         .collect();
-                    let mut phrase = PhraseQuery::new_with_offset(terms);
-                    if at[1] > 2 {
-                        // Passing over keys: as many as another note's shortcut has.
-                        phrase.set_slop(KEYS_SLOP);
-                    }
-                    holds_at_least(searcher, &phrase, floor)?
+                    holds_at_least(searcher, &PhraseQuery::new_with_offset(terms), floor)?
                 };
                 counted.insert(key, s);
                 s
@@ -221,21 +212,6 @@ mod tests {
         );
         // Three positions apart at most: a word between is another phrase.
         check(&notes, "Press Ctrl or Cmd on macOS.", "Press Ctrl or Cmd on macOS.");
-        // A key pressed with another is passed over as a letter is (Quick switcher's
-        // `Ctrl+Enter` showed `Cmd` as a word it shares with Unique note creator).
-        check(
-            &notes,
-            "Open it in a new tab with Ctrl+Enter (or Cmd+Enter on macOS).",
-            "Open it in a new tab with +Enter ( +Enter ).",
-        );
-        // Keys of a shortcut are passed over however many it has.
-        check(
-            &notes,
-            "Close it with Ctrl+Shift+W (or Cmd+Shift+W on macOS).",
-            "Close it with +Shift+W ( +Shift+W ).",
-        );
-        // A word after a plus sign and a space is a word.
-        check(&notes, "Ctrl + Cmd on macOS.", "Ctrl + Cmd on macOS.");
     }
 
     #[test]
