@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 
-use tantivy::query::PhraseQuery;
 use tantivy::tokenizer::TokenStream;
 use tantivy::{Searcher, Term};
 
@@ -24,6 +23,9 @@ const STOCK_NOTES: f32 = 5.0;
 const MAX_COUNTED: usize = 300;
 /// Positions a phrase's three words may span: two keys or numbers passed over at most.
 const MAX_SPAN: usize = 4;
+/// Positions a phrase that passes over keys may be off by in another note: `Ctrl+Shift+I (or
+/// Cmd+Option+I on macOS)` is the phrase `Ctrl+B (or Cmd+B on macOS)` is.
+const KEYS_SLOP: usize = 2;
 
 /// Notes of postings the phrase counts of one note read at most (each phrase, those of its
 /// rarest word); the phrases after are taken as the note's own. In 100,000 generated notes of
@@ -51,14 +53,15 @@ pub(super) fn own_words(
         return Ok(text.to_string());
     }
     // The words (position, byte range, text) a phrase is made of: not a key's letter or a
-    // number, which a phrase passes over (`Ctrl+P (or Cmd+P on macOS)` and `Ctrl+E (or Cmd+E on
-    // macOS)` are one phrase).
+    // number, nor a key pressed with another, which a phrase passes over (`Ctrl+P (or Cmd+P on
+    // macOS)`, `Ctrl+E (or Cmd+E on macOS)` and `Ctrl+Enter (or Cmd+Enter on macOS)` are one
+    // phrase).
     let mut words: Vec<(usize, usize, usize, String)> = Vec::new();
     let mut analyzer = tokenizer::words();
     let mut stream = analyzer.token_stream(text);
     while stream.advance() {
         let t = stream.token();
-        if !is_gap(&t.text) {
+        if !is_gap(&t.text) && !text[..t.offset_from].ends_with('+') {
             words.push((t.position, t.offset_from, t.offset_to, t.text.clone()));
         }
     }
@@ -97,12 +100,9 @@ pub(super) fn own_words(
                 }
                 let s = rarest >= floor && read < MAX_READ && {
                     read += rarest;
-                    let terms = [0, at[0], at[1]]
-                        .into_iter()
-                        .zip(key.0)
-                        .map(|(offset, w)| (offset, Term::from_field_text(index.fields.body, w)))
-                        .collect();
-                    holds_at_least(searcher, &PhraseQuery::new_with_offset(terms), floor)?
+                    // Passing over keys: as many as another note's shortcut has.
+                    let slop = if at[1] > 2 { KEYS_SLOP } else { 0 };
+                    holds_at_least(index, searcher, key.0, at, slop, floor)?
                 };
                 counted.insert(key, s);
                 s
@@ -126,28 +126,94 @@ fn is_gap(token: &str) -> bool {
     (token.len() == 1 && token.as_bytes()[0].is_ascii_alphanumeric()) || token.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// Whether `floor` live notes or more hold `phrase`: counting stops there (a stock phrase of
-/// a large vault is in thousands).
-fn holds_at_least(searcher: &Searcher, phrase: &PhraseQuery, floor: u64) -> Result<bool, IndexError> {
-    use tantivy::query::{EnableScoring, Query};
+/// Whether `floor` live notes or more hold the three `words`, the second `at[0]` positions
+/// after the first and the third `at[1]`, each `slop` positions off at most, all told, and in
+/// their order: counting stops there (a stock phrase of a large vault is in thousands).
+/// Tantivy's sloppy phrase query is not used: it chains the words by the sizes of their
+/// postings in each segment, so what it matched changed as notes were rewritten.
+fn holds_at_least(
+    index: &VaultIndex,
+    searcher: &Searcher,
+    words: [&str; 3],
+    at: [usize; 2],
+    slop: usize,
+    floor: u64,
+) -> Result<bool, IndexError> {
+    use tantivy::postings::Postings;
+    use tantivy::schema::IndexRecordOption;
     use tantivy::{DocSet, TERMINATED};
-    let weight = phrase.weight(EnableScoring::disabled_from_searcher(searcher))?;
     let mut found = 0u64;
-    for segment in searcher.segment_readers() {
+    let mut positions: [Vec<u32>; 3] = Default::default();
+    'segments: for segment in searcher.segment_readers() {
+        let inverted = segment.inverted_index(index.fields.body)?;
+        let mut postings = Vec::with_capacity(3);
+        for w in words {
+            let term = Term::from_field_text(index.fields.body, w);
+            let read = inverted.read_postings(&term, IndexRecordOption::WithFreqsAndPositions);
+            match read.map_err(tantivy::TantivyError::from)? {
+                Some(p) => postings.push(p),
+                None => continue 'segments,
+            }
+        }
         let alive = segment.alive_bitset();
-        let mut docs = weight.scorer(segment, 1.0)?;
-        let mut doc = docs.doc();
-        while doc != TERMINATED {
-            if alive.is_none_or(|a| a.is_alive(doc)) {
-                found += 1;
-                if found >= floor {
-                    return Ok(true);
+        let mut doc = 0;
+        'docs: loop {
+            // The first note at or after `doc` that holds the three words.
+            loop {
+                let mut agreed = true;
+                for p in &mut postings {
+                    let at = if p.doc() < doc { p.seek(doc) } else { p.doc() };
+                    if at == TERMINATED {
+                        break 'docs;
+                    }
+                    if at > doc {
+                        doc = at;
+                        agreed = false;
+                    }
+                }
+                if agreed {
+                    break;
                 }
             }
-            doc = docs.advance();
+            if alive.is_none_or(|a| a.is_alive(doc)) {
+                for (p, out) in postings.iter_mut().zip(&mut positions) {
+                    p.positions(out);
+                }
+                if holds_near(&positions, at, slop) {
+                    found += 1;
+                    if found >= floor {
+                        return Ok(true);
+                    }
+                }
+            }
+            doc += 1;
         }
     }
     Ok(false)
+}
+
+/// Whether the three words' `positions` (each ascending) hold them in order, the second
+/// `at[0]` after the first and the third `at[1]`, `slop` positions off at most, all told.
+fn holds_near(positions: &[Vec<u32>; 3], at: [usize; 2], slop: usize) -> bool {
+    let [first, second, third] = positions;
+    let slop = slop as i64;
+    // How far from `want` the nearest of `list` is, among those between `after` and `before`
+    // (both left out) and `slop` from it at most.
+    let nearest = |list: &[u32], want: i64, after: i64, before: i64| {
+        let (lo, hi) = ((want - slop).max(after + 1), (want + slop).min(before - 1));
+        let start = list.partition_point(|&q| i64::from(q) < lo);
+        list[start..]
+            .iter()
+            .map(|&q| i64::from(q))
+            .take_while(|&q| q <= hi)
+            .map(|q| (q - want).abs())
+            .min()
+    };
+    second.iter().any(|&p| {
+        let p = i64::from(p);
+        nearest(first, p - at[0] as i64, -1, p)
+            .is_some_and(|b| nearest(third, p + (at[1] - at[0]) as i64, p, i64::MAX).is_some_and(|a| a + b <= slop))
+    })
 }
 
 #[cfg(test)]
@@ -212,6 +278,71 @@ mod tests {
         );
         // Three positions apart at most: a word between is another phrase.
         check(&notes, "Press Ctrl or Cmd on macOS.", "Press Ctrl or Cmd on macOS.");
+        // A key pressed with another is passed over as a letter is (Quick switcher's
+        // `Ctrl+Enter` showed `Cmd` as a word it shares with Unique note creator).
+        check(
+            &notes,
+            "Open it in a new tab with Ctrl+Enter (or Cmd+Enter on macOS).",
+            "Open it in a new tab with +Enter ( +Enter ).",
+        );
+        // Keys of a shortcut are passed over however many it has.
+        check(
+            &notes,
+            "Close it with Ctrl+Shift+W (or Cmd+Shift+W on macOS).",
+            "Close it with +Shift+W ( +Shift+W ).",
+        );
+        // A word after a plus sign and a space is a word.
+        check(&notes, "Ctrl + Cmd on macOS.", "Ctrl + Cmd on macOS.");
+    }
+
+    #[test]
+    fn a_phrase_over_keys_is_found_whichever_word_is_commoner() {
+        // Six notes hold the words of "alpha 1 beta 2 gamma" with keys between, fourteen others
+        // make beta, or gamma, the commoner word. Tantivy's sloppy phrase chains its words rarest
+        // first in each segment, so whether it found "alpha 1 2 3 beta 4 5 6 gamma" (two keys
+        // more, twice) followed the words' counts: a note rewritten moves to a new segment, and
+        // which words another note's research blanked changed between a first and a second run
+        // (obsidian-help en, Editing shortcuts).
+        for common in ["beta", "gamma"] {
+            let notes = |holding: &str| {
+                vault(30, |i| match i {
+                    0..6 => Some(holding.to_string()),
+                    6..20 => Some(format!("{common} again")),
+                    _ => None,
+                })
+            };
+            let text = "Then alpha 1 beta 2 gamma.";
+            // Two keys more, or fewer, all told: the same phrase.
+            check(&notes("alpha 1 2 beta 3 4 gamma"), text, "Then 1 2 .");
+            check(&notes("alpha beta gamma"), text, "Then 1 2 .");
+            // More: another.
+            check(&notes("alpha 1 2 3 beta 4 5 6 gamma"), text, text);
+            check(&notes("alpha 1 2 3 beta 4 5 gamma"), text, text);
+            check(&notes("alpha 1 2 3 beta 4 gamma"), text, "Then 1 2 .");
+            // The words in another order: another.
+            check(&notes("gamma 1 beta 2 alpha"), text, text);
+        }
+    }
+
+    proptest::proptest! {
+        /// `holds_near` finds what trying every three positions finds.
+        #[test]
+        fn holds_near_is_every_three_positions_tried(
+            lists in proptest::collection::vec(proptest::collection::btree_set(0u32..40, 0..8), 3),
+            gaps in (1usize..4, 1usize..4),
+            slop in 0usize..3,
+        ) {
+            let positions: [Vec<u32>; 3] = std::array::from_fn(|i| lists[i].iter().copied().collect());
+            let at = [gaps.0, gaps.0 + gaps.1];
+            let [a, b, c] = &positions;
+            let off = |x: u32, y: u32, gap: usize| (i64::from(y) - i64::from(x) - gap as i64).abs();
+            let every = a.iter().any(|&x| {
+                b.iter().filter(|&&y| y > x).any(|&y| {
+                    c.iter().filter(|&&z| z > y).any(|&z| off(x, y, gaps.0) + off(y, z, gaps.1) <= slop as i64)
+                })
+            });
+            proptest::prop_assert_eq!(super::holds_near(&positions, at, slop), every);
+        }
     }
 
     #[test]
