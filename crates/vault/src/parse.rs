@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
 
 use super::frontmatter::{self, Frontmatter};
 use super::lines::{LineIndex, normalized};
@@ -76,6 +76,8 @@ pub fn parse(text: &str, stem: &str) -> ParsedNote {
     let mut heading: Option<(u8, usize, String, bool)> = None;
     let mut links = LinkBuilder::default();
     let mut in_code_block = false;
+    // The images being read, innermost last: whether each is an image file embedded by name.
+    let mut images: Vec<bool> = Vec::new();
     let mut container_depth = 0usize;
     let mut raw_headings: Vec<(u8, usize, usize, String, bool)> = Vec::new();
     // Where `%%` and `$$` are written in the note's text (not in code, not in a heading).
@@ -124,6 +126,20 @@ pub fn parse(text: &str, stem: &str) -> ParsedNote {
                 note.plain_text.push('\n');
             }
             Event::Start(Tag::Link { .. } | Tag::Image { .. }) | Event::End(TagEnd::Link | TagEnd::Image) => {
+                // An embedded image file's name is no word of the note (`![[dice.svg#icon]]`
+                // made Random note a note about dice); a Markdown image's alt text stays.
+                match &event {
+                    Event::Start(Tag::Image {
+                        link_type: LinkType::WikiLink { .. },
+                        dest_url,
+                        ..
+                    }) => images.push(crate::paths::is_image(dest_url)),
+                    Event::Start(Tag::Image { .. }) => images.push(false),
+                    Event::End(TagEnd::Image) => {
+                        images.pop();
+                    }
+                    _ => {}
+                }
                 if let Some(l) = links.on(&event, range.clone(), text) {
                     note.links.push(l);
                 }
@@ -134,7 +150,7 @@ pub fn parse(text: &str, stem: &str) -> ParsedNote {
                 }
                 if let Some((_, _, buf, _)) = heading.as_mut() {
                     buf.push_str(t);
-                } else {
+                } else if !images.contains(&true) {
                     note.plain_text.push_str(t);
                 }
                 links.on(&event, range.clone(), text);

@@ -243,8 +243,7 @@ fn clean(s: &str) -> String {
         }
         in_code ^= ticks % 2 == 1;
         let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
-        let file = bare.split('#').next().unwrap_or(bare).to_ascii_lowercase();
-        if IMAGE_EXTENSIONS.iter().any(|e| file.ends_with(e)) {
+        if crate::paths::is_image(bare) {
             continue;
         }
         // `**` left as text: CommonMark closes no bold between a bracket and a letter
@@ -282,8 +281,6 @@ fn heading_marks(word: &str) -> String {
     }
     out
 }
-
-const IMAGE_EXTENSIONS: &[&str] = &[".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".bmp"];
 
 /// `word` without footnote markers (`[^2]`).
 fn strip_footnotes(word: &str) -> String {

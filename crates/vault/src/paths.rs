@@ -140,6 +140,15 @@ impl scholia_base::Coded for PathError {
     }
 }
 
+/// Extensions of the image files notes embed (`![[icon.svg#icon]]`, `![[photo.png]]`).
+const IMAGE_EXTENSIONS: &[&str] = &[".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".bmp"];
+
+/// Whether `target` (a link's target, a `#part` after it allowed) names an image file.
+pub fn is_image(target: &str) -> bool {
+    let file = target.split('#').next().unwrap_or(target).to_ascii_lowercase();
+    IMAGE_EXTENSIONS.iter().any(|e| file.ends_with(e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

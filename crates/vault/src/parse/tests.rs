@@ -207,3 +207,20 @@ fn plain_text_drops_markup() {
     );
     assert!(!note.plain_text.contains("k: v"));
 }
+
+/// An image file embedded by name is no word of the note (obsidian-help's Random note was
+/// found by "dice" and showed "obsidian-icon-dice.svg#icon" in its snippet); a Markdown image's
+/// alt text, a note embedded by name and the link to the image stay.
+#[test]
+fn an_embedded_image_file_s_name_is_no_word() {
+    let note = parse(
+        "Click ![[obsidian-icon-dice.svg#icon]] in the ribbon. ![A rolling die](die.png) and ![[Bread log]].\n",
+        "t",
+    );
+    assert_eq!(
+        note.plain_text.split_whitespace().collect::<Vec<_>>().join(" "),
+        "Click in the ribbon. A rolling die and Bread log."
+    );
+    let targets: Vec<&str> = note.links.iter().map(|l| l.target.as_str()).collect();
+    assert!(targets.contains(&"obsidian-icon-dice.svg"), "{targets:?}");
+}
