@@ -218,6 +218,39 @@ const LISTS: [(&str, &str, u32); 24] = [
     ("uk", include_str!("stopwords/uk.txt"), 15),
 ];
 
+/// More function words of the languages of [`LISTS`], in the same order: stopwords-iso's lists,
+/// less the words [`LISTS`] has (`stopwords/iso/*.txt`, under the licence in
+/// `stopwords/COPYING`). Left out of what a note is about, not counted when a text's language
+/// is guessed (the shares in [`LISTS`] are of its lists). Snowball's lists are pronouns,
+/// articles and auxiliaries; on obsidian-help es, "entonces", "hacia", "dar", "poner" and
+/// "puedo" were words entries were related by.
+const MORE: [&str; LISTS.len()] = [
+    include_str!("stopwords/iso/da.txt"),
+    include_str!("stopwords/iso/de.txt"),
+    include_str!("stopwords/iso/es.txt"),
+    include_str!("stopwords/iso/fi.txt"),
+    include_str!("stopwords/iso/fr.txt"),
+    include_str!("stopwords/iso/hu.txt"),
+    include_str!("stopwords/iso/it.txt"),
+    include_str!("stopwords/iso/nl.txt"),
+    include_str!("stopwords/iso/no.txt"),
+    include_str!("stopwords/iso/pt.txt"),
+    include_str!("stopwords/iso/ru.txt"),
+    include_str!("stopwords/iso/sv.txt"),
+    include_str!("stopwords/iso/ar.txt"),
+    include_str!("stopwords/iso/ca.txt"),
+    include_str!("stopwords/iso/cs.txt"),
+    include_str!("stopwords/iso/el.txt"),
+    include_str!("stopwords/iso/fa.txt"),
+    include_str!("stopwords/iso/he.txt"),
+    include_str!("stopwords/iso/id.txt"),
+    include_str!("stopwords/iso/pl.txt"),
+    include_str!("stopwords/iso/ro.txt"),
+    include_str!("stopwords/iso/sk.txt"),
+    include_str!("stopwords/iso/tr.txt"),
+    include_str!("stopwords/iso/uk.txt"),
+];
+
 /// A set of the languages of [`LISTS`], a bit each.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Languages(u32);
@@ -228,7 +261,8 @@ impl Languages {
     /// Whether `word` (normalised, as the tokenizer gives it) is a function word of English or
     /// of one of these languages.
     pub fn is_stopword(self, word: &str) -> bool {
-        is_stopword(word) || (self.0 != 0 && function_word_of(word).overlaps(self))
+        is_stopword(word)
+            || (self.0 != 0 && (function_word_of(word).overlaps(self) || more_function_word_of(word).overlaps(self)))
     }
 
     pub fn overlaps(self, other: Languages) -> bool {
@@ -249,7 +283,23 @@ impl Languages {
 /// The languages `word` (normalised) is a function word of.
 fn function_word_of(word: &str) -> Languages {
     static TABLE: std::sync::OnceLock<(rustc_hash::FxHashMap<String, u32>, usize)> = std::sync::OnceLock::new();
-    let (table, longest) = TABLE.get_or_init(|| {
+    languages_listing(&TABLE, LISTS.map(|(_, list, _)| list), word)
+}
+
+/// The languages of [`MORE`] whose lists have `word`.
+fn more_function_word_of(word: &str) -> Languages {
+    static TABLE: std::sync::OnceLock<(rustc_hash::FxHashMap<String, u32>, usize)> = std::sync::OnceLock::new();
+    languages_listing(&TABLE, MORE, word)
+}
+
+/// The languages (a bit each, in the order of `lists`) whose list has `word`, from a table
+/// built on first use.
+fn languages_listing(
+    table: &'static std::sync::OnceLock<(rustc_hash::FxHashMap<String, u32>, usize)>,
+    lists: [&str; LISTS.len()],
+    word: &str,
+) -> Languages {
+    let (table, longest) = table.get_or_init(|| {
         use tantivy::tokenizer::{AsciiFoldingFilter, LowerCaser, RawTokenizer, TextAnalyzer};
         // Normalised as the index's words are: lower case, folded to ASCII (`für` -> `fur`).
         let mut normalise = TextAnalyzer::builder(RawTokenizer::default())
@@ -257,7 +307,7 @@ fn function_word_of(word: &str) -> Languages {
             .filter(AsciiFoldingFilter)
             .build();
         let mut table: rustc_hash::FxHashMap<String, u32> = Default::default();
-        for (i, (_, list, _)) in LISTS.iter().enumerate() {
+        for (i, list) in lists.iter().enumerate() {
             for line in list
                 .lines()
                 .map(str::trim)
