@@ -162,12 +162,12 @@ fn holds_at_least(
             loop {
                 let mut agreed = true;
                 for p in &mut postings {
-                    let at = if p.doc() < doc { p.seek(doc) } else { p.doc() };
-                    if at == TERMINATED {
+                    let next = if p.doc() < doc { p.seek(doc) } else { p.doc() };
+                    if next == TERMINATED {
                         break 'docs;
                     }
-                    if at > doc {
-                        doc = at;
+                    if next > doc {
+                        doc = next;
                         agreed = false;
                     }
                 }
