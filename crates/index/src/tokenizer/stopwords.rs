@@ -181,6 +181,34 @@ pub fn is_stopword(word: &str) -> bool {
     STOPWORDS[start..end].binary_search(&word).is_ok()
 }
 
+/// A language's function words.
+struct List {
+    /// Its code (`de`).
+    code: &'static str,
+    /// Its list, whose words guess a text's language.
+    words: &'static str,
+    /// More of its function words: stopwords-iso's list, less the words of `words`
+    /// (`stopwords/iso/*.txt`, under the licence in `stopwords/COPYING`). Left out of what a
+    /// note is about, not counted when a text's language is guessed (`share` is of `words`).
+    /// Snowball's lists are pronouns, articles and auxiliaries; on obsidian-help es, "entonces",
+    /// "hacia", "dar", "poner" and "puedo" were words entries were related by.
+    more: &'static str,
+    /// One in so many of a text's words must be of `words` for the text to be guessed in it.
+    share: u32,
+}
+
+/// The [`List`] of a language: `stopwords/CODE.txt` and `stopwords/iso/CODE.txt`.
+macro_rules! list {
+    ($code:literal, $share:literal) => {
+        List {
+            code: $code,
+            words: include_str!(concat!("stopwords/", $code, ".txt")),
+            more: include_str!(concat!("stopwords/iso/", $code, ".txt")),
+            share: $share,
+        }
+    };
+}
+
 /// The other languages' lists, one word per line (`#` starts a comment), with the function
 /// words a list lacks that a note in the language uses everywhere added at the end; and the
 /// share of a text's words (one in so many) that must be the list's for the text to be guessed
@@ -191,64 +219,31 @@ pub fn is_stopword(word: &str) -> bool {
 /// next word (`و`, `ال`, `ב`, `ל`): 2 to 14 in a hundred, and no other language's text has
 /// any; Turkish writes them as endings (3 to 11), Slovak and Ukrainian have the shortest lists
 /// (4 to 12, 5 to 15). The first twelve are Snowball's and keep their order, which breaks ties.
-const LISTS: [(&str, &str, u32); 24] = [
-    ("da", include_str!("stopwords/da.txt"), 10),
-    ("de", include_str!("stopwords/de.txt"), 10),
-    ("es", include_str!("stopwords/es.txt"), 10),
-    ("fi", include_str!("stopwords/fi.txt"), 10),
-    ("fr", include_str!("stopwords/fr.txt"), 10),
-    ("hu", include_str!("stopwords/hu.txt"), 10),
-    ("it", include_str!("stopwords/it.txt"), 10),
-    ("nl", include_str!("stopwords/nl.txt"), 10),
-    ("no", include_str!("stopwords/no.txt"), 10),
-    ("pt", include_str!("stopwords/pt.txt"), 10),
-    ("ru", include_str!("stopwords/ru.txt"), 20),
-    ("sv", include_str!("stopwords/sv.txt"), 10),
-    ("ar", include_str!("stopwords/ar.txt"), 50),
-    ("ca", include_str!("stopwords/ca.txt"), 10),
-    ("cs", include_str!("stopwords/cs.txt"), 10),
-    ("el", include_str!("stopwords/el.txt"), 10),
-    ("fa", include_str!("stopwords/fa.txt"), 10),
-    ("he", include_str!("stopwords/he.txt"), 50),
-    ("id", include_str!("stopwords/id.txt"), 10),
-    ("pl", include_str!("stopwords/pl.txt"), 10),
-    ("ro", include_str!("stopwords/ro.txt"), 10),
-    ("sk", include_str!("stopwords/sk.txt"), 15),
-    ("tr", include_str!("stopwords/tr.txt"), 25),
-    ("uk", include_str!("stopwords/uk.txt"), 15),
-];
-
-/// More function words of the languages of [`LISTS`], in the same order: stopwords-iso's lists,
-/// less the words [`LISTS`] has (`stopwords/iso/*.txt`, under the licence in
-/// `stopwords/COPYING`). Left out of what a note is about, not counted when a text's language
-/// is guessed (the shares in [`LISTS`] are of its lists). Snowball's lists are pronouns,
-/// articles and auxiliaries; on obsidian-help es, "entonces", "hacia", "dar", "poner" and
-/// "puedo" were words entries were related by.
-const MORE: [&str; LISTS.len()] = [
-    include_str!("stopwords/iso/da.txt"),
-    include_str!("stopwords/iso/de.txt"),
-    include_str!("stopwords/iso/es.txt"),
-    include_str!("stopwords/iso/fi.txt"),
-    include_str!("stopwords/iso/fr.txt"),
-    include_str!("stopwords/iso/hu.txt"),
-    include_str!("stopwords/iso/it.txt"),
-    include_str!("stopwords/iso/nl.txt"),
-    include_str!("stopwords/iso/no.txt"),
-    include_str!("stopwords/iso/pt.txt"),
-    include_str!("stopwords/iso/ru.txt"),
-    include_str!("stopwords/iso/sv.txt"),
-    include_str!("stopwords/iso/ar.txt"),
-    include_str!("stopwords/iso/ca.txt"),
-    include_str!("stopwords/iso/cs.txt"),
-    include_str!("stopwords/iso/el.txt"),
-    include_str!("stopwords/iso/fa.txt"),
-    include_str!("stopwords/iso/he.txt"),
-    include_str!("stopwords/iso/id.txt"),
-    include_str!("stopwords/iso/pl.txt"),
-    include_str!("stopwords/iso/ro.txt"),
-    include_str!("stopwords/iso/sk.txt"),
-    include_str!("stopwords/iso/tr.txt"),
-    include_str!("stopwords/iso/uk.txt"),
+const LISTS: [List; 24] = [
+    list!("da", 10),
+    list!("de", 10),
+    list!("es", 10),
+    list!("fi", 10),
+    list!("fr", 10),
+    list!("hu", 10),
+    list!("it", 10),
+    list!("nl", 10),
+    list!("no", 10),
+    list!("pt", 10),
+    list!("ru", 20),
+    list!("sv", 10),
+    list!("ar", 50),
+    list!("ca", 10),
+    list!("cs", 10),
+    list!("el", 10),
+    list!("fa", 10),
+    list!("he", 50),
+    list!("id", 10),
+    list!("pl", 10),
+    list!("ro", 10),
+    list!("sk", 15),
+    list!("tr", 25),
+    list!("uk", 15),
 ];
 
 /// A set of the languages of [`LISTS`], a bit each.
@@ -275,7 +270,7 @@ impl Languages {
             .iter()
             .enumerate()
             .filter(|(i, _)| self.0 & (1 << i) != 0)
-            .map(|(_, (code, _, _))| *code)
+            .map(|(_, list)| list.code)
             .collect()
     }
 }
@@ -283,13 +278,13 @@ impl Languages {
 /// The languages `word` (normalised) is a function word of.
 fn function_word_of(word: &str) -> Languages {
     static TABLE: std::sync::OnceLock<(rustc_hash::FxHashMap<String, u32>, usize)> = std::sync::OnceLock::new();
-    languages_listing(&TABLE, LISTS.map(|(_, list, _)| list), word)
+    languages_listing(&TABLE, LISTS.map(|list| list.words), word)
 }
 
-/// The languages of [`MORE`] whose lists have `word`.
+/// The languages whose [`List::more`] has `word`.
 fn more_function_word_of(word: &str) -> Languages {
     static TABLE: std::sync::OnceLock<(rustc_hash::FxHashMap<String, u32>, usize)> = std::sync::OnceLock::new();
-    languages_listing(&TABLE, MORE, word)
+    languages_listing(&TABLE, LISTS.map(|list| list.more), word)
 }
 
 /// The languages (a bit each, in the order of `lists`) whose list has `word`, from a table
@@ -364,7 +359,7 @@ impl LanguageGuess {
         else {
             return Languages::NONE;
         };
-        if best < MIN_HITS || best * LISTS[at].2 < self.words {
+        if best < MIN_HITS || best * LISTS[at].share < self.words {
             return Languages::NONE;
         }
         let mut set = 0u32;
