@@ -406,4 +406,26 @@ mod tests {
         check("", None);
         check("  ", None);
     }
+
+    /// A note longer than the index reads: the links past the cut count, each as its part of
+    /// the note says. Those of its `## Research` section are research's, never the owner's
+    /// (what research reads and ranks by).
+    #[test]
+    fn a_long_notes_research_links_past_the_cut_stay_researchs() {
+        let filler = "Plain words of a long note.\n".repeat(crate::MAX_INDEX_BYTES as usize / 27 + 10);
+        let long = format!("# Long\n\nSee [[Alpha]].\n\n{filler}\nAnd [[Beta]].\n\n## Research\n\n- [[Gamma]]\n");
+        let f = crate::fixture::vault(&[
+            ("Long.md", &long),
+            ("Alpha.md", "a"),
+            ("Beta.md", "b"),
+            ("Gamma.md", "c"),
+        ]);
+        let own = |rel: &str| f.index.linking_to(rel, LinkScope::Own).unwrap();
+        let all = |rel: &str| f.index.linking_to(rel, LinkScope::All).unwrap();
+        assert_eq!(own("Alpha.md"), ["Long.md"]);
+        assert_eq!(own("Beta.md"), ["Long.md"], "the owner's link past the cut");
+        assert!(own("Gamma.md").is_empty(), "research's link is no link of the owner's");
+        assert_eq!(all("Gamma.md"), ["Long.md"], "research's link past the cut");
+        assert_eq!(f.index.links_of("Long.md").unwrap(), ["Alpha.md", "Beta.md"]);
+    }
 }

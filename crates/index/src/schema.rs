@@ -159,9 +159,20 @@ impl IndexedNote {
     }
 
     /// A note longer than the index reads is searched by its first part, but every link it
-    /// holds counts: backlinks, renames and moves find the links past the cut too.
+    /// holds counts: backlinks, renames and moves find the links past the cut too. Those of its
+    /// `## Research` section (at the end, so mostly past the cut) are research's, as in a
+    /// note read whole: counted as the owner's, they fed what research ranks by.
     pub fn links_of_whole(&mut self, whole: &str, rel: &str) {
-        self.more_links = crate::graph::link_keys(&scholia_vault::parse::links(whole), rel);
+        let (own, research): (std::borrow::Cow<str>, &str) = match scholia_vault::section::split_research(whole) {
+            Some((own, research)) => (own.into(), research),
+            None => (whole.into(), ""),
+        };
+        self.more_links = crate::graph::link_keys(&scholia_vault::parse::links(&own), rel);
+        for key in crate::graph::link_keys(&scholia_vault::parse::links(research), rel) {
+            if !self.research_links.contains(&key) {
+                self.research_links.push(key);
+            }
+        }
     }
 
     /// Bytes of text the body tokenizer will count for this note (its own text and its
