@@ -427,5 +427,27 @@ mod tests {
         assert!(own("Gamma.md").is_empty(), "research's link is no link of the owner's");
         assert_eq!(all("Gamma.md"), ["Long.md"], "research's link past the cut");
         assert_eq!(f.index.links_of("Long.md").unwrap(), ["Alpha.md", "Beta.md"]);
+        // Re-read on its own (a save, a watcher's event), not in a sync: the same links.
+        std::fs::write(f.root().join("Long.md"), long.replace("See [[Alpha]]", "See Alpha")).unwrap();
+        f.index.refresh(&f.root().join("Long.md")).unwrap();
+        f.index.flush().unwrap();
+        assert!(own("Alpha.md").is_empty());
+        assert_eq!(own("Beta.md"), ["Long.md"], "the owner's link past the cut, re-read");
+        assert!(own("Gamma.md").is_empty());
+        assert_eq!(all("Gamma.md"), ["Long.md"]);
+        // What a rename of Beta rewrites: the link past the cut.
+        let plan = f
+            .index
+            .plan_rename("Beta.md", "Bravo.md", "to", &crate::IndexTexts(&f.index))
+            .unwrap();
+        let long = plan
+            .edits
+            .iter()
+            .find(|e| e.rel == "Long.md")
+            .expect("Long.md is rewritten");
+        assert!(
+            long.applied()
+                .ends_with("And [[Bravo]].\n\n## Research\n\n- [[Gamma]]\n")
+        );
     }
 }

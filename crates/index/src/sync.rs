@@ -232,10 +232,7 @@ impl VaultIndex {
                 Err(e) => return classify(&f.rel, e),
             },
         };
-        let mut note = super::schema::IndexedNote::parse(&text, &f.rel);
-        if truncated && let Ok(whole) = read_text(&self.vault.abs(&f.rel), scholia_vault::change::MAX_BYTES, false) {
-            note.links_of_whole(&whole.text, &f.rel);
-        }
+        let note = self.indexed_note(&self.vault.abs(&f.rel), &f.rel, &text, truncated);
         for w in &note.note.warnings {
             tracing::warn!("{}: {w}", f.rel);
         }
