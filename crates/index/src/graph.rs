@@ -156,6 +156,12 @@ impl VaultIndex {
                 }
             }
         }
+        // Notes too large to rewrite that name it: they may link it past what the index read.
+        for (source, _) in self.too_large_naming(&self.keys_of(&searcher, rel)?)? {
+            if !(out.contains(&source) || allowed.allows(&source) || allowed.holds_file(&source)) {
+                out.push(source);
+            }
+        }
         out.sort();
         Ok(out)
     }

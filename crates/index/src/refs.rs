@@ -12,6 +12,8 @@ use super::{IndexError, VaultIndex};
 use scholia_vault::naming::NOT_IN_NAMES;
 use scholia_vault::parse::{self, Link};
 
+mod huge;
+
 /// Where notes' texts come from: an editor's open buffers first, else the files (whole: links
 /// are found and rewritten to the last byte).
 pub trait Texts: Sync {
@@ -226,6 +228,14 @@ impl VaultIndex {
         candidates.push(rel.to_string());
         candidates.sort();
         candidates.dedup();
+        // Notes too large to rewrite, whose links past the indexed part the index lacks (those
+        // outside this server's folders are counted, not named: `linking_from_outside`).
+        let scope = self.scope();
+        unread.extend(
+            self.too_large_naming(&names)?
+                .into_iter()
+                .filter(|(source, _)| !indexed.contains(source) && (scope.allows(source) || scope.holds_file(source))),
+        );
         let mut resolver = Resolver::new(self, &searcher);
         let mut out = Vec::new();
         for source in candidates {

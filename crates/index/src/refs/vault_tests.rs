@@ -132,6 +132,37 @@ fn renaming_a_note_rewrites_every_form_of_link() {
     assert_eq!(plan.links_rewritten(), 6);
 }
 
+/// A note too large to read whole (over `change::MAX_BYTES`) has only its first part's links
+/// indexed and is never rewritten: one that names the note past that part may link it there,
+/// so it is unread and the rename is refused with it named; one that does not name the note is
+/// no hindrance.
+#[test]
+fn a_note_too_large_to_rewrite_that_names_the_note_holds_back_its_rename() {
+    let filler = "Plain words.\n".repeat(scholia_vault::change::MAX_BYTES as usize / 13 + 10);
+    let log = format!("# Log\n\n{filler}\nThen [[Koji]].\n");
+    let f = vault(&[
+        ("Koji.md", "# Koji\n"),
+        ("Rice.md", "# Rice\n"),
+        ("Log.md", &log),
+        ("Miso.md", "Made with [[Koji]].\n"),
+    ]);
+    let t = IndexTexts(&f.index);
+    let plan = f.index.plan_rename("Koji.md", "Rice koji.md", "newName", &t).unwrap();
+    assert_eq!(plan.unread.len(), 1, "{:?}", plan.unread);
+    assert_eq!(plan.unread[0].0, "Log.md");
+    assert!(plan.unread[0].1.contains("64 MB"), "{}", plan.unread[0].1);
+    assert!(plan.edits.iter().any(|e| e.rel == "Miso.md"));
+    let plan = f.index.plan_rename("Rice.md", "Grain.md", "newName", &t).unwrap();
+    assert!(plan.unread.is_empty(), "Rice is named nowhere in it: {:?}", plan.unread);
+    // A server confined to other folders counts it among the notes outside, never names it.
+    std::fs::create_dir_all(f.root().join("Kitchen")).unwrap();
+    f.index
+        .set_scope(crate::Scope::new(&f.root(), &["Kitchen".into()]).unwrap());
+    assert_eq!(f.index.linking_from_outside("Koji.md").unwrap(), ["Log.md", "Miso.md"]);
+    let plan = f.index.plan_rename("Koji.md", "Rice koji.md", "newName", &t).unwrap();
+    assert!(!plan.unread.iter().any(|(p, _)| p == "Log.md"), "{:?}", plan.unread);
+}
+
 #[test]
 fn a_rename_that_collides_is_refused() {
     let f = vault(VAULT);
