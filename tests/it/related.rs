@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::support::{TestVault, copy_dir, obsidian_help, stderr};
 
 mod copies;
+mod lines;
 mod ties;
 mod words;
 

@@ -14,6 +14,7 @@ use super::note::input::{self, Input};
 use super::note::render::{Finished, finish, provenance};
 use super::note::types::{Depth, NoteResearch, ResearchError, Source, Topic};
 use crate::Context;
+use brief::{brief, brief_line, weak_floor};
 use quoted::Quoted;
 use scholia_base::Job;
 use scholia_index::{IndexError, Terms, Tie, VaultIndex, tokenizer};
@@ -22,6 +23,7 @@ use scholia_providers::llm::Usage;
 use scholia_vault::passage;
 use surface::Surface;
 
+mod brief;
 mod phrases;
 mod quote;
 mod quoted;
@@ -309,62 +311,6 @@ fn shared_words(
     if specific.is_empty() { shown } else { specific }
 }
 
-/// Entries shown whole, with their passages, whatever their score.
-const WHOLE_ENTRIES: usize = 5;
-/// Past [`WHOLE_ENTRIES`], an entry scoring below this share of the best is brief.
-const BRIEF_BELOW: f32 = 0.7;
-/// From this entry on (0-based), one found by its words with no passage telling why is brief.
-const TOLD_FROM: usize = 3;
-/// An entry found by its words scoring under this ([`scholia_index::Signals::score`], the
-/// evidence weighed) is brief wherever it ranks, once another reaches it ([`weak_floor`]).
-const WEAK_BELOW: f32 = 1.5;
-
-/// The score under which an entry is weak, given the best of the note's entries (hubs aside):
-/// [`WEAK_BELOW`] when one reaches it, else none. The floor is obsidian-help's scale, where most
-/// of a score is the vault's links (a whole entry's links, folders and popularity weigh 1.23 in
-/// the median); a vault with few links or notes never reaches it (example-vault's Sourdough
-/// starter → Reading list, whose "where its microbes come from (flour, hands, bakery air)" is
-/// what the note asks, scores under 1.5), and its entries are judged by rank alone. 20 of 1,074
-/// obsidian-help notes have no entry at 1.5.
-fn weak_floor(best: f32) -> f32 {
-    if best >= WEAK_BELOW {
-        WEAK_BELOW
-    } else {
-        f32::NEG_INFINITY
-    }
-}
-
-/// Whether the entry at `at` (0-based, among the new notes cited, best first) is named on one
-/// line without passages: a note cited for how many notes link it and nothing else
-/// ([`Tie::Linked`]), and past the first [`WHOLE_ENTRIES`] one scoring under [`BRIEF_BELOW`]
-/// of the best (`share`) with a word (`shown`) or tie to show on that line; never one the note
-/// names. On obsidian-help's 34 languages (both draws of `benches/related.rs`), 0.12 of the
-/// latter were links the author had made, against 0.31 of the others: they are the chance
-/// finds, and a reader read two passages of each.
-///
-/// So, from entry [`TOLD_FROM`] on, is one found by its words that no passage explains
-/// (`told`; its words shown, its opening quoted instead): at the fourth and fifth entries,
-/// 0.20 and 0.17 of those were the author's links, against 0.26 and 0.20 of those a passage
-/// explained, and 0.48 at the first (stop 58's code, both draws, 34 languages).
-///
-/// And so is one found by its words that is `weak` (it scores under [`weak_floor`]), wherever
-/// it ranks: the first entries of a note with nothing closely related were shown whole however
-/// little found them (de Ansichten → Suchen by "Gruppierung, Ergebnisse, Basis, Priorität";
-/// Financial contributions → Sync your notes across devices by "consider, paid, development,
-/// best"). On obsidian-help ar, vi, ja, en and de (both draws), 0.12 of the whole entries found
-/// by words scoring under 1.4 were the author's links, as many as of the brief ones (0.12);
-/// 0.20 from 1.4 to 1.6, 0.41 from 2 to 2.5. Under 1.5, 0.68 entries per note move to the brief
-/// line (0.14 of them the author's links): the whole ones go from 4.91 to 4.23 per note and
-/// their share of the author's links from 0.298 to 0.324. A note tied by links or a folder
-/// keeps its entry: the tie says why, where chance words do not.
-fn brief(at: usize, weak: bool, share: f32, named: bool, tie: &Tie, shown: bool, told: bool) -> bool {
-    let why = *tie != Tie::Words || shown;
-    let untold = at >= TOLD_FROM && *tie == Tie::Words && shown && !told;
-    let weak = weak && *tie == Tie::Words && shown;
-    !named
-        && (matches!(tie, Tie::Linked { .. }) || (at >= WHOLE_ENTRIES && share < BRIEF_BELOW && why) || untold || weak)
-}
-
 /// Sentences of a related note's `text` considered for their meaning.
 const MEANING_SENTENCES: usize = 24;
 
@@ -543,6 +489,7 @@ pub(crate) async fn research(
                 "tie": r.tie,
                 "tie_target": r.tie_target,
             })).collect::<Vec<_>>(),
+            "brief": brief_line(&related.iter().filter(|r| !r.links_back && r.hub().is_none()).collect::<Vec<_>>()),
             "hubs": hubs,
             "linked": related.iter().filter(|r| r.links_back).map(|r| &r.target).collect::<Vec<_>>(),
             "provenance": provenance,

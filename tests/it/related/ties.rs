@@ -313,10 +313,11 @@ async fn hubs_are_one_line_after_the_others() {
 
 /// Past the first five entries, the notes found by clearly less than the best (0.12 of them
 /// links the author made, against 0.31 of the others, over obsidian-help's 34 languages), from
-/// the fourth, notes found by their words with no sentence saying why, and the notes cited for
-/// how many notes link them, are named on one line with what found them, before the hubs
-/// line, and none of their passages is quoted; the other first three are whole whatever they
-/// score, and the same notes are cited.
+/// the fourth, notes found by their words with no sentence saying why or by the links around
+/// the note, and the notes cited for how many notes link them or tied by their folder alone,
+/// are named on one line with what found them (once for the notes one tie found), before the
+/// hubs line, and none of their passages is quoted; the other first three are whole whatever
+/// they score, and the same notes are cited.
 #[tokio::test(flavor = "multi_thread")]
 async fn brief_entries_share_one_line_after_the_whole_ones() {
     let notes = [
@@ -348,10 +349,19 @@ async fn brief_entries_share_one_line_after_the_whole_ones() {
             continue;
         };
         briefed += 1;
-        let brief = targets(lines[at]);
-        // A note cited for how many notes link it is brief wherever it ranks; another only past
-        // the first five.
-        let popular = |t: &str| lines[at].contains(&format!("[[{t}]] (linked from "));
+        let groups = super::lines::groups(lines[at]);
+        let brief: Vec<String> = groups.iter().flat_map(|(t, _)| t.clone()).collect();
+        // A note cited for how many notes link it, or tied by its folder alone, is brief
+        // wherever it ranks; another only past the first three (tied by the links around the
+        // note) or five.
+        let kind = |t: &str| -> String {
+            let source = sources.iter().find(|s| s["target"] == t);
+            source
+                .and_then(|s| s["tie"]["kind"].as_str())
+                .unwrap_or("words")
+                .to_string()
+        };
+        let popular = |t: &str| matches!(kind(t).as_str(), "linked" | "folder");
         let chance = brief.iter().filter(|t| !popular(t)).count();
         assert!(
             !brief.is_empty() && (chance == 0 || whole.len() >= 3),
@@ -383,18 +393,16 @@ async fn brief_entries_share_one_line_after_the_whole_ones() {
             brief.len() + whole.len(),
             "{rel}: every entry a source\n{section}"
         );
-        let cited: Vec<&str> = cited.into_iter().filter(|t| !popular(t)).collect();
-        assert!(
-            cited.iter().take(3).all(|t| whole.iter().any(|(_, w)| w == t)),
-            "{rel}: {cited:?}\n{section}"
-        );
-        // The fourth and fifth are whole, or brief with the words that found them.
-        for t in cited.iter().skip(3).take(2) {
-            let words = format!("[[{t}]] (");
+        // The first three are whole (but for those), the fourth and fifth whole or brief.
+        for (i, t) in cited.iter().enumerate().take(5).filter(|(_, t)| !popular(t)) {
             assert!(
-                whole.iter().any(|(_, w)| w == t) || lines[at].contains(&words),
-                "{rel}: {t}\n{section}"
+                whole.iter().any(|(_, w)| w == t) || (i >= 3 && brief.iter().any(|b| b == t)),
+                "{rel}: {t} at {i}: {cited:?}\n{section}"
             );
+        }
+        // What found them said once per group, after its notes.
+        for (targets, why) in &groups {
+            assert!(!why.is_empty(), "{rel}: {targets:?}\n{section}");
         }
     }
     assert!(briefed >= 4, "{briefed} of {} sections have brief entries", notes.len());

@@ -274,16 +274,11 @@ async fn every_cited_note_says_why() {
                     }
                     continue;
                 }
-                // The line of notes less closely related (or of the hubs): each in brackets
-                // after it, what found it.
-                for item in line.split("[[").skip(1) {
-                    entries += 1;
-                    let after = item.split_once("]]").map_or("", |(_, a)| a);
-                    let why = after
-                        .strip_prefix(" (")
-                        .or_else(|| after.strip_prefix('（'))
-                        .and_then(|w| w.split([')', '）']).next());
-                    if why.is_none_or(|w| w.trim().is_empty()) {
+                // The line of notes less closely related (or of the hubs): in brackets after
+                // each group of them, what found it.
+                for (targets, why) in super::lines::groups(line) {
+                    entries += targets.len();
+                    if why.is_empty() {
                         mute.push(format!("{lang} {rel}: {line}"));
                     }
                 }

@@ -153,9 +153,16 @@ fn every_language_s_offline_section_is_whole() {
     ];
     // With `notes` and two hubs, or with neither (the sentence saying nothing was found).
     let section = |lang: &str, notes: serde_json::Value| {
-        let hubs = match notes.as_array().is_some_and(|n| n.is_empty()) {
-            true => serde_json::json!([]),
-            false => serde_json::json!([{"target": "Hub A", "linking": 9}, {"target": "Hub B", "linking": 7}]),
+        let (hubs, brief) = match notes.as_array().is_some_and(|n| n.is_empty()) {
+            true => (serde_json::json!([]), serde_json::json!([])),
+            false => (
+                serde_json::json!([{"target": "Hub A", "linking": 9}, {"target": "Hub B", "linking": 7}]),
+                // As `brief_line` makes them of the brief notes below.
+                serde_json::json!([
+                    {"targets": ["Faint"], "terms": ["Roggen"], "tie": {"kind": "words"}},
+                    {"targets": ["Far", "Farther"], "terms": [], "tie": {"kind": "folder", "folder": "F"}},
+                ]),
+            ),
         };
         lib.render(
             scholia_prompts::RESEARCH_OFFLINE,
@@ -163,6 +170,7 @@ fn every_language_s_offline_section_is_whole() {
                 "lang": lang, "terms": ["Sauerteig", "Roggen"], "focus": "Hefe", "when": "2026-11-27",
                 "topics": 2, "provenance": "PROVENANCE", "linked": ["Back"],
                 "notes": notes,
+                "brief": brief,
                 "hubs": hubs,
             }),
         )
@@ -182,6 +190,7 @@ fn every_language_s_offline_section_is_whole() {
         {"target": "Linked", "terms": [], "passages": [], "tie": {"kind": "linked", "linking": 8}},
         {"target": "Faint", "terms": ["Roggen"], "passages": ["Unshown."], "brief": true},
         {"target": "Far", "terms": [], "passages": ["Unshown."], "brief": true, "tie": {"kind": "folder", "folder": "F"}},
+        {"target": "Farther", "terms": [], "passages": ["Unshown."], "brief": true, "tie": {"kind": "folder", "folder": "F"}},
     ]);
     let en = section("en", notes.clone()) + &section("en", serde_json::json!([]));
     for phrase in english {
@@ -211,11 +220,14 @@ fn every_language_s_offline_section_is_whole() {
             assert!(line.chars().count() > target.len() + 10, "{lang}: {line}");
         }
         // Brief entries share one line, each with what found it, and no passage.
+        // The notes one tie found are named together, with it once.
         let brief = text.lines().find(|l| l.contains("[[Faint]]")).unwrap();
         assert!(
-            brief.contains("[[Far]]") && brief.contains("Roggen") && brief.contains("F/"),
+            brief.contains("[[Far]]") && brief.contains("Roggen") && brief.matches("F/").count() == 1,
             "{lang}: {brief}"
         );
+        let (far, farther) = (brief.find("[[Far]]").unwrap(), brief.find("[[Farther]]").unwrap());
+        assert!(far < farther && !brief[far..farther].contains("F/"), "{lang}: {brief}");
         assert!(!text.contains("Unshown"), "{lang}\n{text}");
         assert!(
             text.contains("[[Hub A]]") && text.contains("[[Back]]"),

@@ -35,7 +35,7 @@ fn an_entry_is_brief_past_the_first_five_when_it_scores_well_below_the_best_or_p
     };
     let folder = || Tie::Folder { folder: "F".into() };
     check(0, 0.2, false, Tie::Words, true, true, false);
-    check(4, 0.1, false, folder(), false, false, false);
+    check(4, 0.1, false, folder(), false, false, true);
     check(5, 0.69, false, Tie::Words, true, true, true);
     check(5, 0.69, false, folder(), false, false, true);
     check(5, 0.7, false, Tie::Words, true, true, false);
@@ -54,19 +54,39 @@ fn an_entry_is_brief_past_the_first_five_when_it_scores_well_below_the_best_or_p
     check(3, 1.0, false, Tie::Words, true, true, false);
     check(3, 1.0, true, Tie::Words, true, false, false);
     check(3, 1.0, false, Tie::Words, false, false, false);
-    // A folder's tie says why on its own.
-    check(3, 1.0, false, folder(), false, false, false);
+    // Tied by its folder alone: brief after the first entry, unless the note names it.
+    check(0, 1.0, false, folder(), false, false, false);
+    check(1, 1.0, false, folder(), false, false, true);
+    check(1, 1.0, true, folder(), false, false, false);
+    // Tied by the links around the note: whole in the first three, brief from the fourth.
+    let into = || Tie::LinksInto {
+        folder: "F".into(),
+        linked: 2,
+    };
+    let mates = || Tie::FolderLinks {
+        folder: "F".into(),
+        linking: 3,
+        mates: 9,
+    };
+    let via = || Tie::LinkedFrom { via: "V".into() };
+    for tie in [into(), mates(), via()] {
+        check(2, 1.0, false, tie.clone(), false, false, false);
+        check(3, 1.0, false, tie.clone(), false, false, true);
+        check(3, 1.0, true, tie, false, false, false);
+    }
+    // A tag's tie is not measured: whole in the first five.
+    check(4, 1.0, false, Tie::Tag { tag: "t".into() }, false, false, false);
 }
 
 #[test]
 fn an_entry_found_by_its_words_is_brief_wherever_it_ranks_when_little_found_it() {
     use scholia_index::Tie;
     // (score, best of the note's entries, named in the note, tie, words shown) -> brief; the
-    // first entry, told.
+    // second entry, told.
     let check = |score: f32, best: f32, named: bool, tie: Tie, shown: bool, want: bool| {
         let weak = score < super::weak_floor(best);
         assert_eq!(
-            super::brief(0, weak, 1.0, named, &tie, shown, true),
+            super::brief(1, weak, 1.0, named, &tie, shown, true),
             want,
             "{score} of {best} {named} {tie:?} {shown}"
         );
@@ -77,12 +97,95 @@ fn an_entry_found_by_its_words_is_brief_wherever_it_ranks_when_little_found_it()
     // A vault whose entries never reach the floor (few links): by rank alone.
     check(0.8, 1.49, false, Tie::Words, true, false);
     check(1.49, 1.49, false, Tie::Words, true, false);
-    // A tie says why on its own.
-    check(0.8, 2.0, false, folder(), false, false);
+    // A tie says why on its own (a folder's is brief for itself: see above).
+    check(
+        0.8,
+        2.0,
+        false,
+        Tie::LinksInto {
+            folder: "F".into(),
+            linked: 2,
+        },
+        false,
+        false,
+    );
+    check(0.8, 2.0, false, folder(), false, true);
     // Named by the note: whole.
     check(0.8, 2.0, true, Tie::Words, true, false);
     // Nothing to show on the line: its passages say why.
     check(0.8, 2.0, false, Tie::Words, false, false);
     check(f32::NAN, 2.0, false, Tie::Words, true, false);
     check(1.0, f32::NAN, false, Tie::Words, true, false);
+}
+
+#[test]
+fn brief_entries_found_by_one_tie_are_named_together_where_the_first_was() {
+    use scholia_index::Tie;
+    let note = |target: &str, tie: Tie, tie_target: Option<&str>, terms: &[&str], brief: bool| super::RelatedNote {
+        path: format!("{target}.md"),
+        title: target.into(),
+        target: target.into(),
+        terms: terms.iter().map(|t| t.to_string()).collect(),
+        passages: Vec::new(),
+        score: 1.0,
+        links_back: false,
+        mentioned_on: None,
+        tie,
+        tie_target: tie_target.map(str::to_string),
+        brief,
+        told: false,
+    };
+    let plugins = || Tie::LinksInto {
+        folder: "Plugins".into(),
+        linked: 2,
+    };
+    let via = |v: &str| Tie::LinkedFrom { via: v.into() };
+    let notes = [
+        note("Whole", plugins(), None, &[], false),
+        note("Audio", Tie::Words, None, &["audio"], true),
+        note("Graph", plugins(), None, &[], true),
+        note("Canvas", Tie::Words, None, &["color"], true),
+        note("Daily", plugins(), None, &[], true),
+        note("A", via("Ribbon"), Some("Ribbon"), &[], true),
+        note("B", via("Sidebar"), Some("Sidebar"), &[], true),
+        note("C", via("Ribbon"), Some("Ribbon"), &[], true),
+        note("Sync", Tie::Words, None, &["audio"], true),
+        note(
+            "Bookmarks",
+            Tie::LinksInto {
+                folder: "Plugins".into(),
+                linked: 3,
+            },
+            None,
+            &[],
+            true,
+        ),
+    ];
+    let line = super::brief_line(&notes.iter().collect::<Vec<_>>());
+    let groups: Vec<(Vec<&str>, &str)> = line
+        .iter()
+        .map(|g| {
+            let targets = g["targets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap())
+                .collect();
+            (targets, g["tie"]["kind"].as_str().unwrap())
+        })
+        .collect();
+    // Notes found by their words stand alone, even with the same words; a tie groups only
+    // what it says alike (2 notes linked into Plugins/, not 3; the same linking note).
+    let want: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["Audio"], "words"),
+        (vec!["Graph", "Daily"], "links_into"),
+        (vec!["Canvas"], "words"),
+        (vec!["A", "C"], "linked_from"),
+        (vec!["B"], "linked_from"),
+        (vec!["Sync"], "words"),
+        (vec!["Bookmarks"], "links_into"),
+    ];
+    assert_eq!(groups, want);
+    assert_eq!(line[3]["tie_target"], "Ribbon");
+    assert_eq!(line[0]["terms"], serde_json::json!(["audio"]));
 }

@@ -1,0 +1,119 @@
+//! Which entries of an offline section are brief (named on one line with what found them,
+//! without passages), and that line's groups.
+
+use serde_json::{Value, json};
+
+use super::RelatedNote;
+use scholia_index::Tie;
+
+/// Entries shown whole, with their passages, whatever their score.
+const WHOLE_ENTRIES: usize = 5;
+/// Past [`WHOLE_ENTRIES`], an entry scoring below this share of the best is brief.
+const BRIEF_BELOW: f32 = 0.7;
+/// From this entry on (0-based), one found by its words with no passage telling why is brief.
+const TOLD_FROM: usize = 3;
+/// An entry found by its words scoring under this ([`scholia_index::Signals::score`], the
+/// evidence weighed) is brief wherever it ranks, once another reaches it ([`weak_floor`]).
+const WEAK_BELOW: f32 = 1.5;
+
+/// The score under which an entry is weak, given the best of the note's entries (hubs aside):
+/// [`WEAK_BELOW`] when one reaches it, else none. The floor is obsidian-help's scale, where most
+/// of a score is the vault's links (a whole entry's links, folders and popularity weigh 1.23 in
+/// the median); a vault with few links or notes never reaches it (example-vault's Sourdough
+/// starter → Reading list, whose "where its microbes come from (flour, hands, bakery air)" is
+/// what the note asks, scores under 1.5), and its entries are judged by rank alone. 20 of 1,074
+/// obsidian-help notes have no entry at 1.5.
+pub(super) fn weak_floor(best: f32) -> f32 {
+    if best >= WEAK_BELOW {
+        WEAK_BELOW
+    } else {
+        f32::NEG_INFINITY
+    }
+}
+
+/// Whether the entry at `at` (0-based, among the new notes cited, best first) is named on one
+/// line without passages: a note cited for how many notes link it and nothing else
+/// ([`Tie::Linked`]), and past the first [`WHOLE_ENTRIES`] one scoring under [`BRIEF_BELOW`]
+/// of the best (`share`) with a word (`shown`) or tie to show on that line; never one the note
+/// names. On obsidian-help's 34 languages (both draws of `benches/related.rs`), 0.12 of the
+/// latter were links the author had made, against 0.31 of the others: they are the chance
+/// finds, and a reader read two passages of each.
+///
+/// So, from entry [`TOLD_FROM`] on, is one found by its words that no passage explains
+/// (`told`; its words shown, its opening quoted instead): at the fourth and fifth entries,
+/// 0.20 and 0.17 of those were the author's links, against 0.26 and 0.20 of those a passage
+/// explained, and 0.48 at the first (stop 58's code, both draws, 34 languages).
+///
+/// And so is one found by its words that is `weak` (it scores under [`weak_floor`]), wherever
+/// it ranks: the first entries of a note with nothing closely related were shown whole however
+/// little found them (de Ansichten → Suchen by "Gruppierung, Ergebnisse, Basis, Priorität";
+/// Financial contributions → Sync your notes across devices by "consider, paid, development,
+/// best"). On obsidian-help ar, vi, ja, en and de (both draws), 0.12 of the whole entries found
+/// by words scoring under 1.4 were the author's links, as many as of the brief ones (0.12);
+/// 0.20 from 1.4 to 1.6, 0.41 from 2 to 2.5. Under 1.5, 0.68 entries per note move to the brief
+/// line (0.14 of them the author's links): the whole ones go from 4.91 to 4.23 per note and
+/// their share of the author's links from 0.298 to 0.324.
+///
+/// And so, after the first entry, is one whose only tie is its folder ([`Tie::Folder`]), and from
+/// entry [`TOLD_FROM`] on one tied by the links around the note ([`placed_by_links`]): its
+/// passage is the note's opening, which says what it is, not what it has to do with this
+/// one (de Tag-Übersicht → Graph-Ansicht, Tägliche Notizen, Importprogramm für Markdown
+/// Format, each "in Erweiterungen/, wie 2 Notizen, die diese Notiz verlinkt"). On
+/// obsidian-help's 34 languages (both draws), 0.110 of the whole entries tied by their folder
+/// were the author's links (0.10 from the second entry on; 0.17 at the first, kept whole so
+/// that a section of a vault with few links does not open with "less closely related"), and from
+/// the fourth entry 0.143 of those tied by what the folder's notes link, 0.114 by the folder of
+/// the notes it links and 0.143 by a note it links: the brief line's 0.134, against 0.242 of
+/// those found by their words there. At the first three entries they fare better (in the same
+/// order 0.25, 0.24 and 0.37; words 0.38). Whole entries per note went 4.30 -> 4.01 and their share of the
+/// author's links 0.318 -> 0.333 (`cargo bench --bench related -- --all`, "of entries shown
+/// whole"); the notes cited, and so recall, are unchanged in every language. A note the
+/// researched one names keeps its entry, and so does one sharing its tag, which no figure
+/// measured (obsidian-help has few).
+pub(super) fn brief(at: usize, weak: bool, share: f32, named: bool, tie: &Tie, shown: bool, told: bool) -> bool {
+    let why = *tie != Tie::Words || shown;
+    let untold = at >= TOLD_FROM && *tie == Tie::Words && shown && !told;
+    let weak = weak && *tie == Tie::Words && shown;
+    let placed = (at > 0 && matches!(tie, Tie::Folder { .. })) || (at >= TOLD_FROM && placed_by_links(tie));
+    !named
+        && (matches!(tie, Tie::Linked { .. })
+            || (at >= WHOLE_ENTRIES && share < BRIEF_BELOW && why)
+            || untold
+            || weak
+            || placed)
+}
+
+/// A tie read from the links around the note, not from anything the two notes say.
+fn placed_by_links(tie: &Tie) -> bool {
+    matches!(
+        tie,
+        Tie::LinkedFrom { .. }
+            | Tie::CitedWith { .. }
+            | Tie::AlikeLinks { .. }
+            | Tie::FolderLinks { .. }
+            | Tie::LinksInto { .. }
+    )
+}
+
+/// The brief entries of a section, as its one line names them: those found by the same tie
+/// (the same folder, the same linking note) together, where the first of them was, so that
+/// the reason is said once ("[[Graph view]], [[Daily notes]], [[Bookmarks]] (in Plugins/, like
+/// 2 notes this note links)", not three times); one found by its words on its own, with them.
+pub(super) fn brief_line(notes: &[&RelatedNote]) -> Vec<Value> {
+    let mut groups: Vec<(&RelatedNote, Vec<&str>)> = Vec::new();
+    for n in notes.iter().filter(|n| n.brief) {
+        let same = groups
+            .iter()
+            .position(|(first, _)| n.tie != Tie::Words && first.tie == n.tie && first.tie_target == n.tie_target);
+        match same {
+            Some(at) => groups[at].1.push(&n.target),
+            None => groups.push((n, vec![&n.target])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(first, targets)| {
+            json!({"targets": targets, "tie": first.tie, "tie_target": first.tie_target, "terms": first.terms})
+        })
+        .collect()
+}
