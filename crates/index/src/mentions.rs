@@ -54,13 +54,14 @@ impl VaultIndex {
             }
         }
         let common = |w: &str| self.is_common_word(w);
+        let own = scholia_vault::mentions::OwnWords::of(text);
         let mut out: Vec<Mention> = Vec::new();
         for path in candidates {
             let stem = scholia_vault::stem(&path).to_string();
             let outline = self.outline(&path)?.unwrap_or_default();
             let mut names = vec![stem.clone()];
             names.extend(outline.aliases.iter().cloned());
-            for (at, name) in scholia_vault::mentions::all(text, &names, &common) {
+            for (at, name) in own.naming(&names, &common) {
                 let link = match name == stem {
                     true => stem.clone(),
                     false => format!("{stem}|{name}"),

@@ -20,6 +20,7 @@ use scholia_base::Job;
 use scholia_index::{IndexError, Terms, Tie, VaultIndex, tokenizer};
 use scholia_prompts as prompts;
 use scholia_providers::llm::Usage;
+use scholia_vault::mentions::OwnWords;
 use scholia_vault::passage;
 use surface::Surface;
 
@@ -117,6 +118,8 @@ pub(crate) fn select(
     // Sentences already shown, and the note's own: each is quoted once, and never to the note
     // that holds it.
     let mut quoted = Quoted::new(own_sentences(&input.own));
+    // Read once for every note it may name.
+    let own_words = OwnWords::of(&input.own);
     for r in related {
         let links_back = index.links_of(&r.path)?.contains(&input.rel);
         if links_back {
@@ -210,7 +213,7 @@ pub(crate) fn select(
             passages = quoted.fresh(closest_in_meaning(index, &input.rel, &text), PASSAGES_PER_NOTE);
             by_meaning = !passages.is_empty();
         }
-        let mentioned_on = mention_line(index, &input.own, &names);
+        let mentioned_on = mention_line(index, &input.own, &own_words, &names);
         // A note without a passage or a tie says nothing of why it is related: left out.
         if passages.is_empty() && mentioned_on.is_none() && tie == Tie::Words {
             continue;
@@ -337,7 +340,7 @@ fn closest_in_meaning(index: &VaultIndex, rel: &str, text: &str) -> Vec<String> 
 /// The first line of `text` that names one of `names` as the note (see
 /// [`scholia_vault::mentions`]); a one-word name only when the word is no common word of the
 /// vault's language (in at most [`COMMON_SHARE`] of its notes).
-fn mention_line(index: &VaultIndex, text: &str, names: &[String]) -> Option<usize> {
+fn mention_line(index: &VaultIndex, text: &str, own: &OwnWords, names: &[String]) -> Option<usize> {
     let common = |word: &str| {
         index
             .word_share(word)
@@ -345,7 +348,7 @@ fn mention_line(index: &VaultIndex, text: &str, names: &[String]) -> Option<usiz
             .flatten()
             .is_some_and(|share| share > COMMON_SHARE)
     };
-    let (at, _) = scholia_vault::mentions::first(text, names, &common)?;
+    let (at, _) = own.first(names, &common)?;
     Some(scholia_vault::lines::LineIndex::new(text).line_of(at) as usize + 1)
 }
 

@@ -12,11 +12,36 @@ use crate::parse::events;
 
 /// The first place (byte offset in `text`) naming one of `names`, and the name.
 pub fn first(text: &str, names: &[String], common: &dyn Fn(&str) -> bool) -> Option<(usize, String)> {
-    all(text, names, common).into_iter().next()
+    OwnWords::of(text).first(names, common)
 }
 
 /// Every place naming one of `names` (byte range in `text`, the name), in order.
 pub fn all(text: &str, names: &[String], common: &dyn Fn(&str) -> bool) -> Vec<(usize, String)> {
+    OwnWords::of(text).naming(names, common)
+}
+
+/// A text's own words ([`own_words`]), read once to look in for the names of many notes.
+/// Parsed again for each note it may name, a 1.5 MB note took offline research 1.19-1.28 s
+/// against 1.08-1.10 s, and the editor's unlinked mentions 352 ms against 300 ms.
+pub struct OwnWords(Vec<(usize, String)>);
+
+impl OwnWords {
+    pub fn of(text: &str) -> OwnWords {
+        OwnWords(own_words(text))
+    }
+
+    /// The first place naming one of `names`, and the name (see [`first`]).
+    pub fn first(&self, names: &[String], common: &dyn Fn(&str) -> bool) -> Option<(usize, String)> {
+        self.naming(names, common).into_iter().next()
+    }
+
+    /// Every place naming one of `names`, in order (see [`all`]).
+    pub fn naming(&self, names: &[String], common: &dyn Fn(&str) -> bool) -> Vec<(usize, String)> {
+        naming(&self.0, names, common)
+    }
+}
+
+fn naming(own: &[(usize, String)], names: &[String], common: &dyn Fn(&str) -> bool) -> Vec<(usize, String)> {
     let mut names: Vec<&str> = names
         .iter()
         .map(|n| n.trim())
@@ -29,9 +54,9 @@ pub fn all(text: &str, names: &[String], common: &dyn Fn(&str) -> bool) -> Vec<(
     if names.is_empty() {
         return out;
     }
-    for (at, words) in own_words(text) {
+    for (at, words) in own {
         for name in &names {
-            for i in whole(&words, name) {
+            for i in whole(words, name) {
                 out.push((at + i, name.to_string()));
             }
         }
