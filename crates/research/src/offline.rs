@@ -477,11 +477,13 @@ pub(crate) async fn research(
         .into_iter()
         .map(|(linking, target)| json!({"target": target, "linking": linking}))
         .collect();
+    // The entries: the notes neither hubs nor linking back.
+    let entries: Vec<&RelatedNote> = related.iter().filter(|r| !r.links_back && r.hub().is_none()).collect();
     let section = ctx.library.render(
         prompts::RESEARCH_OFFLINE,
         json!({
             "terms": terms,
-            "notes": related.iter().filter(|r| !r.links_back && r.hub().is_none()).map(|r| json!({
+            "notes": entries.iter().map(|r| json!({
                 "brief": r.brief,
                 "target": r.target,
                 "terms": r.terms,
@@ -492,7 +494,7 @@ pub(crate) async fn research(
                 "tie": r.tie,
                 "tie_target": r.tie_target,
             })).collect::<Vec<_>>(),
-            "brief": brief_line(&related.iter().filter(|r| !r.links_back && r.hub().is_none()).collect::<Vec<_>>()),
+            "brief": brief_line(&entries),
             "hubs": hubs,
             "linked": related.iter().filter(|r| r.links_back).map(|r| &r.target).collect::<Vec<_>>(),
             "provenance": provenance,
