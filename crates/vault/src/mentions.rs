@@ -10,16 +10,6 @@ use pulldown_cmark::{Event, Tag, TagEnd};
 use crate::lines::normalized;
 use crate::parse::events;
 
-/// The first place (byte offset in `text`) naming one of `names`, and the name.
-pub fn first(text: &str, names: &[String], common: &dyn Fn(&str) -> bool) -> Option<(usize, String)> {
-    OwnWords::of(text).first(names, common)
-}
-
-/// Every place naming one of `names` (byte range in `text`, the name), in order.
-pub fn all(text: &str, names: &[String], common: &dyn Fn(&str) -> bool) -> Vec<(usize, String)> {
-    OwnWords::of(text).naming(names, common)
-}
-
 /// A text's own words ([`own_words`]), read once to look in for the names of many notes.
 /// Parsed again for each note it may name, a 1.5 MB note took offline research 1.19-1.28 s
 /// against 1.08-1.10 s, and the editor's unlinked mentions 352 ms against 300 ms.
@@ -30,39 +20,35 @@ impl OwnWords {
         OwnWords(own_words(text))
     }
 
-    /// The first place naming one of `names`, and the name (see [`first`]).
+    /// The first place (byte offset in the text) naming one of `names`, and the name.
     pub fn first(&self, names: &[String], common: &dyn Fn(&str) -> bool) -> Option<(usize, String)> {
         self.naming(names, common).into_iter().next()
     }
 
-    /// Every place naming one of `names`, in order (see [`all`]).
+    /// Every place naming one of `names` (byte offset in the text, the name), in order.
     pub fn naming(&self, names: &[String], common: &dyn Fn(&str) -> bool) -> Vec<(usize, String)> {
-        naming(&self.0, names, common)
-    }
-}
-
-fn naming(own: &[(usize, String)], names: &[String], common: &dyn Fn(&str) -> bool) -> Vec<(usize, String)> {
-    let mut names: Vec<&str> = names
-        .iter()
-        .map(|n| n.trim())
-        .filter(|n| n.chars().count() >= 4)
-        .collect();
-    names.sort();
-    names.dedup();
-    names.retain(|n| n.contains(char::is_whitespace) || !common(n));
-    let mut out = Vec::new();
-    if names.is_empty() {
-        return out;
-    }
-    for (at, words) in own {
-        for name in &names {
-            for i in whole(words, name) {
-                out.push((at + i, name.to_string()));
+        let mut names: Vec<&str> = names
+            .iter()
+            .map(|n| n.trim())
+            .filter(|n| n.chars().count() >= 4)
+            .collect();
+        names.sort();
+        names.dedup();
+        names.retain(|n| n.contains(char::is_whitespace) || !common(n));
+        let mut out = Vec::new();
+        if names.is_empty() {
+            return out;
+        }
+        for (at, words) in &self.0 {
+            for name in &names {
+                for i in whole(words, name) {
+                    out.push((at + i, name.to_string()));
+                }
             }
         }
+        out.sort();
+        out
     }
-    out.sort();
-    out
 }
 
 /// The note's own words with where they start: text outside links, code, HTML and URLs.
@@ -111,7 +97,9 @@ mod tests {
         let common = |w: &str| ["Tags", "Ansichten", "Properties"].contains(&w);
         let check = |text: &str, names: &[&str], want: Option<&str>| {
             let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
-            let got = first(text, &names, &common).map(|(at, n)| format!("{at}:{n}"));
+            let got = OwnWords::of(text)
+                .first(&names, &common)
+                .map(|(at, n)| format!("{at}:{n}"));
             assert_eq!(got.as_deref(), want, "{text}");
         };
         check("See the Graph view for more.", &["Graph view"], Some("8:Graph view"));
@@ -126,6 +114,6 @@ mod tests {
         check("The end is Graph view.", &["Graph view"], Some("11:Graph view"));
         check("A Daily notes/2026 path.", &["Daily notes"], None);
         let names = vec!["Canvas".to_string()];
-        assert_eq!(all("Canvas and Canvas.", &names, &never).len(), 2);
+        assert_eq!(OwnWords::of("Canvas and Canvas.").naming(&names, &never).len(), 2);
     }
 }
