@@ -311,6 +311,15 @@ async fn previews_and_statuses_read_well() {
     let out = v.cli(&Vec::new(), &["research", "Sourdough starter.md"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
+    // The run says it was offline and how to read the web; the note's section does not.
+    let summary = text.lines().next().unwrap_or_default();
+    assert!(
+        summary.starts_with("Wrote `## Research` in Sourdough starter.md")
+            && summary.ends_with(scholia::engine::OFFLINE_HINT),
+        "{summary}"
+    );
+    let note = v.read("Sourdough starter.md");
+    assert!(!note.contains("README") && !note.contains("LLM"), "{note}");
     let preview = text.split("\n\n").nth(1).unwrap_or_default();
     if preview.chars().count() >= 500 {
         assert!(preview.trim_end().ends_with('…'), "{preview}");

@@ -26,7 +26,7 @@ use tokio::sync::Semaphore;
 
 pub use events::Event;
 pub use host::{Host, NoteHost};
-pub use ops::{Answer, BackgroundOutcome, Question, QuestionOutcome, ResearchOutcome};
+pub use ops::{Answer, BackgroundOutcome, OFFLINE_HINT, Question, QuestionOutcome, ResearchOutcome};
 pub use providers::Providers;
 pub use scholia_base::{
     Error, ErrorKind, Job, JobId, JobInfo, JobStart, Jobs, NoProgress, ProgressSink, Summary, Update, blocking,

@@ -24,6 +24,10 @@ pub struct ResearchOutcome {
     pub written: bool,
 }
 
+/// What an offline run's report adds: why only the vault was read, and how to read the web.
+pub const OFFLINE_HINT: &str = "; offline: no language model is configured, so only the vault was read \
+     (\"A real LLM\" in scholia's README sets one up for web research and a written synthesis)";
+
 impl Summary for ResearchOutcome {
     fn summary(&self) -> String {
         let r = &self.research;
@@ -43,6 +47,10 @@ impl Summary for ResearchOutcome {
         }
         if let Some(c) = r.cost_usd {
             line.push_str(&format!(", ${c:.4}"));
+        }
+        // Said where the run is reported, not in every note's section.
+        if r.mode == "offline" {
+            line.push_str(OFFLINE_HINT);
         }
         line
     }

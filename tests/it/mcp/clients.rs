@@ -43,6 +43,8 @@ async fn the_mcp_server_runs_beside_the_language_server() {
     let before = v.read("Kombucha.md");
     let r = call(&mcp, "research_note", json!({"path": "Kombucha.md"})).await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    // An agent is told the run was offline, and how to read the web.
+    assert!(text(&r).contains(scholia::engine::OFFLINE_HINT), "{}", text(&r));
     let after = v.read("Kombucha.md");
     assert!(
         after.starts_with(before.trim_end()) && after.contains("\n## Research\n"),

@@ -149,7 +149,6 @@ fn every_language_s_offline_section_is_whole() {
         "Already linking",
         "named on line",
         "No note this one",
-        "Configure an LLM",
     ];
     // With `notes` and two hubs, or with neither (the sentence saying nothing was found).
     let section = |lang: &str, notes: serde_json::Value| {
