@@ -4,7 +4,7 @@
 //! showed "price, formula, 計算, 通貨, 期限, toFixed" from its examples, de Canvas "wählst"
 //! (you select); the opening, tried too, brought its own (better, trying, away).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use scholia_index::{Likeness, Terms, tokenizer};
 
@@ -16,6 +16,7 @@ const REACH: usize = 2;
 /// first `n` of them it can show as the note writes them (a word none of the `n` heaviest
 /// is shown only for such a word, never for a word said in passing).
 pub(super) fn topical_first(terms: &Terms, note: &Likeness, n: usize) -> Vec<String> {
+    let labels = labels_only(note);
     let topical: HashSet<String> = [note.title.as_str(), note.focus.as_str()]
         .into_iter()
         .chain(note.aliases.iter().map(String::as_str))
@@ -23,11 +24,51 @@ pub(super) fn topical_first(terms: &Terms, note: &Likeness, n: usize) -> Vec<Str
         .flat_map(tokenizer::terms)
         // Not a lone character of a script without spaces (版 of `Android版Obsidian`).
         .filter(|t| tokenizer::is_word_term(t, tokenizer::Languages::NONE))
+        .filter(|t| !labels.contains(t))
         .collect();
-    let reach = &terms.0[..terms.0.len().min(n * REACH)];
-    let first = reach.iter().map(|(t, _)| t).filter(|t| topical.contains(*t));
-    let rest = reach.iter().take(n).map(|(t, _)| t).filter(|t| !topical.contains(*t));
-    first.chain(rest).cloned().collect()
+    let reach: Vec<&String> = terms
+        .0
+        .iter()
+        .map(|(t, _)| t)
+        .filter(|t| !labels.contains(*t))
+        .collect();
+    let reach = &reach[..reach.len().min(n * REACH)];
+    let first = reach.iter().filter(|t| topical.contains(**t));
+    let rest = reach.iter().take(n).filter(|t| !topical.contains(**t));
+    first.chain(rest).map(|t| (*t).clone()).collect()
+}
+
+/// The words the note writes only in its headings (not in its title, names or focus, nor
+/// anywhere in its text but the headings): a section's label, "Open" of "## Open questions",
+/// says nothing of what the note is about (example-vault's Sourdough starter led its key terms
+/// with it).
+fn labels_only(note: &Likeness) -> HashSet<String> {
+    // Each word of the headings: how many more times the text writes it than they do.
+    let mut beyond: HashMap<String, isize> = HashMap::new();
+    for t in note.headings.iter().flat_map(|h| tokenizer::terms(h)) {
+        *beyond.entry(t).or_default() -= 1;
+    }
+    for t in tokenizer::terms(&note.text) {
+        if let Some(n) = beyond.get_mut(&t) {
+            *n += 1;
+        }
+    }
+    let named: HashSet<String> = [note.title.as_str(), note.focus.as_str()]
+        .into_iter()
+        .chain(note.aliases.iter().map(String::as_str))
+        .flat_map(tokenizer::terms)
+        .collect();
+    // A word the text writes no more often than the headings is only there, when the text
+    // holds the headings.
+    let text_holds_headings = note.headings.iter().all(|h| note.text.contains(h.as_str()));
+    if !text_holds_headings {
+        return HashSet::new();
+    }
+    beyond
+        .into_iter()
+        .filter(|(t, more)| *more <= 0 && !named.contains(t))
+        .map(|(t, _)| t)
+        .collect()
 }
 
 #[cfg(test)]
@@ -81,6 +122,16 @@ mod tests {
             &["instance", "journals"],
             2,
             &["instance", "journals"],
+        );
+        // A word written only in a heading is a section's label, not a key term ("Open" of
+        // "Open questions"); one the text writes too stays ("starter").
+        check(
+            "Sourdough starter",
+            &["Open questions", "Starter care"],
+            "Open questions\nHow long can it wait?\nStarter care\nFeed the starter with rye.",
+            &["open", "rye", "care", "starter", "wait"],
+            3,
+            &["starter", "rye", "wait"],
         );
         // A lone Han character of the title is no word to lead with.
         check(
