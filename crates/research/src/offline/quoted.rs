@@ -101,9 +101,35 @@ fn key(s: &str) -> String {
         .to_string()
 }
 
-/// A sentence's words as the index has them (character pairs in a script without spaces).
+/// A sentence's words as the index has them; in a script without spaces, every pair of
+/// characters of a run, as a reader compares them. The index's pairs left out what it does not
+/// weigh (Thai's particles and short syllables): th quoted "การนำเข้าผ่านไฟล์เป็นวิธีทางเลือก…
+/// ไม่รักษา Databases แต่ไม่ต้องใช้โทเค็น API หรือการเชื่อมต่ออินเทอร์เน็ต" and then, of the same
+/// note, "นำเข้าผ่านไฟล์ ใช้ไฟล์ส่งออก `.zip` ของ Notion ไม่รักษา Databases แต่ไม่ต้องใช้โทเค็น API
+/// หรือการเชื่อมต่ออินเทอร์เน็ต" (scripts/read-sections.py counted it a near copy).
 fn words(s: &str) -> HashSet<String> {
-    tokenizer::terms(s).into_iter().collect()
+    let mut out: HashSet<String> = tokenizer::terms(s)
+        .into_iter()
+        .filter(|t| !tokenizer::is_unspaced(t))
+        .collect();
+    // Runs of such letters, wherever they stand (`Enterキーを押します` holds one).
+    let unspaced = |c: char| tokenizer::is_word_char(c) && tokenizer::is_unspaced(c.encode_utf8(&mut [0; 4]));
+    let mut run: Vec<char> = Vec::new();
+    for c in s.chars().chain(std::iter::once(' ')) {
+        if unspaced(c) {
+            run.push(c);
+            continue;
+        }
+        match run.len() {
+            0 => {}
+            1 => {
+                out.insert(run[0].to_string());
+            }
+            _ => out.extend(run.windows(2).map(|w| w.iter().collect::<String>())),
+        }
+        run.clear();
+    }
+    out
 }
 
 fn same(a: &HashSet<String>, b: &HashSet<String>) -> bool {
@@ -157,6 +183,23 @@ mod tests {
             &["パブリッシュによる変更の公開ダイアログで、サイトオプションの変更 をクリックします。"],
             &["パブリッシュによる変更の公開ダイアログで、サイトオプションの変更をクリックします。"],
             &[],
+        );
+        // Thai: the pairs of every character, not only those the index weighs.
+        check(
+            &[
+                "การนำเข้าผ่านไฟล์เป็นวิธีทางเลือกในการนำเข้าข้อมูล Notion ของคุณ วิธีนี้ไม่รักษา Databases แต่ไม่ต้องใช้โทเค็น API หรือการเชื่อมต่ออินเทอร์เน็ต",
+            ],
+            &["นำเข้าผ่านไฟล์ ใช้ไฟล์ส่งออก `.zip` ของ Notion ไม่รักษา Databases แต่ไม่ต้องใช้โทเค็น API หรือการเชื่อมต่ออินเทอร์เน็ต"],
+            &[],
+        );
+        // And in a run that begins with another script's word.
+        check(
+            &[],
+            &[
+                "ノートの名前を入力し、Enterキーを押します。",
+                "フォルダの名前を入力し、Enterキーを押します。",
+            ],
+            &["ノートの名前を入力し、Enterキーを押します。"],
         );
         check(&[], &["", "Nothing."], &["", "Nothing."]);
     }
