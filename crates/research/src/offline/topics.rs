@@ -53,20 +53,20 @@ fn labels_only(note: &Likeness) -> HashSet<String> {
             *n += 1;
         }
     }
+    // The text holds the headings: a word it writes less often than they do means it does not
+    // (a heading's markup the readable text drops), and then nothing is taken for a label.
+    if beyond.values().any(|more| *more < 0) {
+        return HashSet::new();
+    }
     let named: HashSet<String> = [note.title.as_str(), note.focus.as_str()]
         .into_iter()
         .chain(note.aliases.iter().map(String::as_str))
         .flat_map(tokenizer::terms)
         .collect();
-    // A word the text writes no more often than the headings is only there, when the text
-    // holds the headings.
-    let text_holds_headings = note.headings.iter().all(|h| note.text.contains(h.as_str()));
-    if !text_holds_headings {
-        return HashSet::new();
-    }
+    // A word the text writes no more often than the headings is only there.
     beyond
         .into_iter()
-        .filter(|(t, more)| *more <= 0 && !named.contains(t))
+        .filter(|(t, more)| *more == 0 && !named.contains(t))
         .map(|(t, _)| t)
         .collect()
 }
