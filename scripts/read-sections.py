@@ -18,6 +18,7 @@ import glob
 import os
 import re
 import sys
+import unicodedata
 from collections import Counter, defaultdict
 
 
@@ -64,10 +65,31 @@ def unspaced(w):
     )
 
 
+def word_char(c):
+    """A letter or digit, or a mark written on one (Thai's vowels, Khmer's, Bengali's virama):
+    `\\w` ends a word at each mark and cut `আপনার` into `আপন`, `র`. As the index's
+    `is_word_char`: in the scripts of India, only a danda ends a word."""
+    i = ord(c)
+    if 0x0900 <= i <= 0x0DFF:
+        return i not in (0x0964, 0x0965, 0x0970, 0x0DF4)
+    return c.isalnum() or c == "_" or unicodedata.category(c)[0] == "M"
+
+
+def split_words(p):
+    out, w = [], []
+    for c in p + " ":
+        if word_char(c):
+            w.append(c)
+        elif w:
+            out.append("".join(w))
+            w = []
+    return out
+
+
 def words(p):
     """A passage's words, lower-cased; a script without spaces as character pairs."""
     out = set()
-    for w in re.findall(r"\w+", p.lower()):
+    for w in split_words(p.lower()):
         if unspaced(w) and len(w) > 1:
             out.update(w[i : i + 2] for i in range(len(w) - 1))
         else:

@@ -155,8 +155,9 @@ pub fn sentences(plain: &str, headings: &std::collections::HashSet<&str>) -> Vec
 fn push_sentence(out: &mut Vec<String>, s: &str) {
     let cleaned = clean(s);
     let s = without_unopened_close(cleaned.trim());
-    // A sentence introducing a list stands only with the list: not quoted alone.
-    if s.ends_with(':') || s.ends_with('：') {
+    // A sentence introducing a list stands only with the list: not quoted alone (Khmer's
+    // colon is `៖`).
+    if s.ends_with([':', '：', '៖']) {
         return;
     }
     if needs_escapes(s) {

@@ -112,8 +112,12 @@ fn words(s: &str) -> HashSet<String> {
         .into_iter()
         .filter(|t| !tokenizer::is_unspaced(t))
         .collect();
-    // Runs of such letters, wherever they stand (`Enterキーを押します` holds one).
-    let unspaced = |c: char| tokenizer::is_word_char(c) && tokenizer::is_unspaced(c.encode_utf8(&mut [0; 4]));
+    // Runs of such letters, wherever they stand (`Enterキーを押します` holds one), with the
+    // marks written on them, which are no letters (Khmer's coeng, Thai's tone marks).
+    let unspaced = |c: char| {
+        (tokenizer::is_word_char(c) || tokenizer::is_written_on(c))
+            && tokenizer::is_unspaced(c.encode_utf8(&mut [0; 4]))
+    };
     let mut run: Vec<char> = Vec::new();
     for c in s.chars().chain(std::iter::once(' ')) {
         if unspaced(c) {
@@ -191,6 +195,17 @@ mod tests {
             ],
             &["นำเข้าผ่านไฟล์ ใช้ไฟล์ส่งออก `.zip` ของ Notion ไม่รักษา Databases แต่ไม่ต้องใช้โทเค็น API หรือการเชื่อมต่ออินเทอร์เน็ต"],
             &[],
+        );
+        // Khmer: a run goes on past its marks (the coeng of `ប្រអប់`, a Thai tone mark), which
+        // are no letters; km quoted "in the Publish changes dialog, select / click Change site
+        // options" one after the other.
+        check(
+            &[],
+            &[
+                "ក្នុងប្រអប់ Publish changes ជ្រើសរើស Change site options ។",
+                "នៅក្នុងប្រអប់ Publish changes ចុច Change site options ។",
+            ],
+            &["ក្នុងប្រអប់ Publish changes ជ្រើសរើស Change site options ។"],
         );
         // And in a run that begins with another script's word.
         check(

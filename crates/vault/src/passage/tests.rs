@@ -190,6 +190,14 @@ fn passages_read_as_the_note_shows_them() {
 ",
         &[] as &[&str],
     );
+    // Khmer's colon too (km: "To open today's daily note, you can៖").
+    check(
+        "ដើម្បីបើក plugin Sync សម្រាប់ share កំណត់ចំណាំប្រចាំថ្ងៃរបស់ថ្ងៃនេះ អ្នកអាច៖
+
+- ចុច Sync។
+",
+        &[] as &[&str],
+    );
     // No footnote markers; `#Sync` would become a tag where the passage is quoted.
     check(
         "Turn on #Sync to keep the plugin settings everywhere.[^2]
