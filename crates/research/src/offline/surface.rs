@@ -1,6 +1,6 @@
 //! How offline research shows the index's terms to a reader: as the note writes them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use scholia_index::tokenizer;
 
@@ -8,7 +8,7 @@ use scholia_index::tokenizer;
 /// shown instead of index terms (`Einführung`, not `einfuhrung`). Words of links, file names
 /// and addresses are left out (`%20laws` is no word of the note), and a term that is no single
 /// word of the note (a CJK character pair) has none.
-pub(crate) struct Surface(HashMap<String, String>, String, Joins);
+pub(crate) struct Surface(HashMap<String, String>, String, Joins, HashSet<String>);
 
 /// For each Vietnamese pair of the note (lower-cased as written), the syllables written before
 /// and after each time (at most [`MAX_OCCURRENCES`]).
@@ -23,7 +23,9 @@ impl Surface {
     pub(crate) fn of(text: &str) -> Surface {
         let mut map = HashMap::new();
         // Terms shown as the word they are a part of (see `ZWNJ`), until written alone.
-        let mut parts: std::collections::HashSet<String> = Default::default();
+        let mut parts: HashSet<String> = Default::default();
+        // Every word written, for a Korean word's bare form (see `bare`).
+        let mut written: HashSet<String> = Default::default();
         for chunk in text.split_whitespace() {
             let lower = chunk.to_lowercase();
             if ["://", "%", "/", "\\", "#", "="].iter().any(|c| lower.contains(c))
@@ -47,6 +49,7 @@ impl Surface {
                 if word.is_empty() {
                     continue;
                 }
+                written.insert(word.to_string());
                 let terms = tokenizer::terms(word);
                 if word.contains(ZWNJ) {
                     // A word of parts: each part is shown as the whole word, until written alone.
@@ -98,7 +101,7 @@ impl Surface {
                 }
             }
         }
-        Surface(map, text.to_string(), joins)
+        Surface(map, text.to_string(), joins, written)
     }
 
     /// The first `n` of `terms` a reader can be shown, as the note writes them: a word of the
@@ -152,6 +155,7 @@ impl Surface {
             let Some(s) = super::phrases::shown(&s) else {
                 continue;
             };
+            let s = self.bare(s);
             if out.iter().any(|o| inside(&s, o) || same_stem(o, &s)) {
                 continue;
             }
@@ -174,6 +178,33 @@ impl Surface {
             }
         }
         out
+    }
+
+    /// A Korean word without the particle or ending written on it (`사이트에서`, on the site,
+    /// → `사이트`; `플러그인이에요`, is a plugin → `플러그인`), when the note writes the bare word
+    /// too, or the same word with another ending (`구독을`, `구독이`); a word of another script
+    /// always (`Sync를` → `Sync`). ko showed 1,128 of 2,784 words with an ending (`열기를`,
+    /// `폴더는`).
+    fn bare(&self, word: String) -> String {
+        let hangul = |c: char| ('\u{ac00}'..='\u{d7a3}').contains(&c);
+        if !word.chars().last().is_some_and(hangul) {
+            return word;
+        }
+        for ending in KOREAN_ENDINGS {
+            let Some(stem) = word.strip_suffix(ending) else {
+                continue;
+            };
+            let written = |w: &str| self.3.contains(w);
+            let noun = !stem.chars().any(hangul)
+                || written(stem)
+                || KOREAN_ENDINGS
+                    .iter()
+                    .any(|e| e != ending && written(&format!("{stem}{e}")));
+            if stem.chars().count() >= 2 && noun {
+                return stem.to_string();
+            }
+        }
+        word
     }
 
     /// The word of the note around `pair` (see [`unspaced_word`]); with `other`, a word both
@@ -218,6 +249,47 @@ const ZWNJ: char = '\u{200c}';
 /// Most parts, and letters, of a word joined so (`یادداشت‌های‌تان`, your notes, is three).
 const MAX_PARTS: usize = 4;
 const MAX_JOINED: usize = 40;
+
+/// Particles and endings written on a Korean word, longest first within each ending.
+const KOREAN_ENDINGS: &[&str] = &[
+    "이에요",
+    "에서는",
+    "에서도",
+    "으로는",
+    "으로도",
+    "에서",
+    "으로",
+    "에게",
+    "에는",
+    "에도",
+    "에만",
+    "까지",
+    "부터",
+    "처럼",
+    "보다",
+    "해요",
+    "예요",
+    "이나",
+    "하고",
+    "해서",
+    "하는",
+    "하기",
+    "하면",
+    "을",
+    "를",
+    "이",
+    "가",
+    "은",
+    "는",
+    "에",
+    "의",
+    "도",
+    "로",
+    "와",
+    "과",
+    "만",
+    "나",
+];
 
 /// Occurrences of a pair kept to see whether it is part of a longer word.
 const MAX_OCCURRENCES: usize = 64;
@@ -367,6 +439,20 @@ mod tests {
             let terms: Vec<String> = terms.iter().map(|t| t.to_string()).collect();
             assert_eq!(Surface::of(text).show(&terms, 8), expected, "{text}");
         };
+        // A Korean word without its particle, when the note writes the bare word too.
+        let ko = |word: &str| tokenizer::terms(word).into_iter().next().unwrap_or_default();
+        check(
+            "사이트에서 Sync를 켜요. 사이트 설정과 Sync 기록. 플러그인이에요. 열기를 눌러요.",
+            &[
+                ko("사이트에서").as_str(),
+                ko("Sync를").as_str(),
+                ko("플러그인이에요").as_str(),
+                ko("열기를").as_str(),
+            ],
+            &["사이트", "Sync", "플러그인이에요", "열기를"],
+        );
+        // Or the same word with another ending.
+        check("구독을 취소해요. 구독이 끝나요.", &[ko("구독을").as_str()], &["구독"]);
         // Umlauts kept, not folded.
         check(
             "Eine Einführung in die Synchronisierung.",
