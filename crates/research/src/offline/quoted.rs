@@ -108,9 +108,10 @@ fn key(s: &str) -> String {
 /// note, "นำเข้าผ่านไฟล์ ใช้ไฟล์ส่งออก `.zip` ของ Notion ไม่รักษา Databases แต่ไม่ต้องใช้โทเค็น API
 /// หรือการเชื่อมต่ออินเทอร์เน็ต" (scripts/read-sections.py counted it a near copy).
 fn words(s: &str) -> HashSet<String> {
+    // Vietnamese syllables alone: a pair of them (`ghi chu`) is the index's, not a reader's.
     let mut out: HashSet<String> = tokenizer::terms(s)
         .into_iter()
-        .filter(|t| !tokenizer::is_unspaced(t))
+        .filter(|t| !tokenizer::is_unspaced(t) && !t.contains(' '))
         .collect();
     // Runs of such letters, wherever they stand (`Enterキーを押します` holds one), with the
     // marks written on them, which are no letters (Khmer's coeng, Thai's tone marks).
@@ -206,6 +207,15 @@ mod tests {
                 "នៅក្នុងប្រអប់ Publish changes ចុច Change site options ។",
             ],
             &["ក្នុងប្រអប់ Publish changes ជ្រើសរើស Change site options ។"],
+        );
+        // Vietnamese: by its syllables, as a reader compares them; the pairs the index makes of
+        // them (`ghi chu`) halved the share two such sentences have in common.
+        check(
+            &["Obsidian lưu canvas dưới dạng tệp `.canvas` sử dụng định dạng mở JSON Canvas."],
+            &[
+                "Obsidian lưu trữ dữ liệu canvas của bạn dưới dạng tệp `.canvas` sử dụng định dạng tệp mở có tên JSON Canvas.",
+            ],
+            &[],
         );
         // And in a run that begins with another script's word.
         check(
