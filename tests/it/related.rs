@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::support::{TestVault, copy_dir, obsidian_help, stderr};
 
 mod copies;
+mod language;
 mod lines;
 mod ties;
 mod words;
@@ -275,51 +276,6 @@ async fn an_embedded_note_s_research_section_does_not_feed_research() {
     assert!(v.read(embedded).contains("\n## Research\n"));
     let (_, _, again) = research(&v, note).await;
     assert_eq!(first, again, "the same vault text, the same section");
-}
-
-/// The section's fixed sentences are in the note's language: German detected from its words,
-/// Japanese from its front matter; English otherwise.
-#[tokio::test(flavor = "multi_thread")]
-async fn fixed_sentences_in_the_note_s_language() {
-    let v = TestVault::with_files(&[
-        (
-            "Sauerteig.md",
-            "# Sauerteig\n\nDer Sauerteig ist eine Kultur aus Hefe und Milchsäurebakterien. Die Kultur wird mit Mehl und Wasser gefüttert, und das ist nicht schwer.\n",
-        ),
-        (
-            "Roggen.md",
-            "# Roggen\n\nRoggenmehl füttert die Kultur aus Hefe besonders gut, und die Milchsäurebakterien mögen es.\n",
-        ),
-        (
-            "Koji.md",
-            "---\nlang: ja\n---\n# Koji\n\nKoji grows on rice with Hefe and Kultur.\n",
-        ),
-        ("Segeln.md", "# Segeln\n\nSegeln auf dem See bei Wind.\n"),
-        ("Sterne.md", "# Sterne\n\nSterne am Himmel in der Nacht.\n"),
-        ("Garten.md", "# Garten\n\nTomaten im Garten gießen.\n"),
-        ("Berge.md", "# Berge\n\nWandern in den Bergen im Sommer.\n"),
-    ]);
-    let (_, _, section) = research(&v, "Sauerteig.md").await;
-    assert!(section.contains("Ohne Sprachmodell recherchiert"), "{section}");
-    assert!(section.contains("[[Roggen]]"), "{section}");
-    let intro = |section: &str| {
-        section
-            .lines()
-            .find(|l| !l.is_empty() && !l.starts_with(['#', '<']))
-            .unwrap()
-            .to_string()
-    };
-    assert!(intro(&section).contains("Schlüsselbegriffe ("), "{section}");
-    assert!(intro(&section).ends_with("Hefe)."), "{section}");
-    let (_, _, section) = research(&v, "Koji.md").await;
-    assert!(section.contains("言語モデルなしで調査"), "{section}");
-    // Japanese punctuation: （、）。 not ( , ). and no space after a colon.
-    let line = intro(&section);
-    assert!(line.contains("検出（") && line.ends_with("）。"), "{section}");
-    assert!(!line.contains(", ") && !line.contains(" ("), "{section}");
-    for entry in section.lines().filter(|l| l.starts_with("- [[")) {
-        assert!(!entry.contains(", "), "{entry}\n{section}");
-    }
 }
 
 /// What a reader of a quoted passage must not meet, each with the defect obsidian-help showed:

@@ -187,15 +187,46 @@ const MIN_COMMON: usize = 5;
 const MIN_DIFFERENT: usize = 3;
 const COMMON_SHARE: usize = 50;
 
-/// The note's language: a code of [`SUPPORTED`], or `en`.
+/// The note's language: a code of [`SUPPORTED`], or `en`; English when its text does not say
+/// ([`guess`]).
 pub fn of(text: &str) -> &'static str {
+    guess(text).unwrap_or("en")
+}
+
+/// How many notes that say their language [`among`] asks.
+const VOTES: usize = 5;
+
+/// The language of a note whose own text does not say ([`guess`] is `None`): the one most of
+/// `others` (the notes beside it) are guessed in, the first of a tie in their order; English
+/// when none says. he's Credits page, names and licences with a few Hebrew sentences (23 % of
+/// its letters), had an English section in a Hebrew vault.
+/// `others` is read until [`VOTES`] of them say a language.
+pub fn among(others: impl IntoIterator<Item = String>) -> &'static str {
+    let mut counts: Vec<(&'static str, usize)> = Vec::new();
+    for (i, code) in others.into_iter().filter_map(|t| guess(&t)).enumerate() {
+        match counts.iter_mut().find(|(c, _)| *c == code) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((code, 1)),
+        }
+        if i + 1 == VOTES {
+            break;
+        }
+    }
+    let most = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    counts.iter().find(|(_, n)| *n == most).map_or("en", |(c, _)| c)
+}
+
+/// The note's language, a code of [`SUPPORTED`] or `en`; `None` when its text does not say:
+/// no script is a quarter of its letters and no language's common words are common enough
+/// in its Latin words (a note of names, code or links).
+pub fn guess(text: &str) -> Option<&'static str> {
     if let Some(fm) = scholia_vault::frontmatter::read(text)
         && let Some(lang) = fm.string("lang").or_else(|| fm.string("language"))
     {
         let code = lang.trim().to_lowercase().replace('_', "-");
         // Chinese in traditional characters, by its script or its regions' codes.
         if ["zh-tw", "zh-hk", "zh-mo"].contains(&code.as_str()) || code.starts_with("zh-hant") {
-            return "zh-TW";
+            return Some("zh-TW");
         }
         let code = match code.split('-').next().unwrap_or("") {
             // Norwegian's written standards, and Hebrew's former code.
@@ -203,7 +234,7 @@ pub fn of(text: &str) -> &'static str {
             "iw" => "he",
             code => code,
         };
-        return SUPPORTED.iter().find(|s| **s == code).copied().unwrap_or("en");
+        return Some(SUPPORTED.iter().find(|s| **s == code).copied().unwrap_or("en"));
     }
     let (mut kana, mut han, mut hangul) = (0usize, 0usize, 0usize);
     // Cyrillic letters, those only Russian has among the vault's Cyrillic languages (ы, э) and
@@ -250,51 +281,51 @@ pub fn of(text: &str) -> &'static str {
     // quoting a line of Korean or Russian stays in its language.
     let mostly = |n: usize| n * 4 >= letters;
     if hangul >= 10 && mostly(hangul) {
-        return "ko";
+        return Some("ko");
     }
     if kana >= 10 {
-        return "ja";
+        return Some("ja");
     }
     if han >= 20 {
-        return if traditional > simplified { "zh-TW" } else { "zh" };
+        return Some(if traditional > simplified { "zh-TW" } else { "zh" });
     }
     if cyrillic >= 20 && mostly(cyrillic) {
         // Russian writes ы and э (about 2 % of its letters), never і; Ukrainian the reverse.
         // Another Cyrillic language (Bulgarian, Serbian) writes neither.
         let (ru, uk) = (russian * 200 >= cyrillic, ukrainian * 200 >= cyrillic);
-        return match (ru, uk) {
+        return Some(match (ru, uk) {
             (true, false) => "ru",
             (false, true) => "uk",
             _ => "en",
-        };
+        });
     }
     if greek >= 20 && mostly(greek) {
-        return "el";
+        return Some("el");
     }
     if hebrew >= 20 && mostly(hebrew) {
-        return "he";
+        return Some("he");
     }
     if arabic_script >= 20 && mostly(arabic_script) {
         // Persian writes ی and ک where Arabic writes ي and ك, and no ة; Urdu (ے, ں, ٹ…) and
         // the other languages of the script stay English.
         return if urdu * 200 >= arabic_script {
-            "en"
+            Some("en")
         } else if persian > arabic {
-            "fa"
+            Some("fa")
         } else if arabic > persian {
-            "ar"
+            Some("ar")
         } else {
-            "en"
+            None
         };
     }
     for (n, code) in [(thai, "th"), (khmer, "km"), (bengali, "bn")] {
         if n >= 20 && mostly(n) {
-            return code;
+            return Some(code);
         }
     }
     // A note of another script (Burmese, Tamil…) is not guessed by its Latin words.
     if latin * 2 < letters {
-        return "en";
+        return Some("en");
     }
     let words: Vec<String> = text
         .split(|c: char| !c.is_alphabetic())
@@ -316,9 +347,9 @@ pub fn of(text: &str) -> &'static str {
     let (code, list) = *best;
     let different = list.iter().filter(|w| words.iter().any(|x| x == *w)).count();
     if tied || n < MIN_COMMON || different < MIN_DIFFERENT || n * COMMON_SHARE < words.len() {
-        return "en";
+        return None;
     }
-    SUPPORTED.iter().find(|s| **s == code).copied().unwrap_or("en")
+    Some(SUPPORTED.iter().find(|s| **s == code).copied().unwrap_or("en"))
 }
 
 #[cfg(test)]

@@ -502,7 +502,7 @@ pub(crate) async fn research(
             "topics": topics.len(),
             "focus": (!focus.is_empty()).then_some(focus.as_str()),
             // The fixed sentences in the note's language (English when unknown).
-            "lang": crate::language::of(&input.own),
+            "lang": input.lang,
         }),
     )?;
     let record = crate::record::RunRecord {

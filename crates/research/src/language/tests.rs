@@ -131,6 +131,37 @@ fn languages_of_notes() {
 /// Every language the templates have gives every sentence of an offline section in that
 /// language: each kind of tie, a hubs line, the notes linking back, a focus and the footer,
 /// with no placeholder left and no English sentence.
+/// A note of names and code says no language; the notes beside it do.
+#[test]
+fn a_note_that_does_not_say_takes_its_neighbours_language() {
+    let hebrew = "כדי לקשר הערות, הקלידו שני סוגריים מרובעים ובחרו את ההערה מהרשימה שמופיעה.";
+    // he's Credits page: licences and names, a Hebrew sentence (under a quarter of its letters).
+    let credits = format!(
+        "{hebrew}\n\n{}",
+        "- Electron (MIT License), lucide, CodeMirror, Prism, MathJax\n".repeat(4)
+    );
+    assert_eq!(super::guess(&credits), None);
+    assert_eq!(super::guess(hebrew), Some("he"));
+    assert_eq!(super::guess("Short."), None);
+    let among = |others: &[&str]| super::among(others.iter().map(|t| t.to_string()));
+    assert_eq!(among(&[hebrew, &credits, "Short."]), "he");
+    // The most; of a tie, the first.
+    let german = "Die Notiz ist mit der Vorlage verbunden, und das ist gut für die Suche in der Ablage.";
+    assert_eq!(among(&[german, hebrew, hebrew]), "he");
+    assert_eq!(among(&[german, hebrew]), "de");
+    // Read until five say: the sixth is not asked.
+    let mut asked = 0;
+    let five_then_more = (0..10).map(|i| {
+        asked += 1;
+        (if i < 5 { german } else { hebrew }).to_string()
+    });
+    assert_eq!(super::among(five_then_more), "de");
+    assert_eq!(asked, 5);
+    // None says: English, as before.
+    assert_eq!(among(&[&credits, "Short."]), "en");
+    assert_eq!(among(&[]), "en");
+}
+
 #[test]
 fn every_language_s_offline_section_is_whole() {
     let lib = scholia_prompts::Library::builtin();

@@ -21,6 +21,9 @@ pub(crate) struct Input {
     /// The note as written, without its `## Research` section (lines as the owner sees them
     /// above that section).
     pub own: String,
+    /// The language of its fixed sentences: its own text's, else its neighbours'
+    /// ([`crate::language::among`]).
+    pub lang: &'static str,
     pub warnings: Vec<String>,
 }
 
@@ -73,6 +76,7 @@ pub(crate) fn prepare_blocking(
     let mut likeness = likeness(index, &rel, &parsed, &embedded);
     likeness.focus = focus.unwrap_or_default().to_string();
     let own = without;
+    let lang = crate::language::guess(&own).unwrap_or_else(|| neighbours_language(index, &rel, &likeness));
     if for_llm.chars().count() > NOTE_CHARS {
         let cut = for_llm
             .char_indices()
@@ -90,8 +94,36 @@ pub(crate) fn prepare_blocking(
         for_llm,
         likeness,
         own,
+        lang,
         warnings,
     })
+}
+
+/// Most notes read for the language of a note whose own text does not say it.
+const LANGUAGE_NEIGHBOURS: usize = 24;
+
+/// The language most of the notes beside `rel` are written in: the notes it links, those
+/// linking to it by their owners' text (a research section's links do not count), then the
+/// notes of its folder, in order; read only until enough say (de's Mehrere Cursor links none
+/// and none links it).
+fn neighbours_language(index: &VaultIndex, rel: &str, likeness: &Likeness) -> &'static str {
+    let linking = index.linking_to(rel, scholia_index::LinkScope::Own).unwrap_or_default();
+    let folder = rel.rsplit_once('/').map(|(f, _)| f);
+    let mates = index
+        .list_notes(folder, None, 0, LANGUAGE_NEIGHBOURS)
+        .map(|(notes, _)| notes)
+        .unwrap_or_default();
+    let mut seen = std::collections::HashSet::from([rel.to_string()]);
+    let texts = likeness
+        .links
+        .iter()
+        .chain(&linking)
+        .chain(mates.iter().map(|n| &n.path))
+        .filter(move |p| seen.insert(p.to_string()))
+        .take(LANGUAGE_NEIGHBOURS)
+        .filter_map(|p| index.note_text(p))
+        .map(section::owner_text);
+    crate::language::among(texts)
 }
 
 /// What the note is, for finding related notes: its own words, what it embeds apart, the

@@ -217,7 +217,7 @@ async fn with_llm(
         "removed": removed.count(),
     });
     // The section's own words in the note's language (the provenance's parts).
-    render::add_line_parts(&mut context, &input.own, depth, &answer.model, usage.cost_usd);
+    render::add_line_parts(&mut context, input.lang, depth, &answer.model, usage.cost_usd);
     let section = ctx.library.render(prompts::RESEARCH_SECTION, context)?;
     let record = crate::record::RunRecord {
         note: input.rel.clone(),

@@ -81,9 +81,15 @@ pub(crate) fn provenance(
 
 /// The provenance line's parts, which the LLM section templates write in the note's language
 /// (`templates/section-words.md`), added to a template's `context`.
-pub(crate) fn add_line_parts(context: &mut serde_json::Value, own: &str, depth: Depth, model: &str, cost: Option<f64>) {
+pub(crate) fn add_line_parts(
+    context: &mut serde_json::Value,
+    lang: &str,
+    depth: Depth,
+    model: &str,
+    cost: Option<f64>,
+) {
     if let Some(map) = context.as_object_mut() {
-        map.insert("lang".into(), crate::language::of(own).into());
+        map.insert("lang".into(), lang.into());
         map.insert("when".into(), time::OffsetDateTime::now_utc().date().to_string().into());
         map.insert("depth".into(), depth.as_str().into());
         map.insert("model".into(), model.into());

@@ -51,7 +51,7 @@ pub(super) async fn synthesize(
                 "focus": focus,
                 "topics": materials,
                 // The findings in the note's language.
-                "language": crate::language::name(crate::language::of(&input.own)),
+                "language": crate::language::name(input.lang),
             }),
         )
     };
@@ -211,7 +211,7 @@ pub(super) fn sources_only(
         "topics_count": topics.len(),
     });
     // The warning and the provenance line in the note's language, as a whole section's.
-    super::render::add_line_parts(&mut context, &input.own, depth, model, usage.cost_usd);
+    super::render::add_line_parts(&mut context, input.lang, depth, model, usage.cost_usd);
     let section = ctx.library.render(prompts::RESEARCH_SOURCES_ONLY, context)?;
     let sources = found
         .iter()
