@@ -193,6 +193,12 @@ pub fn of(text: &str) -> &'static str {
     guess(text).unwrap_or("en")
 }
 
+/// Whether the language inflects its nouns by short case endings (the Slavic languages of
+/// [`SUPPORTED`]): `grupy`, `grupę` and `grupie` are one word to its reader.
+pub fn inflects_by_endings(code: &str) -> bool {
+    matches!(code, "pl" | "cs" | "sk" | "ru" | "uk")
+}
+
 /// How many notes that say their language [`among`] asks.
 const VOTES: usize = 5;
 

@@ -8,7 +8,7 @@ use scholia_index::tokenizer;
 /// shown instead of index terms (`Einführung`, not `einfuhrung`). Words of links, file names
 /// and addresses are left out (`%20laws` is no word of the note), and a term that is no single
 /// word of the note (a CJK character pair) has none.
-pub(crate) struct Surface(HashMap<String, String>, String, Joins, HashSet<String>);
+pub(crate) struct Surface(HashMap<String, String>, String, Joins, HashSet<String>, bool);
 
 /// For each Vietnamese pair of the note (lower-cased as written), the syllables written before
 /// and after each time (at most [`MAX_OCCURRENCES`]).
@@ -101,7 +101,14 @@ impl Surface {
                 }
             }
         }
-        Surface(map, text.to_string(), joins, written)
+        Surface(map, text.to_string(), joins, written, false)
+    }
+
+    /// The note's words as a language that inflects them by short endings reads them: two forms
+    /// of one are shown once (see [`two_endings`]).
+    pub(crate) fn inflecting(mut self, lang: &str) -> Surface {
+        self.4 = crate::language::inflects_by_endings(lang);
+        self
     }
 
     /// The first `n` of `terms` a reader can be shown, as the note writes them: a word of the
@@ -156,7 +163,10 @@ impl Surface {
                 continue;
             };
             let s = self.bare(s);
-            if out.iter().any(|o| inside(&s, o) || same_stem(o, &s)) {
+            if out
+                .iter()
+                .any(|o| inside(&s, o) || same_stem(o, &s) || (self.4 && two_endings(o, &s)))
+            {
                 continue;
             }
             match out.iter().position(|o| inside(o, &s)) {
@@ -309,6 +319,19 @@ fn same_stem(a: &str, b: &str) -> bool {
         || (one(a).is_some() && one(b).is_some() && (plural(&x, &y) || plural(&y, &x)))
 }
 
+/// Whether two words are one word with two endings (pl `grupy`, `grupę`; ru `сайт`, `сайте`;
+/// cs `stav`, `stavu`): the same three letters or more, then at most two letters each. Words of
+/// five letters or fewer are their own stems, so `same_stem` cannot tell; one key-term or
+/// shared-word list in 20 of pl, cs, ru and uk sections showed two such forms.
+fn two_endings(a: &str, b: &str) -> bool {
+    let (x, y): (Vec<char>, Vec<char>) = (a.to_lowercase().chars().collect(), b.to_lowercase().chars().collect());
+    if x.len().min(y.len()) < 4 || x == y || !x.iter().chain(&y).all(|c| c.is_alphabetic()) {
+        return false;
+    }
+    let common = x.iter().zip(&y).take_while(|(p, q)| p == q).count();
+    common >= 3 && x.len() - common <= 2 && y.len() - common <= 2
+}
+
 /// The script class of a letter written without spaces between words: kanji, hiragana,
 /// katakana (with its long-vowel mark), Thai, Lao, Khmer, Myanmar (the scripts the tokenizer
 /// cuts into syllables; without Khmer, a Khmer note's key terms were only its Latin words and
@@ -430,6 +453,28 @@ mod tests {
         );
         // Words of spaced scripts are compared by their terms, as before.
         check("Callouts hold a callout.", "A callout here.", "callouts", &["Callouts"]);
+    }
+
+    /// Two forms of one word, in a language that inflects by endings, are shown once; in
+    /// another they may be two words (`remote`, `remove`).
+    #[test]
+    fn forms_of_one_word_are_shown_once() {
+        let check = |lang: &str, text: &str, expected: &[&str]| {
+            let terms = tokenizer::terms(text);
+            assert_eq!(
+                Surface::of(text).inflecting(lang).show(&terms, 8),
+                expected,
+                "{lang}: {text}"
+            );
+        };
+        check(
+            "pl",
+            "grupy grupę tagi tagów zwinąć zwiń",
+            &["grupy", "tagi", "zwinąć", "zwiń"],
+        );
+        check("ru", "сайт сайте новая новой", &["сайт", "новая"]);
+        check("en", "remote remove", &["remote", "remove"]);
+        check("cs", "stav stavu", &["stav"]);
     }
 
     /// Key terms as the reader is shown them: the note's words as written, or nothing.
