@@ -203,10 +203,10 @@ pub fn inflects_by_endings(code: &str) -> bool {
 const VOTES: usize = 5;
 
 /// The language of a note whose own text does not say ([`guess`] is `None`): the one most of
-/// `others` (the notes beside it) are guessed in, the first of a tie in their order; English
-/// when none says. he's Credits page, names and licences with a few Hebrew sentences (23 % of
-/// its letters), had an English section in a Hebrew vault.
-/// `others` is read until [`VOTES`] of them say a language.
+/// `others` (the notes beside it) are guessed in, the first of a tie in their order, reading
+/// them only until [`VOTES`] say one; English when none says. he's Credits page, names and
+/// licences with a few Hebrew sentences (23 % of its letters), had an English section in a
+/// Hebrew vault.
 pub fn among(others: impl IntoIterator<Item = String>) -> &'static str {
     let mut counts: Vec<(&'static str, usize)> = Vec::new();
     for (i, code) in others.into_iter().filter_map(|t| guess(&t)).enumerate() {

@@ -8,7 +8,16 @@ use scholia_index::tokenizer;
 /// shown instead of index terms (`Einführung`, not `einfuhrung`). Words of links, file names
 /// and addresses are left out (`%20laws` is no word of the note), and a term that is no single
 /// word of the note (a CJK character pair) has none.
-pub(crate) struct Surface(HashMap<String, String>, String, Joins, HashSet<String>, bool);
+pub(crate) struct Surface {
+    /// The word written for each term.
+    shown: HashMap<String, String>,
+    text: String,
+    joins: Joins,
+    /// Every word written, as written.
+    written: HashSet<String>,
+    /// Whether the note's language inflects by endings ([`Surface::inflecting`]).
+    inflects: bool,
+}
 
 /// For each Vietnamese pair of the note (lower-cased as written), the syllables written before
 /// and after each time (at most [`MAX_OCCURRENCES`]).
@@ -17,7 +26,7 @@ type Joins = HashMap<String, Vec<(Option<String>, Option<String>)>>;
 impl Surface {
     /// The word of the note a term was made of, as written.
     pub(crate) fn written(&self, term: &str) -> Option<String> {
-        self.0.get(term).cloned()
+        self.shown.get(term).cloned()
     }
 
     pub(crate) fn of(text: &str) -> Surface {
@@ -101,13 +110,19 @@ impl Surface {
                 }
             }
         }
-        Surface(map, text.to_string(), joins, written, false)
+        Surface {
+            shown: map,
+            text: text.to_string(),
+            joins,
+            written,
+            inflects: false,
+        }
     }
 
     /// The note's words as a language that inflects them by short endings reads them: two forms
     /// of one are shown once (see [`two_endings`]).
     pub(crate) fn inflecting(mut self, lang: &str) -> Surface {
-        self.4 = crate::language::inflects_by_endings(lang);
+        self.inflects = crate::language::inflects_by_endings(lang);
         self
     }
 
@@ -134,7 +149,7 @@ impl Surface {
     pub(crate) fn function_words_only(&self, terms: &[String], other: &str) -> bool {
         let mut found = terms
             .iter()
-            .filter_map(|t| self.0.get(t).cloned().or_else(|| self.unspaced(t, Some(other))))
+            .filter_map(|t| self.shown.get(t).cloned().or_else(|| self.unspaced(t, Some(other))))
             .peekable();
         found.peek().is_some() && found.all(|w| super::phrases::shown(&w).is_none())
     }
@@ -154,7 +169,7 @@ impl Surface {
         // syllable), or the longer run of a script without spaces that holds the other.
         let inside = |small: &str, big: &str| within(&words(small), &words(big)) || held(big, small);
         for t in terms {
-            let Some(s) = self.0.get(t).cloned().or_else(|| self.unspaced(t, other)) else {
+            let Some(s) = self.shown.get(t).cloned().or_else(|| self.unspaced(t, other)) else {
                 continue;
             };
             let s = if s.contains(' ') { self.whole(s) } else { s };
@@ -165,7 +180,7 @@ impl Surface {
             let s = self.bare(s);
             if out
                 .iter()
-                .any(|o| inside(&s, o) || same_stem(o, &s) || (self.4 && two_endings(o, &s)))
+                .any(|o| inside(&s, o) || same_stem(o, &s) || (self.inflects && two_endings(o, &s)))
             {
                 continue;
             }
@@ -204,7 +219,7 @@ impl Surface {
             let Some(stem) = word.strip_suffix(ending) else {
                 continue;
             };
-            let written = |w: &str| self.3.contains(w);
+            let written = |w: &str| self.written.contains(w);
             let noun = !stem.chars().any(hangul)
                 || written(stem)
                 || KOREAN_ENDINGS
@@ -220,17 +235,17 @@ impl Surface {
     /// The word of the note around `pair` (see [`unspaced_word`]); with `other`, a word both
     /// texts write: the note's when `other` has it too, else `other`'s when the note has it.
     fn unspaced(&self, pair: &str, other: Option<&str>) -> Option<String> {
-        let mine = unspaced_word(&self.1, pair);
+        let mine = unspaced_word(&self.text, pair);
         let Some(other) = other else { return mine };
         mine.filter(|w| other.contains(w.as_str()))
-            .or_else(|| unspaced_word(other, pair).filter(|w| self.1.contains(w.as_str())))
+            .or_else(|| unspaced_word(other, pair).filter(|w| self.text.contains(w.as_str())))
     }
 
     /// A Vietnamese pair as the word of three syllables it is part of in the note: when the
     /// note writes it twice or more, always after (or always before) the same syllable, that
     /// syllable joins it (`độ xem` → `chế độ xem`, `plugin cốt` → `plugin cốt lõi`).
     fn whole(&self, pair: String) -> String {
-        let Some(sides) = self.2.get(&pair.to_lowercase()) else {
+        let Some(sides) = self.joins.get(&pair.to_lowercase()) else {
             return pair;
         };
         let same = |seen: Vec<Option<&String>>| -> Option<String> {
