@@ -187,12 +187,6 @@ const MIN_COMMON: usize = 5;
 const MIN_DIFFERENT: usize = 3;
 const COMMON_SHARE: usize = 50;
 
-/// The note's language: a code of [`SUPPORTED`], or `en`; English when its text does not say
-/// ([`guess`]).
-pub fn of(text: &str) -> &'static str {
-    guess(text).unwrap_or("en")
-}
-
 /// Whether the language inflects its nouns by short case endings (the Slavic languages of
 /// [`SUPPORTED`]): `grupy`, `grupę` and `grupie` are one word to its reader.
 pub fn inflects_by_endings(code: &str) -> bool {
