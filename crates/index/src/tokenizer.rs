@@ -13,8 +13,8 @@ mod prefixes;
 mod scripts;
 mod stopwords;
 pub use prefixes::EdgePrefixes;
-use scripts::{HANGUL_STEM, is_hangul, is_unspaced_script, unspaced_end, without_article};
-pub use scripts::{hebrew_bare, is_written_on, least_letters};
+use scripts::{HANGUL_STEM, is_unspaced_script, unspaced_end, without_article};
+pub use scripts::{hebrew_bare, is_hangul, is_written_on, least_letters};
 pub use scripts::{is_vietnamese, is_vietnamese_function_syllable};
 pub use stopwords::{LanguageGuess, Languages, is_stopword};
 

@@ -163,6 +163,6 @@ pub fn is_vietnamese_function_syllable(syllable: &str) -> bool {
 const VIETNAMESE_LETTERS: usize = 600;
 
 /// A Hangul syllable.
-pub(super) fn is_hangul(c: char) -> bool {
+pub fn is_hangul(c: char) -> bool {
     matches!(c as u32, 0xAC00..=0xD7A3)
 }

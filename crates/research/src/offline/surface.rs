@@ -211,7 +211,7 @@ impl Surface {
     /// always (`Sync를` → `Sync`). ko showed 1,128 of 2,784 words with an ending (`열기를`,
     /// `폴더는`).
     fn bare(&self, word: String) -> String {
-        let hangul = |c: char| ('\u{ac00}'..='\u{d7a3}').contains(&c);
+        let hangul = tokenizer::is_hangul;
         if !word.chars().last().is_some_and(hangul) {
             return word;
         }
