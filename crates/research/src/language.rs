@@ -193,6 +193,13 @@ pub fn inflects_by_endings(code: &str) -> bool {
     matches!(code, "pl" | "cs" | "sk" | "ru" | "uk")
 }
 
+/// Whether the language writes its particles ("and", "in", "to", "the") onto the front of the
+/// next word (Hebrew, Arabic): `בהצפנה`, `ההצפנה` and `הצפנה` are one word to its reader.
+/// Persian, in the same script as Arabic, writes them apart.
+pub fn writes_particles_on(code: &str) -> bool {
+    matches!(code, "he" | "ar")
+}
+
 /// How many notes that say their language [`among`] asks.
 const VOTES: usize = 5;
 

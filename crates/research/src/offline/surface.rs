@@ -17,6 +17,9 @@ pub(crate) struct Surface {
     written: HashSet<String>,
     /// Whether the note's language inflects by endings ([`Surface::inflecting`]).
     inflects: bool,
+    /// Whether the note's language writes particles onto the front of its words (Hebrew,
+    /// Arabic: [`particles`]).
+    particles: bool,
 }
 
 /// For each Vietnamese pair of the note (lower-cased as written), the syllables written before
@@ -116,13 +119,16 @@ impl Surface {
             joins,
             written,
             inflects: false,
+            particles: false,
         }
     }
 
-    /// The note's words as a language that inflects them by short endings reads them: two forms
-    /// of one are shown once (see [`two_endings`]).
+    /// The note's words as its language reads them: in one that inflects them by short endings,
+    /// two forms of one are shown once (see [`two_endings`]); in one that writes particles onto
+    /// them, a word is shown without them when the note writes it so (see [`Surface::bare`]).
     pub(crate) fn inflecting(mut self, lang: &str) -> Surface {
         self.inflects = crate::language::inflects_by_endings(lang);
+        self.particles = crate::language::writes_particles_on(lang);
         self
     }
 
@@ -210,7 +216,19 @@ impl Surface {
     /// too, or the same word with another ending (`구독을`, `구독이`); a word of another script
     /// always (`Sync를` → `Sync`). ko showed 1,128 of 2,784 words with an ending (`열기를`,
     /// `폴더는`).
+    ///
+    /// A Hebrew or Arabic word without the particles on its front, as bare as the note writes it
+    /// ([`particles::without`]): he `בהצפנה`, in the encryption → `הצפנה`; ar `لموقعك`, for your
+    /// site → `موقعك`. he showed a word in two forms or more in 117 of 721 lists, ar in 20 of 799.
     fn bare(&self, word: String) -> String {
+        if self.particles
+            && let Some(bare) = particles::without(&word)
+                .into_iter()
+                .rev()
+                .find(|w| self.written.contains(w))
+        {
+            return bare;
+        }
         let hangul = tokenizer::is_hangul;
         if !word.chars().last().is_some_and(hangul) {
             return word;
@@ -431,5 +449,6 @@ fn unspaced_word(text: &str, term: &str) -> Option<String> {
     (letters(&run) <= limit).then_some(run)
 }
 
+mod particles;
 #[cfg(test)]
 mod tests;

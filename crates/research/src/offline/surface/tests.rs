@@ -57,6 +57,29 @@ fn forms_of_one_word_are_shown_once() {
     check("cs", "stav stavu", &["stav"]);
 }
 
+/// A Hebrew or Arabic word is shown without the particles on its front when the note writes it
+/// so, once for all its forms; Persian, in Arabic's script, keeps its words as written.
+#[test]
+fn particles_come_off_words_the_note_writes_bare() {
+    let check = |lang: &str, text: &str, expected: &[&str]| {
+        let terms = tokenizer::terms(text);
+        assert_eq!(
+            Surface::of(text).inflecting(lang).show(&terms, 8),
+            expected,
+            "{lang}: {text}"
+        );
+    };
+    check("he", "בהצפנה ההצפנה הצפנה מערך ערך", &["הצפנה", "מערך", "ערך"]);
+    // No bare form written: as written.
+    check("he", "לאתר האתר", &["לאתר", "האתר"]);
+    check(
+        "ar",
+        "والمجلدات المجلدات للويب الويب كخزنة خزنة بحث حث",
+        &["المجلدات", "الويب", "خزنة", "بحث", "حث"],
+    );
+    check("fa", "بکشید کشید", &["بکشید", "کشید"]);
+}
+
 /// Key terms as the reader is shown them: the note's words as written, or nothing.
 #[test]
 fn terms_are_shown_as_the_note_writes_them() {

@@ -1,0 +1,100 @@
+//! The particles Hebrew and Arabic write onto the front of a word ("and", "in", "to", "as",
+//! "the"): a word shown as what two notes share reads best without them, once, not as three
+//! words (he `בהצפנה`, `ההצפנה`, `הצפנה`: in the encryption, the encryption, encryption).
+
+/// Letters left, at least, once the particles are gone: fewer are no word to trust (ar `بحث`,
+/// search, is no `ب` and `حث`).
+const MIN_LETTERS: usize = 3;
+
+/// Hebrew's, in the order they are written: and; in, as, to; the. `מ` (from) and `ש` (that)
+/// begin too many words of their own (`מערך`, array, is no `ערך`, value; `שדרוג`, upgrade).
+const HEBREW_AND: char = 'ו';
+const HEBREW_PREPOSITIONS: [char; 3] = ['ב', 'כ', 'ל'];
+const HEBREW_THE: char = 'ה';
+
+/// Arabic's, in the order they are written: and, so; in, as, to; the (`ل` and `ال` are written
+/// `لل`).
+const ARABIC_AND: [char; 2] = ['و', 'ف'];
+const ARABIC_PREPOSITIONS: [char; 3] = ['ب', 'ك', 'ل'];
+const ARABIC_THE: &str = "ال";
+
+/// The forms of `word` without one particle more each, the barest last, each of
+/// [`MIN_LETTERS`] or more: he `ובהצפנה` → `בהצפנה`, `הצפנה`; ar `والمجلدات` (and the
+/// folders) → `المجلدات`, `مجلدات`; ar `للويب` (for the web) → `الويب`, `ويب`. None for a
+/// word of another script.
+pub(super) fn without(word: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    match word.chars().next().map(|c| c as u32) {
+        Some(0x05D0..=0x05EA) => {
+            let mut rest = word;
+            let mut strip = |rest: &mut &str, any: &[char]| {
+                if let Some(c) = rest.chars().next().filter(|c| any.contains(c)) {
+                    let bare = &rest[c.len_utf8()..];
+                    if letters(bare) >= MIN_LETTERS {
+                        *rest = bare;
+                        out.push(bare.to_string());
+                    }
+                }
+            };
+            strip(&mut rest, &[HEBREW_AND]);
+            strip(&mut rest, &HEBREW_PREPOSITIONS);
+            strip(&mut rest, &[HEBREW_THE]);
+        }
+        Some(0x0620..=0x064A) => {
+            let mut rest = word.to_string();
+            if let Some(c) = rest.chars().next().filter(|c| ARABIC_AND.contains(c)) {
+                let bare = &rest[c.len_utf8()..];
+                if letters(bare) >= MIN_LETTERS {
+                    rest = bare.to_string();
+                    out.push(rest.clone());
+                }
+            }
+            if let Some(c) = rest.chars().next().filter(|c| ARABIC_PREPOSITIONS.contains(c)) {
+                // `ل` before the article drops the article's alif: `للويب` is `ل` + `الويب`.
+                let bare = match rest.strip_prefix("لل") {
+                    Some(after) => format!("{ARABIC_THE}{after}"),
+                    None => rest[c.len_utf8()..].to_string(),
+                };
+                if letters(&bare) >= MIN_LETTERS {
+                    rest = bare;
+                    out.push(rest.clone());
+                }
+            }
+            if let Some(bare) = rest.strip_prefix(ARABIC_THE).filter(|b| letters(b) >= MIN_LETTERS) {
+                out.push(bare.to_string());
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Letters, not the marks written on them (Arabic's short vowels and shadda, Hebrew's points).
+fn letters(word: &str) -> usize {
+    word.chars()
+        .filter(|c| !matches!(*c as u32, 0x0591..=0x05C7 | 0x064B..=0x065F | 0x0670))
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without;
+
+    #[test]
+    fn particles_come_off_one_at_a_time() {
+        let check = |word: &str, expected: &[&str]| assert_eq!(without(word), expected, "{word}");
+        check("ובהצפנה", &["בהצפנה", "הצפנה", "צפנה"]);
+        check("ההצפנה", &["הצפנה"]);
+        check("מערך", &[]);
+        check("שדרוג", &[]);
+        // Three letters stay.
+        check("לאתר", &["אתר"]);
+        check("בית", &[]);
+        check("والمجلدات", &["المجلدات", "مجلدات"]);
+        check("للويب", &["الويب", "ويب"]);
+        check("كخزنة", &["خزنة"]);
+        check("بحث", &[]);
+        check("المُثبّت", &["مُثبّت"]);
+        check("Sync", &[]);
+    }
+}
