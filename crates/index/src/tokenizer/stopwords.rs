@@ -310,7 +310,7 @@ fn languages_listing(
             {
                 let mut stream = normalise.token_stream(line);
                 while let Some(t) = stream.next() {
-                    *table.entry(t.text.clone()).or_default() |= 1 << i;
+                    *table.entry(comparable(&t.text, true).into_owned()).or_default() |= 1 << i;
                 }
             }
         }
@@ -320,7 +320,37 @@ fn languages_listing(
     if word.len() > *longest {
         return Languages::NONE;
     }
-    Languages(table.get(word).copied().unwrap_or(0))
+    Languages(table.get(comparable(word, false).as_ref()).copied().unwrap_or(0))
+}
+
+/// A word as function words are compared (the index's folding leaves Greek and Arabic letters
+/// as they are):
+/// - Greek without its accent and diaeresis (`αυτόν` → `αυτον`): stopwords-iso writes 735 of
+///   its 807 Greek words without them, and Greek text always has them, so el sections showed
+///   `αυτόν` (him), `ίσως` (maybe) and `οπότε` (so) as what two notes share;
+/// - Arabic with the hamza on an alef written as a plain alef and without tanween (`فإن`,
+///   `أيضًا` → `فان`, `ايضا`), as Snowball's list writes them; a `listed` word also without its
+///   short vowels (stopwords-iso's `لَيْسَ`), while a text's word keeps them: `حوّل` (convert)
+///   is no `حول` (around), `غيّر` (change) no `غير` (other).
+fn comparable(word: &str, listed: bool) -> std::borrow::Cow<'_, str> {
+    let bare = |c: char| match c {
+        'ά' => Some('α'),
+        'έ' => Some('ε'),
+        'ή' => Some('η'),
+        'ί' | 'ϊ' | 'ΐ' => Some('ι'),
+        'ό' => Some('ο'),
+        'ύ' | 'ϋ' | 'ΰ' => Some('υ'),
+        'ώ' => Some('ω'),
+        'أ' | 'إ' | 'آ' => Some('ا'),
+        '\u{064B}'..='\u{064D}' => None,
+        '\u{064E}'..='\u{0652}' if listed => None,
+        c => Some(c),
+    };
+    if word.chars().any(|c| bare(c) != Some(c)) {
+        word.chars().filter_map(bare).collect::<String>().into()
+    } else {
+        word.into()
+    }
 }
 
 /// Which languages' function words to leave out of a text, guessed from its words as they
@@ -465,5 +495,21 @@ mod tests {
         // English stopwords stay stopwords in every language; `die` only in German.
         assert!(Languages::NONE.is_stopword("the") && !Languages::NONE.is_stopword("die"));
         assert!(de.is_stopword("the") && de.is_stopword("die"));
+        // Greek with its accents, whichever way its list writes them (`αυτόν`, `ίσως`, `οπότε`
+        // are in stopwords-iso as `αυτον`, `ισως`, `οποτε`; `αυτό` in Snowball's with it).
+        let el = languages_of(["μπορείτε", "να", "την", "και", "από", "στο"]);
+        assert_eq!(el.codes(), ["el"]);
+        for word in ["αυτόν", "ίσως", "οπότε", "αυτό", "αυτο"] {
+            assert!(el.is_stopword(word), "{word}");
+        }
+        assert!(!el.is_stopword("ρυθμίσεις") && !el.is_stopword("θησαυροφυλάκιο"));
+        // Arabic whatever hamza its alef is written with, tanween or none; a listed word's
+        // vowels (`لَيْسَ`) are not the text's (`حوّل`, convert, is no `حول`, around).
+        let ar = languages_of(["يمكنك", "من", "في", "التي", "على", "هذه"]);
+        assert_eq!(ar.codes(), ["ar"]);
+        for word in ["فإن", "أيضًا", "إما", "ليس", "فان"] {
+            assert!(ar.is_stopword(word), "{word}");
+        }
+        assert!(!ar.is_stopword("حوّل") && !ar.is_stopword("غيّر") && !ar.is_stopword("الخزنة"));
     }
 }
