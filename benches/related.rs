@@ -5,6 +5,8 @@
 //!     cargo bench --bench related -- --lang ja  # one language (--lang ar --lang vi: several)
 //!     cargo bench --bench related -- --all --draws 1   # one way of hiding links, not the
 //!                                   # two whose mean each figure is by default
+//!     cargo bench --bench related -- --all --draws 8   # six more, each hiding a half chosen
+//!                                   # by a hash: each language's figure with its interval
 //!     cargo bench --bench related -- --all --one-at-a-time   # each note's links hidden with
 //!                                   # the rest of the vault whole (see related/alone.rs)
 //!     cargo bench --bench related -- --precision   # the earlier precision figure
