@@ -53,6 +53,10 @@ fn forms_of_one_word_are_shown_once() {
         &["grupy", "tagi", "zwinąć", "zwiń"],
     );
     check("ru", "сайт сайте новая новой", &["сайт", "новая"]);
+    check("sv", "flik fliken flikar mall mallar", &["flik", "mall"]);
+    check("da", "fane faner tema temaer", &["fane", "tema"]);
+    check("fi", "kuva kuvan", &["kuva"]);
+    check("de", "Thema Themen", &["Thema", "Themen"]);
     check("en", "remote remove", &["remote", "remove"]);
     check("cs", "stav stavu", &["stav"]);
 }
