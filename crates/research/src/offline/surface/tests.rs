@@ -35,18 +35,21 @@ fn shared_words_are_written_by_both_notes() {
     check("Callouts hold a callout.", "A callout here.", "callouts", &["Callouts"]);
 }
 
+/// That the words of `text`, in the language `lang`, are shown as `expected`.
+fn check_shown(lang: &str, text: &str, expected: &[&str]) {
+    let terms = tokenizer::terms(text);
+    assert_eq!(
+        Surface::of(text).inflecting(lang).show(&terms, 8),
+        expected,
+        "{lang}: {text}"
+    );
+}
+
 /// Two forms of one word, in a language that inflects by endings, are shown once; in
 /// another they may be two words (`remote`, `remove`).
 #[test]
 fn forms_of_one_word_are_shown_once() {
-    let check = |lang: &str, text: &str, expected: &[&str]| {
-        let terms = tokenizer::terms(text);
-        assert_eq!(
-            Surface::of(text).inflecting(lang).show(&terms, 8),
-            expected,
-            "{lang}: {text}"
-        );
-    };
+    let check = check_shown;
     check(
         "pl",
         "grupy grupę tagi tagów zwinąć zwiń",
@@ -65,14 +68,7 @@ fn forms_of_one_word_are_shown_once() {
 /// so, once for all its forms; Persian, in Arabic's script, keeps its words as written.
 #[test]
 fn particles_come_off_words_the_note_writes_bare() {
-    let check = |lang: &str, text: &str, expected: &[&str]| {
-        let terms = tokenizer::terms(text);
-        assert_eq!(
-            Surface::of(text).inflecting(lang).show(&terms, 8),
-            expected,
-            "{lang}: {text}"
-        );
-    };
+    let check = check_shown;
     check("he", "בהצפנה ההצפנה הצפנה מערך ערך", &["הצפנה", "מערך", "ערך"]);
     // No bare form written: as written.
     check("he", "לאתר האתר", &["לאתר", "האתר"]);
