@@ -317,10 +317,11 @@ fn languages_listing(
         let longest = table.keys().map(String::len).max().unwrap_or(0);
         (table, longest)
     });
+    let word = comparable(word, false);
     if word.len() > *longest {
         return Languages::NONE;
     }
-    Languages(table.get(comparable(word, false).as_ref()).copied().unwrap_or(0))
+    Languages(table.get(word.as_ref()).copied().unwrap_or(0))
 }
 
 /// A word as function words are compared (the index's folding leaves Greek and Arabic letters

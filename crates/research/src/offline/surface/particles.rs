@@ -1,6 +1,11 @@
 //! The particles Hebrew and Arabic write onto the front of a word ("and", "in", "to", "as",
 //! "the"): a word shown as what two notes share reads best without them, once, not as three
 //! words (he `בהצפנה`, `ההצפנה`, `הצפנה`: in the encryption, the encryption, encryption).
+//!
+//! The index strips them for its own ends, by other rules: `tokenizer::hebrew_bare` tries
+//! every particle letter to find a note's name inside a word, and an Arabic stem loses its
+//! article whole. Here every form on the way is kept, since the one shown is the barest the
+//! note itself writes.
 
 /// Letters left, at least, once the particles are gone: fewer are no word to trust (ar `بحث`,
 /// search, is no `ب` and `حث`).
@@ -19,7 +24,8 @@ const ARABIC_PREPOSITIONS: [char; 3] = ['ب', 'ك', 'ل'];
 const ARABIC_THE: &str = "ال";
 
 /// The forms of `word` without one particle more each, the barest last, each of
-/// [`MIN_LETTERS`] or more: he `ובהצפנה` → `בהצפנה`, `הצפנה`; ar `والمجلدات` (and the
+/// [`MIN_LETTERS`] or more: he `ובהצפנה` → `בהצפנה`, `הצפנה`, `צפנה` (the last only shown if
+/// the note writes it); ar `والمجلدات` (and the
 /// folders) → `المجلدات`, `مجلدات`; ar `للويب` (for the web) → `الويب`, `ويب`. None for a
 /// word of another script.
 pub(super) fn without(word: &str) -> Vec<String> {
