@@ -56,12 +56,13 @@ pub(super) fn without(word: &str) -> Vec<String> {
                 }
             }
             if let Some(c) = rest.chars().next().filter(|c| ARABIC_PREPOSITIONS.contains(c)) {
-                // `ل` before the article drops the article's alif: `للويب` is `ل` + `الويب`.
-                let bare = match rest.strip_prefix("لل") {
-                    Some(after) => format!("{ARABIC_THE}{after}"),
-                    None => rest[c.len_utf8()..].to_string(),
+                // `ل` before the article drops the article's alif: `للويب` is `ل` + `الويب`,
+                // and the word after the article must have its letters.
+                let (bare, word) = match rest.strip_prefix("لل") {
+                    Some(after) => (format!("{ARABIC_THE}{after}"), after.to_string()),
+                    None => (rest[c.len_utf8()..].to_string(), rest[c.len_utf8()..].to_string()),
                 };
-                if letters(&bare) >= MIN_LETTERS {
+                if letters(&word) >= MIN_LETTERS {
                     rest = bare;
                     out.push(rest.clone());
                 }
@@ -102,5 +103,12 @@ mod tests {
         check("بحث", &[]);
         check("المُثبّت", &["مُثبّت"]);
         check("Sync", &[]);
+        // Nothing but particles, or too little left: nothing.
+        check("", &[]);
+        check("ובה", &[]);
+        check("ال", &[]);
+        check("لل", &[]);
+        check("للب", &[]);
+        check("وَ", &[]);
     }
 }
