@@ -98,7 +98,7 @@ pub(crate) fn select(
     let (related, terms, ties) = index.related(&likeness, limit + SLACK)?;
     let own = own_terms(&terms, &input.likeness);
     let key = display_terms(&own, KEY_TERMS);
-    let surface = Surface::of(&input.likeness.text).inflecting(input.lang);
+    let surface = Surface::of(&input.likeness.text).in_language(input.lang);
     let weights_of_words: HashMap<String, f32> = terms.0.iter().take(PASSAGE_TERMS).cloned().collect();
     // A note related by its links or stems may share none of the heaviest words: its
     // sentences with any of the note's weighed words explain it next best.
@@ -448,7 +448,7 @@ pub(crate) async fn research(
     // Shown as the note writes them, or not at all (a CJK character pair is no word of it).
     let l = &input.likeness;
     let terms = Surface::of(&format!("{}\n{}\n{}", l.title, l.text, l.focus))
-        .inflecting(input.lang)
+        .in_language(input.lang)
         .show(&terms, KEY_TERMS);
     job.report(ResearchEvent::TopicsFound { topics: terms.clone() });
     job.report(ResearchEvent::SourcesGathered {

@@ -15,7 +15,7 @@ pub(crate) struct Surface {
     joins: Joins,
     /// Every word written, as written.
     written: HashSet<String>,
-    /// Whether the note's language inflects by endings ([`Surface::inflecting`]).
+    /// Whether the note's language inflects by endings ([`Surface::in_language`]).
     inflects: bool,
     /// Whether the note's language writes particles onto the front of its words (Hebrew,
     /// Arabic: [`particles`]).
@@ -126,7 +126,7 @@ impl Surface {
     /// The note's words as its language reads them: in one that inflects them by short endings,
     /// two forms of one are shown once (see [`two_endings`]); in one that writes particles onto
     /// them, a word is shown without them when the note writes it so (see [`Surface::bare`]).
-    pub(crate) fn inflecting(mut self, lang: &str) -> Surface {
+    pub(crate) fn in_language(mut self, lang: &str) -> Surface {
         self.inflects = crate::language::inflects_by_endings(lang);
         self.particles = crate::language::writes_particles_on(lang);
         self

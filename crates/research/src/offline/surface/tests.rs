@@ -39,7 +39,7 @@ fn shared_words_are_written_by_both_notes() {
 fn check_shown(lang: &str, text: &str, expected: &[&str]) {
     let terms = tokenizer::terms(text);
     assert_eq!(
-        Surface::of(text).inflecting(lang).show(&terms, 8),
+        Surface::of(text).in_language(lang).show(&terms, 8),
         expected,
         "{lang}: {text}"
     );
