@@ -30,50 +30,47 @@ const ARABIC_THE: &str = "ال";
 /// word of another script.
 pub(super) fn without(word: &str) -> Vec<String> {
     let mut out = Vec::new();
+    let mut rest = word.to_string();
+    let mut take = |rest: &mut String, bare: Option<String>| {
+        if let Some(bare) = bare {
+            *rest = bare;
+            out.push(rest.clone());
+        }
+    };
     match word.chars().next().map(|c| c as u32) {
         Some(0x05D0..=0x05EA) => {
-            let mut rest = word;
-            let mut strip = |rest: &mut &str, any: &[char]| {
-                if let Some(c) = rest.chars().next().filter(|c| any.contains(c)) {
-                    let bare = &rest[c.len_utf8()..];
-                    if letters(bare) >= MIN_LETTERS {
-                        *rest = bare;
-                        out.push(bare.to_string());
-                    }
-                }
-            };
-            strip(&mut rest, &[HEBREW_AND]);
-            strip(&mut rest, &HEBREW_PREPOSITIONS);
-            strip(&mut rest, &[HEBREW_THE]);
+            for particles in [&[HEBREW_AND][..], &HEBREW_PREPOSITIONS, &[HEBREW_THE]] {
+                let bare = strip_one(&rest, particles);
+                take(&mut rest, bare);
+            }
         }
         Some(0x0620..=0x064A) => {
-            let mut rest = word.to_string();
-            if let Some(c) = rest.chars().next().filter(|c| ARABIC_AND.contains(c)) {
-                let bare = &rest[c.len_utf8()..];
-                if letters(bare) >= MIN_LETTERS {
-                    rest = bare.to_string();
-                    out.push(rest.clone());
-                }
-            }
-            if let Some(c) = rest.chars().next().filter(|c| ARABIC_PREPOSITIONS.contains(c)) {
-                // `ل` before the article drops the article's alif: `للويب` is `ل` + `الويب`,
-                // and the word after the article must have its letters.
-                let (bare, word) = match rest.strip_prefix("لل") {
-                    Some(after) => (format!("{ARABIC_THE}{after}"), after.to_string()),
-                    None => (rest[c.len_utf8()..].to_string(), rest[c.len_utf8()..].to_string()),
-                };
-                if letters(&word) >= MIN_LETTERS {
-                    rest = bare;
-                    out.push(rest.clone());
-                }
-            }
-            if let Some(bare) = rest.strip_prefix(ARABIC_THE).filter(|b| letters(b) >= MIN_LETTERS) {
-                out.push(bare.to_string());
-            }
+            let bare = strip_one(&rest, &ARABIC_AND);
+            take(&mut rest, bare);
+            // `ل` before the article drops the article's alif: `للويب` is `ل` + `الويب`, and the
+            // word after the article must have its letters.
+            let bare = match rest.strip_prefix("لل") {
+                Some(after) => (letters(after) >= MIN_LETTERS).then(|| format!("{ARABIC_THE}{after}")),
+                None => strip_one(&rest, &ARABIC_PREPOSITIONS),
+            };
+            take(&mut rest, bare);
+            let bare = rest
+                .strip_prefix(ARABIC_THE)
+                .filter(|b| letters(b) >= MIN_LETTERS)
+                .map(str::to_string);
+            take(&mut rest, bare);
         }
         _ => {}
     }
     out
+}
+
+/// `word` without its first letter, when that is one of `particles` and [`MIN_LETTERS`] are
+/// left.
+fn strip_one(word: &str, particles: &[char]) -> Option<String> {
+    let c = word.chars().next().filter(|c| particles.contains(c))?;
+    let bare = &word[c.len_utf8()..];
+    (letters(bare) >= MIN_LETTERS).then(|| bare.to_string())
 }
 
 /// Letters, not the marks written on them (Arabic's short vowels and shadda, Hebrew's points).
