@@ -64,7 +64,7 @@ pub fn hidden_links(root: &Path, langs: &[String]) {
         println!(
             "each figure the mean of {draws} draws: every second of a note's sorted links hidden, starting at the second, then at the first{}",
             if draws > 2 {
-                "; then a half chosen by a hash of the target, a draw each (± is 95 % of the draws' spread)"
+                "; then a half chosen by a hash of the draw, the note and the target, a draw each (± is 95 % of the draws' spread)"
             } else {
                 ""
             }
