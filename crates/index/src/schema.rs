@@ -12,7 +12,7 @@ use scholia_vault::scan::Stamp;
 
 /// Bumped whenever the schema or what goes into it changes: an index of another format is
 /// rebuilt, not read.
-pub const FORMAT: u32 = 20;
+pub const FORMAT: u32 = 21;
 
 #[derive(Clone, Copy)]
 pub struct Fields {

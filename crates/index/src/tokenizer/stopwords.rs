@@ -154,7 +154,7 @@ const STOPWORDS: &[&str] = &[
 ];
 
 /// Longest stopword, in bytes (all are lower-case ASCII).
-const MAX_STOPWORD_LEN: usize = 10;
+const MAX_STOPWORD_LEN: usize = 16;
 
 /// Every word indexed passes here (the stems of a note): most are ruled out by length or first
 /// letter, the rest searched among the stopwords of that letter.
@@ -178,7 +178,25 @@ pub fn is_stopword(word: &str) -> bool {
         ranges
     });
     let (start, end) = ranges[(first - b'a') as usize];
-    STOPWORDS[start..end].binary_search(&word).is_ok()
+    STOPWORDS[start..end].binary_search(&word).is_ok() || more_english(word)
+}
+
+/// More English function words: stopwords-iso's that [`STOPWORDS`] lacks, less the nouns and
+/// verbs a note is about (`stopwords/iso/en.txt`). English applies to every note, as
+/// [`STOPWORDS`] does: the English words of another language's note are its interface's.
+fn more_english(word: &str) -> bool {
+    static WORDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    let words = WORDS.get_or_init(|| {
+        let mut words: Vec<&str> = words_of(include_str!("stopwords/iso/en.txt")).collect();
+        words.sort_unstable();
+        words
+    });
+    words.binary_search(&word).is_ok()
+}
+
+/// The words of a list: one a line, `#` starting a comment line.
+fn words_of(list: &str) -> impl Iterator<Item = &str> {
+    list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'))
 }
 
 /// A language's function words.
@@ -303,11 +321,7 @@ fn languages_listing(
             .build();
         let mut table: rustc_hash::FxHashMap<String, u32> = Default::default();
         for (i, list) in lists.iter().enumerate() {
-            for line in list
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            {
+            for line in words_of(list) {
                 let mut stream = normalise.token_stream(line);
                 while let Some(t) = stream.next() {
                     *table.entry(comparable(&t.text).into_owned()).or_default() |= 1 << i;
@@ -422,6 +436,17 @@ mod tests {
             assert!(is_stopword(w), "{w}");
         }
         assert!(is_stopword("also") && is_stopword("the") && !is_stopword("yeast"));
+        // stopwords-iso's English list, less a vault's nouns and other languages' nouns.
+        for w in words_of(include_str!("stopwords/iso/en.txt")) {
+            assert!(w.len() <= MAX_STOPWORD_LEN && w.bytes().all(|b| b.is_ascii_lowercase()), "{w}");
+            assert!(is_stopword(w), "{w}");
+        }
+        for w in ["onto", "regardless", "recently", "notwithstanding"] {
+            assert!(is_stopword(w), "{w}");
+        }
+        for w in ["site", "group", "page", "text", "taken", "gave", "comes"] {
+            assert!(!is_stopword(w), "{w}");
+        }
         assert!(!is_stopword("") && !is_stopword("Über") && !is_stopword("themselvesx"));
     }
 
