@@ -196,7 +196,9 @@ fn more_english(word: &str) -> bool {
 
 /// The words of a list: one a line, `#` starting a comment line.
 fn words_of(list: &str) -> impl Iterator<Item = &str> {
-    list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'))
+    list.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
 }
 
 /// A language's function words.
@@ -438,7 +440,10 @@ mod tests {
         assert!(is_stopword("also") && is_stopword("the") && !is_stopword("yeast"));
         // stopwords-iso's English list, less a vault's nouns and other languages' nouns.
         for w in words_of(include_str!("stopwords/iso/en.txt")) {
-            assert!(w.len() <= MAX_STOPWORD_LEN && w.bytes().all(|b| b.is_ascii_lowercase()), "{w}");
+            assert!(
+                w.len() <= MAX_STOPWORD_LEN && w.bytes().all(|b| b.is_ascii_lowercase()),
+                "{w}"
+            );
             assert!(is_stopword(w), "{w}");
         }
         for w in ["onto", "regardless", "recently", "notwithstanding"] {
