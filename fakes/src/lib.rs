@@ -13,10 +13,13 @@
 //! - `GET|POST /html/` — DuckDuckGo's HTML results page; `GET /search?format=json` — SearXNG.
 //! - `GET /pages/<name>/` — the readability test pages; `/redirect`, `/status/<code>`, … for
 //!   fetch edge cases.
+//! - `GET /hub/{owner}/{name}/resolve/{revision}/{file}` — a Hugging Face-style model hub
+//!   ([`hub`]).
 //! - `GET /_requests` — every request body received, for assertions.
 
 pub mod embed;
 pub mod faults;
+pub mod hub;
 pub mod interactions;
 pub mod llm;
 pub mod postgres;
@@ -63,6 +66,8 @@ pub struct FakeState {
     pub streams: std::sync::atomic::AtomicU64,
     /// Gemini interactions by id.
     pub interactions: Mutex<std::collections::HashMap<String, interactions::Interaction>>,
+    /// The model directories the fake hub serves, by `owner/name`.
+    pub hub_models: Mutex<std::collections::HashMap<String, PathBuf>>,
 }
 
 impl FakeState {
@@ -110,6 +115,7 @@ impl FakeServer {
             window: Mutex::new(None),
             streams: std::sync::atomic::AtomicU64::new(0),
             interactions: Mutex::new(Default::default()),
+            hub_models: Mutex::new(Default::default()),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(llm::chat))
@@ -132,6 +138,8 @@ impl FakeServer {
             .route("/slow", get(web::slow))
             .route("/binary", get(web::binary))
             .route("/huge", get(web::huge))
+            .route("/hub/{*path}", get(hub::resolve))
+            .route("/hub-lfs/{sha}", get(hub::lfs))
             .route("/_requests", get(requests))
             .with_state(state.clone());
         let task = tokio::spawn(async move {
@@ -142,6 +150,11 @@ impl FakeServer {
 
     pub fn base(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The fake hub serves the model directory `dir` as `repo` (`owner/name`).
+    pub fn host_model(&self, repo: &str, dir: PathBuf) {
+        self.state.hub_models.lock().unwrap().insert(repo.to_string(), dir);
     }
 
     /// The `nth` web search (1-based, counted from the last reset) fails with `fault`.

@@ -11,6 +11,7 @@ mod editor_features;
 mod editors;
 mod emacs;
 mod hardening;
+mod hub;
 mod index;
 mod layers;
 mod links;

@@ -44,6 +44,17 @@ pub(crate) fn build(
             EmbedConfig::Local { path } => {
                 scholia_embed::local::LocalModel::load(path).map(|m| Arc::new(m) as Arc<dyn Embedder>)
             }
+            // A command someone waits on does not wait for a download: `scholia index` and
+            // the servers' background fetch it.
+            EmbedConfig::Hub { model, cache } if patience == Patience::Quick && !model.is_fetched(cache) => {
+                Err(EmbedError::Model {
+                    path: model.describe(),
+                    message: "not fetched yet; `scholia index` (or the editor's or agent's server, in the background) fetches it once into the cache directory".into(),
+                })
+            }
+            EmbedConfig::Hub { model, cache } => scholia_providers::hub::fetch(model, cache, stop, &mut |_| {})
+                .and_then(|dir| scholia_embed::local::LocalModel::load(&dir))
+                .map(|m| Arc::new(m) as Arc<dyn Embedder>),
             EmbedConfig::Endpoint(c) => {
                 let probe = match patience {
                     Patience::Quick => scholia_providers::embeddings::QUICK,
@@ -75,6 +86,13 @@ impl Engine {
     /// for.
     pub fn meaning_waits_on(&self) -> Option<String> {
         match self.settings.embeddings.as_ref()? {
+            EmbedConfig::Hub { model, cache } if self.embedder.get().is_none() && !model.is_fetched(cache) => {
+                Some(format!(
+                    "{} to be fetched into {} (once)",
+                    model.describe(),
+                    model.dir(cache).display()
+                ))
+            }
             EmbedConfig::Endpoint(c) if self.embedder.get().is_none() => Some(format!(
                 "{}/embeddings",
                 scholia_providers::http::redact(c.base_url.trim_end_matches('/'))
@@ -113,6 +131,13 @@ impl Engine {
     /// search gives, and research goes on by words).
     pub(crate) async fn meaning_now(&self, session: &VaultSession) {
         if self.settings.embeddings.is_none() || session.index().embedder().is_some() {
+            return;
+        }
+        // Research does not wait for a model's download (the server's background fetches it).
+        if let Some(EmbedConfig::Hub { model, cache }) = &self.settings.embeddings
+            && self.embedder.get().is_none()
+            && !model.is_fetched(cache)
+        {
             return;
         }
         let (cell, config) = (self.embedder.clone(), self.settings.embeddings.clone());

@@ -7,11 +7,13 @@
 //! - [`sonar`]: Perplexity Sonar tiers through OpenRouter;
 //! - [`gemini_cli`]: spawning the Gemini CLI in a private directory;
 //! - [`interactions`]: the Gemini Interactions API (background deep research);
-//! - [`embeddings`]: an OpenAI-compatible `/v1/embeddings` endpoint as an embedder.
+//! - [`embeddings`]: an OpenAI-compatible `/v1/embeddings` endpoint as an embedder;
+//! - [`hub`]: a model named on a Hugging Face-style hub, fetched into the cache on first use.
 
 pub mod embeddings;
 pub mod gemini_cli;
 pub mod http;
+pub mod hub;
 pub mod interactions;
 pub mod llm;
 pub mod sonar;

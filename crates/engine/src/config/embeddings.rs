@@ -1,12 +1,15 @@
 //! Where vectors come from: a sentence-transformers directory run in-process
-//! (`SCHOLIA_EMBED_MODEL_PATH` / `embeddings.model_path`), else an OpenAI-compatible endpoint
+//! (`SCHOLIA_EMBED_MODEL_PATH` / `embeddings.model_path`), else one named on a hub and fetched
+//! into the cache directory on first use (`SCHOLIA_EMBED_HUB_MODEL` / `embeddings.hub_model`,
+//! from `SCHOLIA_EMBED_HUB_URL` / `embeddings.hub_url`), else an OpenAI-compatible endpoint
 //! (`SCHOLIA_EMBED_BASE_URL` + `SCHOLIA_EMBED_MODEL`, key in `SCHOLIA_EMBED_API_KEY` or the
 //! variable `embeddings.api_key_env` names). In a vault's `.scholia.toml` these are trusted-only:
 //! a cloned vault does not choose a program's weights, an endpoint or a credential.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use scholia_providers::embeddings::EndpointConfig;
+use scholia_providers::hub::{DEFAULT_HUB, HubModel};
 
 use super::ConfigError;
 use super::layers::{Layers, http_url};
@@ -16,7 +19,14 @@ const ENDPOINT_TOKENS: usize = 512;
 
 #[derive(Debug, Clone)]
 pub enum EmbedConfig {
-    Local { path: PathBuf },
+    Local {
+        path: PathBuf,
+    },
+    /// A model named on a hub, kept under `cache` (the cache directory) once fetched.
+    Hub {
+        model: HubModel,
+        cache: PathBuf,
+    },
     Endpoint(EndpointConfig),
 }
 
@@ -25,6 +35,13 @@ impl EmbedConfig {
     pub fn describe(&self) -> String {
         match self {
             EmbedConfig::Local { path } => format!("the local model in {}", path.display()),
+            EmbedConfig::Hub { model, cache } => {
+                format!(
+                    "the model {} (kept in {})",
+                    model.describe(),
+                    model.dir(cache).display()
+                )
+            }
             EmbedConfig::Endpoint(c) => format!(
                 "the endpoint {} (model {})",
                 scholia_providers::http::redact(&c.base_url),
@@ -34,7 +51,7 @@ impl EmbedConfig {
     }
 }
 
-pub(super) fn embeddings(l: &Layers) -> Result<Option<EmbedConfig>, ConfigError> {
+pub(super) fn embeddings(l: &Layers, cache: &Path) -> Result<Option<EmbedConfig>, ConfigError> {
     if let Some(p) = l.text("embeddings.model_path", Some("SCHOLIA_EMBED_MODEL_PATH"), |f| {
         f.embeddings.model_path.clone()
     })? {
@@ -47,6 +64,25 @@ pub(super) fn embeddings(l: &Layers) -> Result<Option<EmbedConfig>, ConfigError>
             });
         }
         return Ok(Some(EmbedConfig::Local { path }));
+    }
+    if let Some(name) = l.text("embeddings.hub_model", Some("SCHOLIA_EMBED_HUB_MODEL"), |f| {
+        f.embeddings.hub_model.clone()
+    })? {
+        let hub = match l.text("embeddings.hub_url", Some("SCHOLIA_EMBED_HUB_URL"), |f| {
+            f.embeddings.hub_url.clone()
+        })? {
+            Some(h) => http_url(h.field, h.value.trim())?,
+            None => DEFAULT_HUB.to_string(),
+        };
+        let model = HubModel::parse(&name.value, &hub).map_err(|valid| ConfigError::Invalid {
+            field: name.field.into(),
+            value: name.value.clone(),
+            valid,
+        })?;
+        return Ok(Some(EmbedConfig::Hub {
+            model,
+            cache: cache.to_path_buf(),
+        }));
     }
     let Some(base) = l.text("embeddings.base_url", Some("SCHOLIA_EMBED_BASE_URL"), |f| {
         f.embeddings.base_url.clone()

@@ -56,6 +56,14 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "embeddings: a sentence-transformers model directory run in-process (e.g. all-MiniLM-L6-v2)",
     ),
     (
+        "SCHOLIA_EMBED_HUB_MODEL",
+        "embeddings: owner/name[@revision] of a sentence-transformers model on a hub, fetched into the cache on first use",
+    ),
+    (
+        "SCHOLIA_EMBED_HUB_URL",
+        "embeddings: the hub SCHOLIA_EMBED_HUB_MODEL is fetched from (default https://huggingface.co)",
+    ),
+    (
         "SCHOLIA_EMBED_BASE_URL",
         "embeddings: base URL of an OpenAI-compatible API (…/v1; Ollama, llama.cpp, OpenAI)",
     ),

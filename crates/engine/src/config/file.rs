@@ -66,6 +66,8 @@ pub(super) struct FileTasks {
 #[serde(deny_unknown_fields)]
 pub(super) struct FileEmbeddings {
     pub(super) model_path: Option<String>,
+    pub(super) hub_model: Option<String>,
+    pub(super) hub_url: Option<String>,
     pub(super) base_url: Option<String>,
     pub(super) model: Option<String>,
     pub(super) api_key_env: Option<String>,
@@ -150,6 +152,14 @@ impl FileConfig {
             "string: a sentence-transformers model directory run in-process",
         ),
         (
+            "embeddings.hub_model",
+            "string: owner/name[@revision] of a sentence-transformers model, fetched into the cache on first use and run in-process",
+        ),
+        (
+            "embeddings.hub_url",
+            "string: the hub hub_model is fetched from (default https://huggingface.co)",
+        ),
+        (
             "embeddings.base_url",
             "string: an OpenAI-compatible embeddings API (…/v1)",
         ),
@@ -203,6 +213,8 @@ impl FileConfig {
                 self.deep_search.correction_model.is_some(),
             ),
             ("embeddings.model_path", self.embeddings.model_path.is_some()),
+            ("embeddings.hub_model", self.embeddings.hub_model.is_some()),
+            ("embeddings.hub_url", self.embeddings.hub_url.is_some()),
             ("embeddings.base_url", self.embeddings.base_url.is_some()),
             ("embeddings.model", self.embeddings.model.is_some()),
             ("embeddings.api_key_env", self.embeddings.api_key_env.is_some()),

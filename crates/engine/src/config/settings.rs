@@ -182,7 +182,7 @@ impl Settings {
                     }),
                 })
                 .transpose()?,
-            embeddings: super::embeddings::embeddings(&l)?,
+            embeddings: super::embeddings::embeddings(&l, &dirs.cache)?,
             untrusted,
             dirs,
         })

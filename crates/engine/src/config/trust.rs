@@ -26,6 +26,8 @@ pub const SENSITIVE: &[&str] = &[
     "deep_search.model",
     "deep_search.correction_model",
     "embeddings.model_path",
+    "embeddings.hub_model",
+    "embeddings.hub_url",
     "embeddings.base_url",
     "embeddings.model",
     "embeddings.api_key_env",
