@@ -164,24 +164,56 @@ async fn a_named_model_is_fetched_once_and_answers_by_meaning() {
     let out = v.cli(&e, &["index"]).await;
     assert!(stdout(&out).contains("vectors: 0 notes embedded"), "{}", stdout(&out));
 
-    // An agent's server on another vault with the same cache: the model is there; by meaning.
+    assert_eq!(server.count_prefixed("/hub"), asked, "fetched again");
+
+    // An agent's server on a vault whose cache has no model: it answers at once by words while
+    // it fetches the model in the background, then by meaning. The editor's server on that
+    // vault finds the model there.
+    let v = TestVault::example();
     let (c, _stop) = crate::mcp::connect(&v, &e).await;
-    let started = Instant::now();
-    let found = loop {
+    let ask = async || {
         let r = call(
             &c,
             "find_notes",
             json!({"query": "how hot should the room be", "mode": "semantic", "limit": 1}),
         )
         .await;
-        let s = r.structured_content.clone().unwrap();
-        if s["mode"] == "semantic" || started.elapsed() > Duration::from_secs(30) {
+        r.structured_content.clone().unwrap()
+    };
+    let started = Instant::now();
+    let first = ask().await;
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert_ne!(first["mode"], "semantic", "{first}");
+    let found = loop {
+        let s = ask().await;
+        if s["mode"] == "semantic" || started.elapsed() > Duration::from_secs(60) {
             break s;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     assert_eq!(found["results"][0]["path"], "Fermentation temperature.md", "{found}");
-    assert_eq!(server.count_prefixed("/hub"), asked, "fetched again");
+    assert_eq!(server.count_prefixed("/hub-lfs"), 2, "one more fetch of the weights");
+    let mut lsp = v.lsp_ready(&e).await;
+    let started = Instant::now();
+    let found = loop {
+        let r = lsp
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "scholia.search", "arguments": [{"query": "how hot should the room be", "mode": "semantic"}]}),
+            )
+            .await;
+        if r["mode"] == "semantic" || started.elapsed() > Duration::from_secs(30) {
+            break r;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(found["hits"][0]["path"], "Fermentation temperature.md", "{found}");
+    assert_eq!(
+        server.count_prefixed("/hub-lfs"),
+        2,
+        "the editor's server fetched nothing"
+    );
+    lsp.shutdown().await;
 
     // Two fetches at once into an empty cache: both end with the one whole model.
     let cache = tempfile::tempdir().unwrap();
