@@ -78,8 +78,12 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             // The vectors, when embeddings are configured: done before this command ends.
             let engine = load_engine(Some(session.vault().root()))?;
             let warning = {
-                let _waiting = engine.meaning_waits_on().map(render::Waiting::on);
-                engine.meaning_to_index(&session, &stopped)
+                let mut waiting = engine.meaning_waits_on().map(render::Waiting::on);
+                engine.meaning_to_index(&session, &stopped, &mut |bytes| {
+                    if let Some(w) = &mut waiting {
+                        w.received(bytes);
+                    }
+                })
             };
             let embedded = match session.index().embedder() {
                 Some(_) => Some(session.embed_now(&mut render::embed_bar(), &stopped)?),

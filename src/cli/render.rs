@@ -74,7 +74,12 @@ pub fn embed_bar() -> impl FnMut(scholia::index::EmbedProgress) {
 
 /// A line on a terminal while a command waits on something that may take long (an
 /// embeddings endpoint's cold model), cleared when the wait ends.
-pub struct Waiting(bool);
+pub struct Waiting {
+    what: String,
+    tty: bool,
+    /// When the bytes received were last shown.
+    shown: Option<std::time::Instant>,
+}
 
 impl Waiting {
     pub fn on(what: String) -> Waiting {
@@ -82,13 +87,30 @@ impl Waiting {
         if tty {
             eprint!("\rwaiting for {what} (Ctrl-C skips the vectors; the word index is saved)");
         }
-        Waiting(tty)
+        Waiting { what, tty, shown: None }
+    }
+
+    /// A model's download has received `bytes` so far (shown ten times a second at most).
+    pub fn received(&mut self, bytes: u64) {
+        if !self.tty
+            || self
+                .shown
+                .is_some_and(|t| t.elapsed() < std::time::Duration::from_millis(100))
+        {
+            return;
+        }
+        self.shown = Some(std::time::Instant::now());
+        eprint!(
+            "\r\x1b[2Kwaiting for {}: {:.1} MB received (Ctrl-C skips the vectors; the word index is saved)",
+            self.what,
+            bytes as f64 / 1e6
+        );
     }
 }
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        if self.0 {
+        if self.tty {
             eprint!("\r\x1b[2K");
         }
     }

@@ -123,9 +123,15 @@ impl Engine {
         let (cell, config) = (embedder.clone(), settings.embeddings.clone());
         let ctx = Context {
             embedder: Arc::new(move || {
-                meaning::build(&cell, config.as_ref(), meaning::Patience::Patient, &|| false)
-                    .ok()
-                    .flatten()
+                meaning::build(
+                    &cell,
+                    config.as_ref(),
+                    meaning::Patience::Patient,
+                    &|| false,
+                    &mut |_| {},
+                )
+                .ok()
+                .flatten()
             }),
             llm: settings.llm.clone().map(|c| Arc::new(ChatClient::new(c))),
             fetcher: Fetcher::new(settings.allow_private_hosts),

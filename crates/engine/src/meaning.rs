@@ -28,13 +28,15 @@ pub(crate) enum Patience {
 }
 
 /// The embedder `config` chooses, built once into `cell` (the engine and the pipelines'
-/// context share one). `stop` ends an endpoint's first answer early; the failure is kept like
-/// any other (only a process that is ending stops). Blocking.
+/// context share one). `stop` ends an endpoint's first answer or a model's fetch early; the
+/// failure is kept like any other (only a process that is ending stops). `fetched` hears the
+/// bytes of a model fetched so far. Blocking.
 pub(crate) fn build(
     cell: &std::sync::OnceLock<Built>,
     config: Option<&EmbedConfig>,
     patience: Patience,
     stop: &dyn Fn() -> bool,
+    fetched: &mut dyn FnMut(u64),
 ) -> Built {
     cell.get_or_init(|| {
         let Some(config) = config else {
@@ -52,7 +54,7 @@ pub(crate) fn build(
                     message: "not fetched yet; `scholia index` (or the editor's or agent's server, in the background) fetches it once into the cache directory".into(),
                 })
             }
-            EmbedConfig::Hub { model, cache } => scholia_providers::hub::fetch(model, cache, stop, &mut |_| {})
+            EmbedConfig::Hub { model, cache } => scholia_providers::hub::fetch(model, cache, stop, fetched)
                 .and_then(|dir| scholia_embed::local::LocalModel::load(&dir))
                 .map(|m| Arc::new(m) as Arc<dyn Embedder>),
             EmbedConfig::Endpoint(c) => {
@@ -78,7 +80,13 @@ impl Engine {
     /// The embedder the settings choose, built on first use; `Ok(None)` when none is
     /// configured, `Err` (a warning) when it could not be had. Blocking.
     pub(crate) fn embedder(&self, patience: Patience) -> Result<Option<Arc<dyn Embedder>>, String> {
-        build(&self.embedder, self.settings.embeddings.as_ref(), patience, &|| false)
+        build(
+            &self.embedder,
+            self.settings.embeddings.as_ref(),
+            patience,
+            &|| false,
+            &mut |_| {},
+        )
     }
 
     /// The endpoint a command would wait on to start its vectors (as messages show it, never
@@ -102,21 +110,38 @@ impl Engine {
     }
 
     /// Gives `session` the embedder now, for a command that computes the vault's vectors
-    /// (`scholia index`: an endpoint's cold model may take its time, until `stop`); the
-    /// warning, when embeddings are configured and could not be had, for the caller to show.
-    /// Blocking.
-    pub fn meaning_to_index(&self, session: &VaultSession, stop: &dyn Fn() -> bool) -> Option<String> {
-        self.use_meaning(session, Patience::Patient, stop)
+    /// (`scholia index`: an endpoint's cold model may take its time, a named model is fetched,
+    /// until `stop`; `fetched` hears the bytes of the model so far); the warning, when
+    /// embeddings are configured and could not be had, for the caller to show. Blocking.
+    pub fn meaning_to_index(
+        &self,
+        session: &VaultSession,
+        stop: &dyn Fn() -> bool,
+        fetched: &mut dyn FnMut(u64),
+    ) -> Option<String> {
+        self.use_meaning(session, Patience::Patient, stop, fetched)
     }
 
     /// [`Engine::meaning_to_index`] for a search someone waits on: a dead or hung endpoint
     /// gives way to words within seconds. Blocking.
     pub fn meaning_to_search(&self, session: &VaultSession) -> Option<String> {
-        self.use_meaning(session, Patience::Quick, &|| false)
+        self.use_meaning(session, Patience::Quick, &|| false, &mut |_| {})
     }
 
-    fn use_meaning(&self, session: &VaultSession, patience: Patience, stop: &dyn Fn() -> bool) -> Option<String> {
-        match build(&self.embedder, self.settings.embeddings.as_ref(), patience, stop) {
+    fn use_meaning(
+        &self,
+        session: &VaultSession,
+        patience: Patience,
+        stop: &dyn Fn() -> bool,
+        fetched: &mut dyn FnMut(u64),
+    ) -> Option<String> {
+        match build(
+            &self.embedder,
+            self.settings.embeddings.as_ref(),
+            patience,
+            stop,
+            fetched,
+        ) {
             Ok(Some(e)) => {
                 session.index().set_embedder(e);
                 None
@@ -141,8 +166,10 @@ impl Engine {
             return;
         }
         let (cell, config) = (self.embedder.clone(), self.settings.embeddings.clone());
-        let built =
-            scholia_base::spawn_blocking(move || build(&cell, config.as_ref(), Patience::Patient, &|| false)).await;
+        let built = scholia_base::spawn_blocking(move || {
+            build(&cell, config.as_ref(), Patience::Patient, &|| false, &mut |_| {})
+        })
+        .await;
         match built {
             Ok(Some(e)) => session.index().set_embedder(e),
             Ok(None) => {}

@@ -157,6 +157,12 @@ pub fn fetch(
         match got {
             Ok(()) => {}
             Err(Failure::Missing(_)) if !required => {}
+            Err(Failure::Missing(why)) if *file == REQUIRED[0] => {
+                return Err(fail(format!(
+                    "{file}: {why}; is `{}` a sentence-transformers model on this hub?",
+                    model.repo
+                )));
+            }
             Err(Failure::Stopped) => {
                 return Err(EmbedError::Stopped(format!(
                     "while fetching {} ({received} bytes received)",
