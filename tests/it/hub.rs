@@ -128,6 +128,10 @@ async fn a_named_model_is_fetched_once_and_answers_by_meaning() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("not fetched yet"), "{}", stderr(&out));
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    // Research does not wait for the download either: it relates notes by words.
+    let out = v.cli(&e, &["research", "Kombucha.md"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(v.read("Kombucha.md").contains("## Research"));
     assert_eq!(server.count_prefixed("/hub"), 0);
 
     let out = v.cli(&e, &["index"]).await;

@@ -123,6 +123,9 @@ impl Engine {
         let (cell, config) = (embedder.clone(), settings.embeddings.clone());
         let ctx = Context {
             embedder: Arc::new(move || {
+                if meaning::would_download(&cell, config.as_ref()) {
+                    return None;
+                }
                 meaning::build(
                     &cell,
                     config.as_ref(),

@@ -76,6 +76,18 @@ pub(crate) fn build(
     .clone()
 }
 
+/// Whether building the embedder would download a model first (a named one not yet in the
+/// cache, nor built): research, which reads meaning on its way, goes on by words instead of
+/// waiting for it (`scholia index` and the servers' background fetch it). Said in the log.
+pub(crate) fn would_download(cell: &std::sync::OnceLock<Built>, config: Option<&EmbedConfig>) -> bool {
+    let waits =
+        matches!(config, Some(EmbedConfig::Hub { model, cache }) if cell.get().is_none() && !model.is_fetched(cache));
+    if waits {
+        tracing::warn!("embeddings: the model is not fetched yet; research relates notes by words this time");
+    }
+    waits
+}
+
 impl Engine {
     /// The embedder the settings choose, built on first use; `Ok(None)` when none is
     /// configured, `Err` (a warning) when it could not be had. Blocking.
@@ -158,11 +170,7 @@ impl Engine {
         if self.settings.embeddings.is_none() || session.index().embedder().is_some() {
             return;
         }
-        // Research does not wait for a model's download (the server's background fetches it).
-        if let Some(EmbedConfig::Hub { model, cache }) = &self.settings.embeddings
-            && self.embedder.get().is_none()
-            && !model.is_fetched(cache)
-        {
+        if would_download(&self.embedder, self.settings.embeddings.as_ref()) {
             return;
         }
         let (cell, config) = (self.embedder.clone(), self.settings.embeddings.clone());
