@@ -189,9 +189,16 @@ pub async fn execute_status(state: &Arc<State>) -> RpcResult<Option<Value>> {
     let vault = match state.host.vault().get() {
         Ok(v) => {
             let index = v.index().clone();
-            let (notes, writer) = scholia_base::spawn_blocking(move || (index.num_notes(), index.is_writer())).await;
+            let (notes, writer, vectors) = scholia_base::spawn_blocking(move || {
+                (
+                    index.num_notes(),
+                    index.is_writer(),
+                    index.vectors().map(|set| set.len()),
+                )
+            })
+            .await;
             json!({"state": "ready", "root": v.vault().root(), "notes": notes, "index_writer": writer,
-                   "index_dir": v.index().dir()})
+                   "index_dir": v.index().dir(), "vectors": vectors})
         }
         Err(e) => json!({"state": e.code, "message": e.message}),
     };

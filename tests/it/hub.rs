@@ -217,6 +217,18 @@ async fn a_named_model_is_fetched_once_and_answers_by_meaning() {
         2,
         "the editor's server fetched nothing"
     );
+    // Its status (`:checkhealth scholia`) says where the vectors come from.
+    let status = lsp
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "scholia.status", "arguments": []}),
+        )
+        .await;
+    let meaning = &status["providers"]["embeddings"];
+    assert_eq!(meaning["source"], "hub", "{status}");
+    assert_eq!(meaning["fetched"], true, "{status}");
+    assert!(meaning["model"].as_str().unwrap().contains(NAME), "{status}");
+    assert_eq!(status["vault"]["vectors"], 7, "{status}");
     lsp.shutdown().await;
 
     // Two fetches at once into an empty cache: both end with the one whole model.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::Engine;
-use crate::config::SearchProvider;
+use crate::config::{EmbedConfig, SearchProvider};
 use scholia_providers::http::redact;
 
 #[derive(Debug, Clone, Serialize)]
@@ -15,6 +15,8 @@ pub struct Providers {
     pub search: SearchInfo,
     pub sonar: Option<SonarInfo>,
     pub gemini_api: Option<GeminiApiInfo>,
+    /// Where vectors come from, when embeddings are configured.
+    pub embeddings: Option<EmbeddingsInfo>,
     /// The Gemini CLI program deep search runs.
     pub gemini_cli: String,
     pub data_dir: PathBuf,
@@ -40,6 +42,19 @@ pub struct SearchInfo {
 pub struct SonarInfo {
     pub base_url: String,
     pub default_model: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EmbeddingsInfo {
+    /// `local` (a model directory), `hub` (a model named on a hub) or `endpoint`.
+    pub source: &'static str,
+    /// What it is, as messages show it (never a key).
+    pub model: String,
+    /// Whether a model named on a hub is in the cache yet; `None` for the others.
+    pub fetched: Option<bool>,
+    /// Why there are no vectors, once the model was asked for and could not be had (the
+    /// warning a search gives).
+    pub problem: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -76,6 +91,19 @@ impl Engine {
             gemini_api: s.gemini_api.as_ref().map(|(base, _)| GeminiApiInfo {
                 base_url: redact(base),
                 agent: self.gemini_agent(None),
+            }),
+            embeddings: s.embeddings.as_ref().map(|e| EmbeddingsInfo {
+                source: match e {
+                    EmbedConfig::Local { .. } => "local",
+                    EmbedConfig::Hub { .. } => "hub",
+                    EmbedConfig::Endpoint(_) => "endpoint",
+                },
+                model: e.describe(),
+                fetched: match e {
+                    EmbedConfig::Hub { model, cache } => Some(model.is_fetched(cache)),
+                    _ => None,
+                },
+                problem: self.embedder.get().and_then(|built| built.as_ref().err().cloned()),
             }),
             gemini_cli: s.gemini_cli.program.clone(),
             data_dir: s.dirs.data.clone(),

@@ -178,7 +178,8 @@ t.log(':ScholiaTask cancel works')
 vim.cmd('checkhealth scholia')
 local health = t.buffer_text()
 for _, want in ipairs({ 'binary: ' .. t.bin, 'scholia 0.1.0', 'offers every command this plugin sends', 'notes indexed',
-  'research LLM: valid at http://127.0.0.1', 'Ask Sonar: OpenRouter', 'background deep research: Gemini Interactions' }) do
+  'research LLM: valid at http://127.0.0.1', 'Ask Sonar: OpenRouter', 'background deep research: Gemini Interactions',
+  'meaning: no embeddings' }) do
   if not health:find(want, 1, true) then t.fail('checkhealth lacks "' .. want .. '":\n' .. health) end
 end
 for secret in (os.getenv('SECRETS') or ''):gmatch('[^,]+') do

@@ -98,6 +98,19 @@ function M.check()
   else
     h.info('background deep research: no GEMINI_API_KEY — background tasks run scholia\'s own deep search')
   end
+  local e = p.embeddings
+  if e and e ~= vim.NIL then
+    if e.problem and e.problem ~= vim.NIL then
+      h.warn('meaning: ' .. e.problem)
+    elseif e.fetched == false then
+      h.info('meaning: ' .. e.model .. ' — not fetched yet; the server fetches it in the background')
+    else
+      local n = v.vectors
+      h.ok('meaning: ' .. e.model .. ((n and n ~= vim.NIL) and string.format(' (%d notes have vectors)', n) or ''))
+    end
+  else
+    h.info('meaning: no embeddings — search and related notes go by words; set SCHOLIA_EMBED_MODEL_PATH, SCHOLIA_EMBED_HUB_MODEL or SCHOLIA_EMBED_BASE_URL')
+  end
   local gemini = vim.fn.exepath(p.gemini_cli)
   if gemini ~= '' then
     h.ok('deep search: Gemini CLI ' .. gemini)
