@@ -49,7 +49,8 @@ pub const NAME_FORM: &str =
 
 impl HubModel {
     /// `owner/name` or `owner/name@revision` (letters, digits, `-`, `_`, `.`; no part starting
-    /// with `.` or `-`); `hub` a base URL. `Err` names the form.
+    /// with `.` or `-`, nor holding `..` or `--`, as the hub has them: `--` joins the parts of
+    /// its directory's name, which must be one model's); `hub` a base URL. `Err` names the form.
     pub fn parse(name: &str, hub: &str) -> Result<HubModel, String> {
         let (repo, revision) = name.trim().split_once('@').unwrap_or((name.trim(), "main"));
         let part_ok = |p: &str| {
@@ -57,6 +58,7 @@ impl HubModel {
                 && p.len() <= 96
                 && !p.starts_with(['.', '-'])
                 && !p.contains("..")
+                && !p.contains("--")
                 && p.chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         };
@@ -363,6 +365,7 @@ mod tests {
         // Nothing that could leave the models directory or pass for an option.
         for bad in [
             "", "name", "o/n/x", "../n", "o/..", "o/.n", "-o/n", "o/n@", "o/n@../x", "o/n m", "o\\n", "o/n@-x", "/n",
+            "a--b/c", "a/b--c",
         ] {
             assert_eq!(HubModel::parse(bad, DEFAULT_HUB), Err(NAME_FORM.to_string()), "{bad}");
         }
