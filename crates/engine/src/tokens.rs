@@ -58,8 +58,7 @@ pub struct Tokens {
 
 /// The token's hash as the file keeps it.
 pub fn hash(token: &str) -> String {
-    let digest = Sha256::digest(token.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    scholia_base::hex(&Sha256::digest(token.as_bytes()))
 }
 
 fn invalid(path: &Path, why: impl std::fmt::Display) -> Error {

@@ -155,8 +155,10 @@ impl EndpointEmbedder {
                         let text = crate::http::read_text(r, 4096).await.unwrap_or_default();
                         return Err(fail(format!("HTTP {status}: {}", text.trim())));
                     }
-                    Err(e) if e.is_timeout() || (e.is_connect() && budget.retry_refused) => (reason(e), None),
-                    Err(e) => return Err(fail(reason(e))),
+                    Err(e) if e.is_timeout() || (e.is_connect() && budget.retry_refused) => {
+                        (crate::http::reason(e), None)
+                    }
+                    Err(e) => return Err(fail(crate::http::reason(e))),
                 };
                 let backoff = Duration::from_millis(250 * 2u64.pow(attempt.min(6)) + fastrand::u64(0..250));
                 let wait = retry.1.unwrap_or(backoff);
@@ -166,34 +168,12 @@ impl EndpointEmbedder {
                 tokio::time::sleep(wait).await;
             }
         };
-        let stopped = async {
-            while !stop() {
-                tokio::time::sleep(STOP_POLL).await;
-            }
-        };
         self.rt.block_on(async {
             tokio::select! {
                 answer = asked => answer,
-                () = stopped => Err(EmbedError::Stopped(format!("while waiting for {}", self.where_()))),
+                () = crate::http::stopped(stop, STOP_POLL) => Err(EmbedError::Stopped(format!("while waiting for {}", self.where_()))),
             }
         })
-    }
-}
-
-/// Why a request failed, as a person reads it: reqwest's words and the cause under them
-/// (`error sending request: Connection refused (os error 111)`, not only the first half).
-fn reason(e: reqwest::Error) -> String {
-    let e = e.without_url();
-    let top = e.to_string();
-    let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(&e);
-    let mut last = None;
-    while let Some(c) = cause {
-        last = Some(c.to_string());
-        cause = c.source();
-    }
-    match last {
-        Some(l) if !top.contains(&l) => format!("{top}: {l}"),
-        _ => top,
     }
 }
 

@@ -34,6 +34,31 @@ pub fn past_deadline(wait: Duration, deadline: Instant) -> bool {
     Instant::now().checked_add(wait).is_none_or(|t| t >= deadline)
 }
 
+/// Why a request failed, as a person reads it: reqwest's words and the cause under them
+/// (`error sending request: Connection refused (os error 111)`, not only the first half).
+pub fn reason(e: reqwest::Error) -> String {
+    let e = e.without_url();
+    let top = e.to_string();
+    let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(&e);
+    let mut last = None;
+    while let Some(c) = cause {
+        last = Some(c.to_string());
+        cause = c.source();
+    }
+    match last {
+        Some(l) if !top.contains(&l) => format!("{top}: {l}"),
+        _ => top,
+    }
+}
+
+/// Returns once `stop` says so, asking every `poll`: raced against a request (`select!`), it
+/// ends the wait at once when a command is stopped (Ctrl-C, a server shutting down).
+pub async fn stopped(stop: &dyn Fn() -> bool, poll: Duration) {
+    while !stop() {
+        tokio::time::sleep(poll).await;
+    }
+}
+
 /// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
 fn http_date(v: &str) -> Option<SystemTime> {
     let format = time::macros::format_description!(

@@ -153,7 +153,7 @@ pub fn fetch(
         let got = rt.block_on(async {
             tokio::select! {
                 got = download(&http, model, file, &to, &mut received, progress) => got,
-                () = stopped(stop) => Err(Failure::Stopped),
+                () = crate::http::stopped(stop, STOP_POLL) => Err(Failure::Stopped),
             }
         });
         match got {
@@ -205,12 +205,6 @@ impl Drop for Partial {
     }
 }
 
-async fn stopped(stop: &dyn Fn() -> bool) {
-    while !stop() {
-        tokio::time::sleep(STOP_POLL).await;
-    }
-}
-
 /// `file` of `model` into `to`, following the hub's redirects and checking what the first
 /// answer says of the file (its length, and its SHA-256 for a large one).
 async fn download(
@@ -229,7 +223,7 @@ async fn download(
             .get(&url)
             .send()
             .await
-            .map_err(|e| Failure::Other(format!("{}: {}", crate::http::redact(&url), e.without_url())))?;
+            .map_err(|e| Failure::Other(format!("{}: {}", crate::http::redact(&url), crate::http::reason(e))))?;
         let header = |name: &str| r.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
         sha = sha.or_else(|| header("x-linked-etag").map(|e| e.trim_matches('"').to_ascii_lowercase()));
         size = size.or_else(|| header("x-linked-size").and_then(|s| s.parse::<u64>().ok()));
@@ -284,7 +278,7 @@ async fn download(
     while let Some(chunk) = r
         .chunk()
         .await
-        .map_err(|e| Failure::Other(format!("reading it: {}", e.without_url())))?
+        .map_err(|e| Failure::Other(format!("reading it: {}", crate::http::reason(e))))?
     {
         length += chunk.len() as u64;
         if length > MAX_FILE {
@@ -299,7 +293,7 @@ async fn download(
     if let Some(want) = size.filter(|n| *n != length) {
         return Err(Failure::Other(format!("{length} bytes received of {want}")));
     }
-    let got: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let got = scholia_base::hex(&hash.finalize());
     match sha {
         Some(want) if is_sha256(&want) && want != got => {
             Err(Failure::Other(format!("its SHA-256 is {got}, the hub said {want}")))

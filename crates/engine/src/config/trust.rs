@@ -71,7 +71,7 @@ impl std::fmt::Display for Untrusted {
 }
 
 pub fn hash(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    scholia_base::hex(&Sha256::digest(bytes))
 }
 
 fn store_path(config_dir: &Path) -> PathBuf {
