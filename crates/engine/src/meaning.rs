@@ -48,7 +48,7 @@ pub(crate) fn build(
             }
             // A command someone waits on does not wait for a download: `scholia index` and
             // the servers' background fetch it.
-            EmbedConfig::Hub { model, cache } if patience == Patience::Quick && !model.is_fetched(cache) => {
+            EmbedConfig::Hub { model, .. } if patience == Patience::Quick && config.awaits_download() => {
                 Err(EmbedError::Model {
                     path: model.describe(),
                     message: "not fetched yet; `scholia index` (or the editor's or agent's server, in the background) fetches it once into the cache directory".into(),
@@ -80,8 +80,7 @@ pub(crate) fn build(
 /// cache, nor built): research, which reads meaning on its way, goes on by words instead of
 /// waiting for it (`scholia index` and the servers' background fetch it). Said in the log.
 pub(crate) fn would_download(cell: &std::sync::OnceLock<Built>, config: Option<&EmbedConfig>) -> bool {
-    let waits =
-        matches!(config, Some(EmbedConfig::Hub { model, cache }) if cell.get().is_none() && !model.is_fetched(cache));
+    let waits = cell.get().is_none() && config.is_some_and(EmbedConfig::awaits_download);
     if waits {
         tracing::warn!("embeddings: the model is not fetched yet; research relates notes by words this time");
     }
@@ -106,7 +105,7 @@ impl Engine {
     /// for.
     pub fn meaning_waits_on(&self) -> Option<String> {
         match self.settings.embeddings.as_ref()? {
-            EmbedConfig::Hub { model, cache } if self.embedder.get().is_none() && !model.is_fetched(cache) => {
+            c @ EmbedConfig::Hub { model, cache } if self.embedder.get().is_none() && c.awaits_download() => {
                 Some(format!(
                     "{} to be fetched into {} (once)",
                     model.describe(),

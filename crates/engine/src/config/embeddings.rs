@@ -31,6 +31,12 @@ pub enum EmbedConfig {
 }
 
 impl EmbedConfig {
+    /// Whether building the embedder downloads a model first: one named on a hub that is not
+    /// in the cache yet.
+    pub fn awaits_download(&self) -> bool {
+        matches!(self, EmbedConfig::Hub { model, cache } if !model.is_fetched(cache))
+    }
+
     /// What it is, for messages (never a key).
     pub fn describe(&self) -> String {
         match self {
