@@ -1,5 +1,5 @@
-"""A plain NumPy sentence-transformers BERT (all-MiniLM-L6-v2 layout): the reference the Rust
-model is checked against, and the sanity figure of the paraphrase benchmark.
+"""A plain NumPy sentence-transformers BERT or XLM-RoBERTa (all-MiniLM-L6-v2's layout): the
+reference the Rust model is checked against, and the sanity figure of the paraphrase benchmark.
 
     python3 benches/embed/reference.py MODEL_DIR "sentence one" "sentence two" ...
 
@@ -24,7 +24,7 @@ def load(path):
         if name == "__metadata__" or t["dtype"] != "F32":
             continue
         a, b = t["data_offsets"]
-        out[name.removeprefix("bert.")] = np.frombuffer(data[a:b], dtype=np.float32).reshape(t["shape"])
+        out[name.removeprefix("bert.").removeprefix("roberta.")] = np.frombuffer(data[a:b], dtype=np.float32).reshape(t["shape"])
     return out
 
 
@@ -45,9 +45,12 @@ def gelu(x):
 
 def embed(w, cfg, ids):
     n_heads = cfg["num_attention_heads"]
-    x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][: len(ids)]
+    norm = lambda x, w_, b_: layer_norm(x, w_, b_, cfg.get("layer_norm_eps", 1e-12))
+    # XLM-RoBERTa numbers positions after the padding id (from 2); BERT from 0.
+    first = cfg.get("pad_token_id", 1) + 1 if cfg.get("model_type") in ("roberta", "xlm-roberta", "camembert") else 0
+    x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][first : first + len(ids)]
     x = x + w["embeddings.token_type_embeddings.weight"][0]
-    x = layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+    x = norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
     d = x.shape[1] // n_heads
     for i in range(cfg["num_hidden_layers"]):
         p = f"encoder.layer.{i}."
@@ -60,9 +63,9 @@ def embed(w, cfg, ids):
             scores = np.exp(scores - scores.max(-1, keepdims=True))
             scores /= scores.sum(-1, keepdims=True)
             ctx[:, s] = scores @ v[:, s]
-        x = layer_norm(x + lin(ctx, "attention.output.dense"), w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"])
+        x = norm(x + lin(ctx, "attention.output.dense"), w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"])
         inter = gelu(lin(x, "intermediate.dense"))
-        x = layer_norm(x + lin(inter, "output.dense"), w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
+        x = norm(x + lin(inter, "output.dense"), w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
     pooled = x.mean(0)
     return pooled / np.linalg.norm(pooled)
 

@@ -251,6 +251,58 @@ async fn a_named_model_is_fetched_once_and_answers_by_meaning() {
     )));
 }
 
+/// A multilingual model (XLM-RoBERTa with a SentencePiece tokenizer, as
+/// paraphrase-multilingual-MiniLM-L12-v2 is; here a tiny one with random weights, the one the
+/// embed crate checks against its NumPy reference) named on the hub: fetched by `scholia
+/// index`, it embeds notes in six scripts, and a search by meaning answers with no warning.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_multilingual_sentencepiece_model_is_fetched_and_embeds_every_script() {
+    let data = crate::support::repo().join("crates/embed/testdata");
+    let model = tempfile::tempdir().unwrap();
+    std::fs::create_dir(model.path().join("1_Pooling")).unwrap();
+    for f in [
+        "config.json",
+        "model.safetensors",
+        "sentence_bert_config.json",
+        "1_Pooling/config.json",
+    ] {
+        std::fs::copy(data.join("xlmr").join(f), model.path().join(f)).unwrap();
+    }
+    std::fs::copy(data.join("spm/tokenizer.json"), model.path().join("tokenizer.json")).unwrap();
+    let name = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2";
+    let server = fakes().await;
+    server.host_model(name, model.path().to_path_buf());
+    let e = env(&[
+        ("SCHOLIA_EMBED_HUB_MODEL", name),
+        ("SCHOLIA_EMBED_HUB_URL", &format!("{}/hub", server.base())),
+    ]);
+    let v = crate::support::TestVault::with_files(&[
+        ("Sauerteig.md", "# Sauerteig\n\nDer Starter braucht Wärme und Mehl.\n"),
+        ("発酵.md", "# 発酵\n\n温度が高いと発酵が速くなります。\n"),
+        ("Закваска.md", "# Закваска\n\nЗакваске нужно тепло и мука.\n"),
+        ("تخمير.md", "# تخمير\n\nيحتاج العجين إلى الدفء.\n"),
+        ("Lên men.md", "# Lên men\n\nNhiệt độ cao làm men nở nhanh hơn.\n"),
+        ("Starter.md", "# Starter\n\nThe <s>old</s> starter needs warmth.\n"),
+    ]);
+    let out = v.cli(&e, &["index"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("vectors: 6 notes embedded"), "{}", stdout(&out));
+    let out = v
+        .cli(
+            &e,
+            &["search", "Wärme für den Teig", "--mode", "semantic", "--limit", "6"],
+        )
+        .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).lines().filter(|l| l.contains(".md")).count(),
+        6,
+        "{}",
+        stdout(&out)
+    );
+}
+
 /// A name that is not `owner/name[@revision]` is an error naming the setting and the form, and
 /// an untrusted vault cannot name one (nor the hub).
 #[tokio::test(flavor = "multi_thread")]

@@ -18,6 +18,27 @@ pub struct Config {
     pub layer_norm_eps: f32,
     #[serde(default = "gelu")]
     pub hidden_act: String,
+    /// `xlm-roberta` (and RoBERTa's kin) count positions from the padding id plus one.
+    #[serde(default)]
+    pub model_type: String,
+    #[serde(default)]
+    pub pad_token_id: Option<usize>,
+}
+
+impl Config {
+    /// The row of the position table the first token reads: RoBERTa's family number
+    /// positions after the padding id (2 for XLM-RoBERTa), BERT from 0.
+    pub fn first_position(&self) -> usize {
+        match self.model_type.as_str() {
+            "roberta" | "xlm-roberta" | "camembert" => self.pad_token_id.unwrap_or(1) + 1,
+            _ => 0,
+        }
+    }
+
+    /// How many tokens the position table has room for.
+    pub fn positions(&self) -> usize {
+        self.max_position_embeddings.saturating_sub(self.first_position())
+    }
 }
 
 fn eps() -> f32 {
@@ -126,13 +147,15 @@ impl Bert {
     /// The last layer's states of `ids` (`[len, hidden]`, row-major).
     pub fn forward(&self, ids: &[u32]) -> Vec<f32> {
         let h = self.cfg.hidden_size;
-        let len = ids.len().min(self.cfg.max_position_embeddings);
+        let len = ids.len().min(self.cfg.positions());
+        let first = self.cfg.first_position();
         let mut x = vec![0f32; len * h];
         for (t, id) in ids.iter().take(len).enumerate() {
             let id = (*id as usize).min(self.vocab - 1);
             let row = &mut x[t * h..(t + 1) * h];
+            let pos = (first + t) * h;
             for (j, v) in row.iter_mut().enumerate() {
-                *v = self.word[id * h + j] + self.pos[t * h + j] + self.token_type[j];
+                *v = self.word[id * h + j] + self.pos[pos + j] + self.token_type[j];
             }
         }
         layer_norm(&mut x, h, &self.ln, self.cfg.layer_norm_eps);

@@ -1,14 +1,18 @@
 //! Meaning as vectors. The [`Embedder`] port (what the index and the pipelines ask of a model:
 //! texts in, unit vectors out), a sentence-transformers BERT model run in this process on the
-//! CPU ([`local::LocalModel`]: WordPiece tokenizer, safetensors weights, the pooling and
+//! CPU ([`local::LocalModel`]: WordPiece or SentencePiece tokenizer, safetensors weights, the pooling and
 //! normalisation the model directory declares), and the int8 form vectors are kept in.
 //!
 //! Depends on `base` only. An endpoint (OpenAI-compatible `/v1/embeddings`) is an adapter in
 //! `providers`; the engine chooses which one the index gets.
 
 mod bert;
+mod charsmap;
 pub mod local;
 mod safetensors;
+mod spm;
+pub mod tokenizer;
+mod unigram;
 mod vector;
 pub mod wordpiece;
 

@@ -1,7 +1,9 @@
-//! A sentence-transformers model directory run in this process: `config.json` (a BERT
-//! encoder), `model.safetensors`, `tokenizer.json` (WordPiece), `1_Pooling/config.json` (mean,
-//! CLS or max pooling), `modules.json` (whether vectors are normalised) and
-//! `sentence_bert_config.json` (how many tokens a text is read to). Nothing is downloaded.
+//! A sentence-transformers model directory run in this process: `config.json` (a BERT or
+//! XLM-RoBERTa encoder), `model.safetensors`, `tokenizer.json` (WordPiece, or SentencePiece's
+//! Unigram), `1_Pooling/config.json` (mean, CLS or max pooling) and `sentence_bert_config.json`
+//! (how many tokens a text is read to). Vectors are always made unit length: the index compares
+//! them by cosine, which is what these models are trained for, with or without their own
+//! `Normalize` module. Nothing is downloaded.
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +11,7 @@ use rayon::prelude::*;
 
 use crate::bert::{Bert, Config};
 use crate::safetensors::Tensors;
-use crate::wordpiece::WordPiece;
+use crate::tokenizer::Tokenizer;
 use crate::{EmbedError, Embedder, normalize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,9 +26,8 @@ pub struct LocalModel {
     /// Its vector of [`crate::PROBE`], once asked for.
     probe: std::sync::OnceLock<Vec<f32>>,
     bert: Bert,
-    tokenizer: WordPiece,
+    tokenizer: Tokenizer,
     pooling: Pooling,
-    normalized: bool,
     max_tokens: usize,
 }
 
@@ -45,7 +46,7 @@ impl LocalModel {
             })
         };
         let cfg: Config = serde_json::from_str(&read("config.json")?).map_err(|e| fail(format!("config.json: {e}")))?;
-        let tokenizer = WordPiece::from_json(&read("tokenizer.json")?).map_err(fail)?;
+        let tokenizer = Tokenizer::from_json(&read("tokenizer.json")?).map_err(fail)?;
         let pooling: serde_json::Value = serde_json::from_str(&read("1_Pooling/config.json")?)
             .map_err(|e| fail(format!("1_Pooling/config.json: {e}")))?;
         let pooling = if pooling["pooling_mode_mean_tokens"] == true {
@@ -59,19 +60,17 @@ impl LocalModel {
                 "1_Pooling/config.json: no pooling mode this reader knows (mean, cls, max)".into(),
             ));
         };
-        let normalized = std::fs::read_to_string(dir.join("modules.json"))
-            .map(|m| m.contains("Normalize"))
-            .unwrap_or(false);
         let max_tokens = std::fs::read_to_string(dir.join("sentence_bert_config.json"))
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
             .and_then(|v| v["max_seq_length"].as_u64())
             .map_or(256, |n| n as usize)
-            .min(cfg.max_position_embeddings);
+            .min(cfg.positions());
         let weights = dir.join("model.safetensors");
-        let bytes = std::fs::read(&weights).map_err(|e| fail(format!("model.safetensors: {e}")))?;
-        let size = bytes.len();
-        let tensors = Tensors::parse(bytes).map_err(|e| fail(format!("model.safetensors: {e}")))?;
+        let size = std::fs::metadata(&weights)
+            .map_err(|e| fail(format!("model.safetensors: {e}")))?
+            .len();
+        let tensors = Tensors::open(&weights).map_err(|e| fail(format!("model.safetensors: {e}")))?;
         let bert = Bert::load(cfg, &tensors).map_err(|e| fail(format!("model.safetensors: {e}")))?;
         let name = dir
             .file_name()
@@ -83,7 +82,6 @@ impl LocalModel {
             bert,
             tokenizer,
             pooling,
-            normalized,
             max_tokens,
         })
     }
@@ -114,9 +112,7 @@ impl LocalModel {
                 }
             }
         }
-        if self.normalized {
-            normalize(&mut v);
-        }
+        normalize(&mut v);
         v
     }
 
@@ -198,7 +194,36 @@ mod tests {
         let Some(dir) = model_dir() else { return };
         let model = LocalModel::load(&dir).unwrap();
         assert_eq!(model.dims(), 384);
-        let reference = include_str!("reference.jsonl");
+        check_reference(&model, include_str!("reference.jsonl"));
+    }
+
+    /// A tiny XLM-RoBERTa (random weights, `benches/embed/tiny_xlmr.py`) with the SentencePiece
+    /// tokenizer of `testdata/spm`: ids and vectors are the NumPy reference's, so positions
+    /// count from 2, `roberta.` names are read, and the text is cut to the position table.
+    #[test]
+    fn an_xlm_roberta_model_is_read_as_the_reference_reads_it() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("1_Pooling")).unwrap();
+        for f in [
+            "config.json",
+            "model.safetensors",
+            "sentence_bert_config.json",
+            "1_Pooling/config.json",
+        ] {
+            std::fs::copy(data.join("xlmr").join(f), dir.path().join(f)).unwrap();
+        }
+        std::fs::copy(data.join("spm/tokenizer.json"), dir.path().join("tokenizer.json")).unwrap();
+        let model = LocalModel::load(dir.path()).unwrap();
+        assert_eq!((model.dims(), model.max_tokens()), (12, 64));
+        check_reference(
+            &model,
+            &std::fs::read_to_string(data.join("xlmr/reference.jsonl")).unwrap(),
+        );
+    }
+
+    /// Each line of `reference` (text, ids, embedding) against the model.
+    fn check_reference(model: &LocalModel, reference: &str) {
         let cases: Vec<serde_json::Value> = reference.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         let texts: Vec<&str> = cases.iter().map(|c| c["text"].as_str().unwrap()).collect();
         let got = model.embed(&texts).unwrap();

@@ -1,31 +1,115 @@
 //! The safetensors format (a little-endian header length, a JSON header of tensors' dtype,
-//! shape and byte range, the raw data): F32 tensors read by name.
+//! shape and byte range, the raw data): F32, F16 and BF16 tensors read by name as f32 (a model
+//! published in half precision runs at full precision, from half the download).
 
 use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
 
 pub struct Tensors {
-    data: Vec<u8>,
-    /// name → (shape, byte range in `data`)
-    index: HashMap<String, (Vec<usize>, std::ops::Range<usize>)>,
+    source: Source,
+    index: Index,
+}
+
+/// name → (shape, its type, byte range in the source)
+type Index = HashMap<String, (Vec<usize>, Dtype, Range<usize>)>;
+
+/// Where the tensors' bytes are: a file is read a tensor at a time, in slices, so that loading
+/// a model holds little more than the model (a 470 MB multilingual one would otherwise need
+/// twice that while it loads).
+enum Source {
+    File(std::fs::File),
+    #[cfg(test)]
+    Bytes(Vec<u8>),
+}
+
+/// The bytes read at a time from a file.
+const SLICE: usize = 1 << 20;
+
+#[derive(Debug, Clone, Copy)]
+enum Dtype {
+    F32,
+    F16,
+    Bf16,
+}
+
+impl Dtype {
+    fn size(self) -> usize {
+        match self {
+            Dtype::F32 => 4,
+            Dtype::F16 | Dtype::Bf16 => 2,
+        }
+    }
+}
+
+/// An IEEE half-precision number as f32, exactly (subnormals, infinities and NaN included).
+fn f16_to_f32(h: u16) -> f32 {
+    let sign = ((h >> 15) as u32) << 31;
+    let exp = ((h >> 10) & 0x1f) as u32;
+    let frac = (h & 0x3ff) as u32;
+    let bits = match (exp, frac) {
+        (0, 0) => sign,
+        (0, _) => {
+            // Subnormal: value = frac * 2^-24.
+            let magnitude = frac as f32 * 2f32.powi(-24);
+            return if sign != 0 { -magnitude } else { magnitude };
+        }
+        (0x1f, _) => sign | 0x7f80_0000 | (frac << 13),
+        _ => sign | ((exp + 112) << 23) | (frac << 13),
+    };
+    f32::from_bits(bits)
 }
 
 impl Tensors {
-    /// Reads `bytes` (a whole `model.safetensors`); tensor names lose a leading `bert.`.
+    /// Opens a `model.safetensors` and reads its header; tensor names lose a leading `bert.`
+    /// or `roberta.`.
+    pub fn open(path: &std::path::Path) -> Result<Tensors, String> {
+        let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        let total = file.metadata().map_err(|e| e.to_string())?.len() as usize;
+        let mut head = [0u8; 8];
+        file.read_exact(&mut head).map_err(|_| "shorter than its header")?;
+        let n = Self::header_len(head, total)?;
+        let mut header = vec![0u8; n];
+        file.read_exact(&mut header).map_err(|e| format!("header: {e}"))?;
+        let index = Self::index(&header, 8 + n, total)?;
+        Ok(Tensors {
+            source: Source::File(file),
+            index,
+        })
+    }
+
+    /// [`Tensors::open`] on bytes in memory.
+    #[cfg(test)]
     pub fn parse(bytes: Vec<u8>) -> Result<Tensors, String> {
-        let n = bytes.get(..8).ok_or("shorter than its header")?;
-        let n = u64::from_le_bytes(n.try_into().expect("8 bytes")) as usize;
-        // A header is a few kB; a bound before parsing keeps a broken file from asking for more.
-        if n > 16 * 1024 * 1024 || 8 + n > bytes.len() {
+        let head = bytes.get(..8).ok_or("shorter than its header")?;
+        let n = Self::header_len(head.try_into().expect("8 bytes"), bytes.len())?;
+        let index = Self::index(&bytes[8..8 + n], 8 + n, bytes.len())?;
+        Ok(Tensors {
+            source: Source::Bytes(bytes),
+            index,
+        })
+    }
+
+    /// A header is a few kB; a bound before reading it keeps a broken file from asking for more.
+    fn header_len(head: [u8; 8], total: usize) -> Result<usize, String> {
+        let n = u64::from_le_bytes(head);
+        if n > 16 * 1024 * 1024 || 8 + n as usize > total {
             return Err(format!("a header of {n} bytes does not fit the file"));
         }
+        Ok(n as usize)
+    }
+
+    fn index(header: &[u8], base: usize, total: usize) -> Result<Index, String> {
         let header: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(&bytes[8..8 + n]).map_err(|e| format!("header: {e}"))?;
-        let base = 8 + n;
+            serde_json::from_slice(header).map_err(|e| format!("header: {e}"))?;
         let mut index = HashMap::new();
         for (name, t) in header {
-            if name == "__metadata__" || t["dtype"] != "F32" {
-                continue;
-            }
+            let dtype = match t["dtype"].as_str() {
+                Some("F32") => Dtype::F32,
+                Some("F16") => Dtype::F16,
+                Some("BF16") => Dtype::Bf16,
+                _ => continue,
+            };
             let shape: Vec<usize> = t["shape"]
                 .as_array()
                 .ok_or_else(|| format!("{name}: no shape"))?
@@ -38,22 +122,108 @@ impl Tensors {
                 .and_then(|o| Some(o.first()?.as_u64()? as usize..o.get(1)?.as_u64()? as usize))
                 .ok_or_else(|| format!("{name}: no data offsets"))?;
             let len: usize = shape.iter().product();
-            if range.end < range.start || range.end - range.start != len * 4 || base + range.end > bytes.len() {
+            if range.end < range.start || range.end - range.start != len * dtype.size() || base + range.end > total {
                 return Err(format!("{name}: its bytes do not fit its shape"));
             }
-            let key = name.strip_prefix("bert.").unwrap_or(&name).to_string();
-            index.insert(key, (shape, base + range.start..base + range.end));
+            let key = ["bert.", "roberta."]
+                .iter()
+                .find_map(|p| name.strip_prefix(p))
+                .unwrap_or(&name)
+                .to_string();
+            index.insert(key, (shape, dtype, base + range.start..base + range.end));
         }
-        Ok(Tensors { data: bytes, index })
+        Ok(index)
     }
 
     /// The tensor `name` as f32s, with its shape.
     pub fn get(&self, name: &str) -> Result<(Vec<usize>, Vec<f32>), String> {
-        let (shape, range) = self.index.get(name).ok_or_else(|| format!("no tensor `{name}`"))?;
-        let values = self.data[range.clone()]
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
-            .collect();
+        let (shape, dtype, range) = self.index.get(name).ok_or_else(|| format!("no tensor `{name}`"))?;
+        let mut values = Vec::with_capacity(range.len() / dtype.size());
+        let mut convert = |bytes: &[u8]| match dtype {
+            Dtype::F32 => values.extend(
+                bytes
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            ),
+            Dtype::F16 => values.extend(
+                bytes
+                    .chunks_exact(2)
+                    .map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]]))),
+            ),
+            Dtype::Bf16 => values.extend(
+                bytes
+                    .chunks_exact(2)
+                    .map(|b| f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16)),
+            ),
+        };
+        match &self.source {
+            Source::File(file) => {
+                let mut file = file;
+                file.seek(SeekFrom::Start(range.start as u64))
+                    .map_err(|e| format!("`{name}`: {e}"))?;
+                let mut buf = vec![0u8; SLICE.min(range.len())];
+                let mut left = range.len();
+                while left > 0 {
+                    let part = &mut buf[..SLICE.min(left)];
+                    file.read_exact(part).map_err(|e| format!("`{name}`: {e}"))?;
+                    convert(part);
+                    left -= part.len();
+                }
+            }
+            #[cfg(test)]
+            Source::Bytes(bytes) => convert(&bytes[range.clone()]),
+        }
         Ok((shape.clone(), values))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of one tensor per type, as the safetensors writer lays it out.
+    fn file(tensors: &[(&str, &str, Vec<u8>)]) -> Vec<u8> {
+        let mut header = serde_json::Map::new();
+        let mut data: Vec<u8> = Vec::new();
+        for (name, dtype, bytes) in tensors {
+            let n = bytes.len() / if *dtype == "F32" { 4 } else { 2 };
+            header.insert(
+                name.to_string(),
+                serde_json::json!({"dtype": dtype, "shape": [n], "data_offsets": [data.len(), data.len() + bytes.len()]}),
+            );
+            data.extend(bytes);
+        }
+        let head = serde_json::to_vec(&header).unwrap();
+        let mut out = (head.len() as u64).to_le_bytes().to_vec();
+        out.extend(head);
+        out.extend(data);
+        out
+    }
+
+    #[test]
+    fn half_precision_is_read_as_f32() {
+        let halves: Vec<u16> = vec![0x3c00, 0xc000, 0x0001, 0x7bff, 0x7c00, 0x0000, 0x3555];
+        let f16: Vec<u8> = halves.iter().flat_map(|h| h.to_le_bytes()).collect();
+        let bf16: Vec<u8> = [1.5f32, -0.0078125, 3.0e38]
+            .iter()
+            .flat_map(|x| ((x.to_bits() >> 16) as u16).to_le_bytes())
+            .collect();
+        let f32s: Vec<u8> = [0.25f32, -7.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let t = Tensors::parse(file(&[
+            ("bert.a", "F16", f16),
+            ("roberta.b", "BF16", bf16),
+            ("c", "F32", f32s),
+            ("d", "I64", vec![0; 8]),
+        ]))
+        .unwrap();
+        let (shape, a) = t.get("a").unwrap();
+        assert_eq!(shape, [7]);
+        assert_eq!(a[..6], [1.0, -2.0, 2f32.powi(-24), 65504.0, f32::INFINITY, 0.0]);
+        assert!((a[6] - 0.333_251_95).abs() < 1e-7, "{}", a[6]);
+        assert_eq!(t.get("b").unwrap().1[..2], [1.5, -0.0078125]);
+        assert_eq!(t.get("c").unwrap().1, [0.25, -7.0]);
+        assert!(t.get("d").unwrap_err().contains("no tensor"));
+        let short = file(&[("a", "F16", vec![0; 3])]);
+        assert!(Tensors::parse(short).is_err());
     }
 }

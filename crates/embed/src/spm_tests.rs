@@ -1,0 +1,129 @@
+use super::*;
+
+fn load(json: &str) -> SentencePiece {
+    SentencePiece::from_json(&serde_json::from_str(json).unwrap()).unwrap()
+}
+
+/// The tokenizer of `testdata/spm` in its older form, as `benches/embed/unigram_fixture.py`
+/// makes it: the charsmap alone, `add_prefix_space`, XLM-RoBERTa's added tokens.
+fn older(json: &str) -> SentencePiece {
+    let mut v: Value = serde_json::from_str(json).unwrap();
+    let charsmap = v["normalizer"]["normalizers"][0].clone();
+    assert_eq!(charsmap["type"], "Precompiled");
+    v["normalizer"] = charsmap;
+    v["pre_tokenizer"] = serde_json::json!({"type": "Metaspace", "replacement": "▁", "add_prefix_space": true});
+    let mask = v["model"]["vocab"].as_array().unwrap().len() - 1;
+    v["added_tokens"] = [(0, "<s>"), (1, "<pad>"), (2, "</s>"), (3, "<unk>"), (mask, "<mask>")]
+        .iter()
+        .map(|(id, c)| serde_json::json!({"id": id, "content": c, "single_word": false, "lstrip": *c == "<mask>", "rstrip": false, "normalized": false, "special": true}))
+        .collect();
+    SentencePiece::from_json(&v).unwrap()
+}
+
+/// The ids are those of Hugging Face's `tokenizers` for a SentencePiece model trained on the
+/// vault (nmt_nfkc, as XLM-RoBERTa's), on hostile text and on notes of all 38 languages, under
+/// the current and the older form of an XLM-RoBERTa `tokenizer.json`.
+/// `SCHOLIA_SPM_REFERENCE=DIR` checks another pair of files (`unigram_fixture.py --all`).
+#[test]
+fn ids_are_the_references() {
+    let dir = std::env::var("SCHOLIA_SPM_REFERENCE").ok();
+    let read = |name: &str| match &dir {
+        Some(d) => std::fs::read_to_string(format!("{d}/{name}")).unwrap(),
+        None => std::fs::read_to_string(format!("{}/testdata/spm/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+    };
+    let json = read("tokenizer.json");
+    let (current, older) = (load(&json), older(&json));
+    let (mut texts, mut differ) = (0, 0);
+    for line in read("ids.jsonl").lines() {
+        let case: Value = serde_json::from_str(line).unwrap();
+        let text = case["text"].as_str().unwrap();
+        let ids = |k: &str| -> Vec<u32> {
+            case[k]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i.as_u64().unwrap() as u32)
+                .collect()
+        };
+        let want = ids("ids");
+        assert_eq!(current.encode(text, usize::MAX), want, "{text:?}");
+        assert_eq!(current.count(text), want.len() - 2, "{text:?}");
+        let want_older = if case.get("older").is_some() {
+            ids("older")
+        } else {
+            want
+        };
+        differ += usize::from(case.get("older").is_some());
+        assert_eq!(older.encode(text, usize::MAX), want_older, "older form: {text:?}");
+        texts += 1;
+    }
+    assert!(
+        texts > 90 && differ > 10,
+        "{texts} texts, {differ} differ between the forms"
+    );
+}
+
+#[test]
+fn long_texts_are_cut_inside_the_frame() {
+    let json = std::fs::read_to_string(format!("{}/testdata/spm/tokenizer.json", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let t = load(&json);
+    let long = "words and more words ".repeat(200);
+    let ids = t.encode(&long, 16);
+    assert_eq!(ids.len(), 16);
+    assert_eq!((ids[0], ids[15]), (0, 2));
+    assert_eq!(ids[1..15], t.encode(&long, usize::MAX)[1..15]);
+    assert_eq!(t.encode("", 16), [0, 2]);
+}
+
+#[test]
+fn what_is_not_supported_is_named() {
+    let base = serde_json::json!({"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0]]}});
+    let with = |k: &str, v: Value| {
+        let mut b = base.clone();
+        b[k] = v;
+        SentencePiece::from_json(&b).unwrap_err()
+    };
+    assert!(with("normalizer", serde_json::json!({"type": "BertNormalizer"})).contains("`BertNormalizer` normalizer"));
+    assert!(with("pre_tokenizer", serde_json::json!({"type": "ByteLevel"})).contains("`ByteLevel` pre-tokenizer"));
+    assert!(with("post_processor", serde_json::json!({"type": "Weird"})).contains("`Weird` post-processor"));
+    let bad_regex = serde_json::json!({"type": "Replace", "pattern": {"Regex": "(?<=a)b"}, "content": ""});
+    assert!(with("normalizer", bad_regex).contains("Replace pattern"));
+}
+
+/// Added tokens: leftmost and longest, `lstrip`/`rstrip` take the spaces beside them,
+/// `single_word` only between non-word characters.
+#[test]
+fn added_tokens_are_cut_as_the_reference_cuts_them() {
+    let tokens = |specs: &[(&str, bool, bool, bool)]| -> Vec<Added> {
+        specs
+            .iter()
+            .enumerate()
+            .map(|(i, (c, l, r, w))| Added {
+                content: c.to_string(),
+                id: 100 + i as u32,
+                lstrip: *l,
+                rstrip: *r,
+                single_word: *w,
+            })
+            .collect()
+    };
+    let show = |parts: Vec<Part>| -> String {
+        parts
+            .iter()
+            .map(|p| match p {
+                Part::Text { text, at_start } => format!("[{text}{}]", if *at_start { "^" } else { "" }),
+                Part::Token(id) => format!("<{id}>"),
+            })
+            .collect()
+    };
+    let t = tokens(&[
+        ("<m>", true, false, false),
+        ("<m>x", false, true, false),
+        ("tok", false, false, true),
+    ]);
+    assert_eq!(show(split("a  <m> b", true, &t)), "[a^]<100>[ b]");
+    assert_eq!(show(split("a <m>x  b", true, &t)), "[a ^]<101>[b]");
+    assert_eq!(show(split("tok atok tok.", true, &t)), "<102>[ atok ]<102>[.]");
+    assert_eq!(show(split("<m>", true, &t)), "<100>");
+    assert_eq!(show(split("plain", false, &t)), "[plain]");
+}
