@@ -125,8 +125,18 @@ impl SentencePiece {
     }
 
     /// The prefix tokens, `text`'s pieces (at most what `max_len` leaves room for), the suffix.
+    ///
+    /// Only the start of a long text is read: no piece is longer than the longest in the
+    /// vocabulary, so `room` pieces come from at most `room` times that many bytes; with a
+    /// margin for what normalising removes, the rest cannot change them (a pasted megabyte
+    /// costs what its first kilobytes do).
     pub fn encode(&self, text: &str, max_len: usize) -> Vec<u32> {
         let room = max_len.saturating_sub(self.prefix.len() + self.suffix.len());
+        let reach = room.saturating_mul(self.model.longest() + 16).max(4096);
+        let text = match text.char_indices().nth(reach) {
+            Some((cut, _)) => &text[..cut],
+            None => text,
+        };
         let mut ids = self.prefix.clone();
         self.pieces(text, &mut ids, room + self.prefix.len());
         ids.truncate(room + self.prefix.len());

@@ -48,6 +48,12 @@ fn ids_are_the_references() {
         let want = ids("ids");
         assert_eq!(current.encode(text, usize::MAX), want, "{text:?}");
         assert_eq!(current.count(text), want.len() - 2, "{text:?}");
+        // Cut to what a model reads: the reference's first ids, then `</s>`.
+        for max_len in [8, 128] {
+            let mut cut = want[..want.len().min(max_len) - 1].to_vec();
+            cut.push(2);
+            assert_eq!(current.encode(text, max_len), cut, "{max_len}: {text:?}");
+        }
         let want_older = if case.get("older").is_some() {
             ids("older")
         } else {
@@ -126,4 +132,21 @@ fn added_tokens_are_cut_as_the_reference_cuts_them() {
     assert_eq!(show(split("tok atok tok.", true, &t)), "<102>[ atok ]<102>[.]");
     assert_eq!(show(split("<m>", true, &t)), "<100>");
     assert_eq!(show(split("plain", false, &t)), "[plain]");
+}
+
+/// A text far longer than the model reads costs what its first pieces cost: one unbroken
+/// megabyte (a pasted blob) gives the same first ids as its first kilobytes, at once.
+#[test]
+fn a_huge_text_is_read_only_as_far_as_the_model_reads() {
+    let json = std::fs::read_to_string(format!("{}/testdata/spm/tokenizer.json", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let t = load(&json);
+    for unit in ["x", "ab", "日本語", "word ", "<s>"] {
+        let huge = unit.repeat((1 << 20) / unit.len());
+        let started = std::time::Instant::now();
+        let ids = t.encode(&huge, 128);
+        let took = started.elapsed();
+        let short: String = huge.chars().take(8192).collect();
+        assert_eq!(ids, t.encode(&short, 128), "{unit}");
+        assert!(took < std::time::Duration::from_secs(1), "{unit}: {took:?}");
+    }
 }

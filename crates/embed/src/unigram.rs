@@ -58,6 +58,11 @@ impl Unigram {
         })
     }
 
+    /// The longest piece, in bytes.
+    pub fn longest(&self) -> usize {
+        self.longest
+    }
+
     /// The id of a piece, if the vocabulary has it.
     pub fn id(&self, piece: &str) -> Option<u32> {
         self.pieces.get(piece).map(|p| p.0)
