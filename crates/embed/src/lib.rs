@@ -6,6 +6,7 @@
 //! Depends on `base` only. An endpoint (OpenAI-compatible `/v1/embeddings`) is an adapter in
 //! `providers`; the engine chooses which one the index gets.
 
+mod added;
 mod bert;
 mod charsmap;
 pub mod local;

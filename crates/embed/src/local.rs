@@ -188,7 +188,8 @@ mod tests {
 
     /// Token ids and vectors are those of the reference (Hugging Face's tokenizer and a plain
     /// NumPy BERT, `benches/embed/reference.py`) on hostile text: accents, CJK, kana, emoji,
-    /// Greek, Cyrillic, Arabic, Thai, zero-width and soft-hyphen characters, a 120-letter word.
+    /// Greek, Cyrillic, Arabic, Thai, zero-width and soft-hyphen characters, a 120-letter word,
+    /// `[MASK]` and `[SEP]` spelled in the text (those tokens, as the reference reads them).
     #[test]
     fn vectors_are_the_references() {
         let Some(dir) = model_dir() else { return };

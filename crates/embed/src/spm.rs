@@ -12,10 +12,9 @@
 //! Anything else a `tokenizer.json` may say is refused by name, so that a model is never read
 //! with ids it was not trained on.
 
-use std::sync::LazyLock;
-
 use serde_json::Value;
 
+use crate::added::{Added, Part, split};
 use crate::charsmap::Charsmap;
 use crate::unigram::Unigram;
 
@@ -53,15 +52,6 @@ struct Metaspace {
 }
 
 #[derive(Debug)]
-struct Added {
-    content: String,
-    id: u32,
-    lstrip: bool,
-    rstrip: bool,
-    single_word: bool,
-}
-
-#[derive(Debug)]
 pub struct SentencePiece {
     model: Unigram,
     normalizers: Vec<Normalizer>,
@@ -72,12 +62,6 @@ pub struct SentencePiece {
     normalized: Vec<Added>,
     prefix: Vec<u32>,
     suffix: Vec<u32>,
-}
-
-/// A stretch of text, or an added token found in it.
-enum Part<'a> {
-    Text { text: &'a str, at_start: bool },
-    Token(u32),
 }
 
 impl SentencePiece {
@@ -99,24 +83,10 @@ impl SentencePiece {
             prefix,
             suffix,
         };
-        for t in v["added_tokens"].as_array().into_iter().flatten() {
-            let (Some(content), Some(id)) = (t["content"].as_str(), t["id"].as_u64()) else {
-                return Err("tokenizer.json: an added token without content or id".into());
-            };
-            if content.is_empty() {
-                continue;
-            }
-            let flag = |k: &str| t[k].as_bool().unwrap_or(false);
-            let mut added = Added {
-                content: content.to_string(),
-                id: u32::try_from(id).map_err(|_| "tokenizer.json: an added token's id is too large")?,
-                lstrip: flag("lstrip"),
-                rstrip: flag("rstrip"),
-                single_word: flag("single_word"),
-            };
-            if t["normalized"].as_bool().unwrap_or(!flag("special")) {
-                added.content = tokenizer.normalize(content);
-                tokenizer.normalized.push(added);
+        for (added, normalized) in Added::read(v)? {
+            if normalized {
+                let content = tokenizer.normalize(&added.content);
+                tokenizer.normalized.push(Added { content, ..added });
             } else {
                 tokenizer.raw.push(added);
             }
@@ -265,52 +235,6 @@ impl SentencePiece {
         }
         out
     }
-}
-
-/// `text` cut at the added tokens in `tokens`: leftmost match first, the longest there.
-fn split<'a>(text: &'a str, at_start: bool, tokens: &[Added]) -> Vec<Part<'a>> {
-    static WORD_END: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"\w$").unwrap());
-    static WORD_START: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"^\w").unwrap());
-    let mut parts = Vec::new();
-    let mut done = 0;
-    let mut from = 0;
-    while !tokens.is_empty() && from < text.len() {
-        let found = text[from..].char_indices().find_map(|(i, _)| {
-            let at = from + i;
-            tokens
-                .iter()
-                .filter(|t| text[at..].starts_with(&t.content))
-                .max_by_key(|t| t.content.len())
-                .map(|t| (at, t))
-        });
-        let Some((at, token)) = found else { break };
-        let (mut start, mut stop) = (at, at + token.content.len());
-        from = stop;
-        if token.single_word && (WORD_END.is_match(&text[..start]) || WORD_START.is_match(&text[stop..])) {
-            continue;
-        }
-        if token.lstrip {
-            start = text[..start].trim_end().len().max(done);
-        }
-        if token.rstrip {
-            stop = text.len() - text[stop..].trim_start().len();
-        }
-        if done < start {
-            parts.push(Part::Text {
-                text: &text[done..start],
-                at_start: at_start && done == 0,
-            });
-        }
-        parts.push(Part::Token(token.id));
-        done = stop;
-    }
-    if done < text.len() {
-        parts.push(Part::Text {
-            text: &text[done..],
-            at_start: at_start && done == 0,
-        });
-    }
-    parts
 }
 
 fn unsupported(what: &str, kind: &Value) -> String {

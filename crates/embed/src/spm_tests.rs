@@ -96,44 +96,6 @@ fn what_is_not_supported_is_named() {
     assert!(with("normalizer", bad_regex).contains("Replace pattern"));
 }
 
-/// Added tokens: leftmost and longest, `lstrip`/`rstrip` take the spaces beside them,
-/// `single_word` only between non-word characters.
-#[test]
-fn added_tokens_are_cut_as_the_reference_cuts_them() {
-    let tokens = |specs: &[(&str, bool, bool, bool)]| -> Vec<Added> {
-        specs
-            .iter()
-            .enumerate()
-            .map(|(i, (c, l, r, w))| Added {
-                content: c.to_string(),
-                id: 100 + i as u32,
-                lstrip: *l,
-                rstrip: *r,
-                single_word: *w,
-            })
-            .collect()
-    };
-    let show = |parts: Vec<Part>| -> String {
-        parts
-            .iter()
-            .map(|p| match p {
-                Part::Text { text, at_start } => format!("[{text}{}]", if *at_start { "^" } else { "" }),
-                Part::Token(id) => format!("<{id}>"),
-            })
-            .collect()
-    };
-    let t = tokens(&[
-        ("<m>", true, false, false),
-        ("<m>x", false, true, false),
-        ("tok", false, false, true),
-    ]);
-    assert_eq!(show(split("a  <m> b", true, &t)), "[a^]<100>[ b]");
-    assert_eq!(show(split("a <m>x  b", true, &t)), "[a ^]<101>[b]");
-    assert_eq!(show(split("tok atok tok.", true, &t)), "<102>[ atok ]<102>[.]");
-    assert_eq!(show(split("<m>", true, &t)), "<100>");
-    assert_eq!(show(split("plain", false, &t)), "[plain]");
-}
-
 /// A text far longer than the model reads costs what its first pieces cost: one unbroken
 /// megabyte (a pasted blob) gives the same first ids as its first kilobytes, at once.
 #[test]

@@ -11,9 +11,14 @@ use icu_properties::CodePointMapData;
 use icu_properties::props::{GeneralCategory, GeneralCategoryGroup};
 use serde_json::Value;
 
+use crate::added::{Added, Part, split};
+
 #[derive(Debug)]
 pub struct WordPiece {
     vocab: HashMap<String, u32>,
+    /// `[CLS]`, `[SEP]`, `[MASK]`, … where the text spells them: those tokens, as in the
+    /// reference (BERT's are matched in the raw text; a normalised one is matched there too).
+    added: Vec<Added>,
     unk: u32,
     cls: u32,
     sep: u32,
@@ -55,6 +60,7 @@ impl WordPiece {
             lowercase,
             chinese_chars: norm["handle_chinese_chars"].as_bool().unwrap_or(true),
             clean_text: norm["clean_text"].as_bool().unwrap_or(true),
+            added: Added::read(v)?.into_iter().map(|(a, _)| a).collect(),
             vocab,
         })
     }
@@ -63,11 +69,20 @@ impl WordPiece {
     pub fn encode(&self, text: &str, max_len: usize) -> Vec<u32> {
         let mut ids = vec![self.cls];
         let room = max_len.saturating_sub(2);
-        for word in self.words(text) {
-            if ids.len() > room {
-                break;
+        'parts: for part in split(text, true, &self.added) {
+            let text = match part {
+                Part::Token(id) => {
+                    ids.push(id);
+                    continue;
+                }
+                Part::Text { text, .. } => text,
+            };
+            for word in self.words(text) {
+                if ids.len() > room {
+                    break 'parts;
+                }
+                self.pieces(&word, &mut ids);
             }
-            self.pieces(&word, &mut ids);
         }
         ids.truncate(room + 1);
         ids.push(self.sep);
@@ -77,8 +92,11 @@ impl WordPiece {
     /// How many pieces `text` makes (without `[CLS]` and `[SEP]`).
     pub fn count(&self, text: &str) -> usize {
         let mut ids = Vec::new();
-        for word in self.words(text) {
-            self.pieces(&word, &mut ids);
+        for part in split(text, true, &self.added) {
+            match part {
+                Part::Token(id) => ids.push(id),
+                Part::Text { text, .. } => self.words(text).iter().for_each(|w| self.pieces(w, &mut ids)),
+            }
         }
         ids.len()
     }
@@ -223,6 +241,7 @@ mod tests {
         ];
         let json = serde_json::json!({
             "normalizer": {"type": "BertNormalizer", "lowercase": true, "strip_accents": null, "handle_chinese_chars": true, "clean_text": true},
+            "added_tokens": [{"id": 3, "content": "[SEP]", "special": true, "normalized": false}],
             "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
                       "vocab": vocab.iter().enumerate().map(|(i, t)| (t.to_string(), serde_json::json!(i))).collect::<serde_json::Map<_, _>>()}
         });
@@ -237,5 +256,8 @@ mod tests {
         assert_eq!(t.encode("hello,\u{200b}zzz\u{0}", 32), [2, 11, 12, 1, 3]);
         assert_eq!(t.encode("hello hello hello", 4), [2, 11, 11, 3]);
         assert_eq!(t.count("hello hello"), 2);
+        // `[SEP]` spelled in the text is that token; `[sep]` is not.
+        assert_eq!(t.encode("hello[SEP] [sep]", 32), [2, 11, 3, 1, 1, 1, 3]);
+        assert_eq!(t.count("[SEP]"), 1);
     }
 }
