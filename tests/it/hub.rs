@@ -254,7 +254,8 @@ async fn a_named_model_is_fetched_once_and_answers_by_meaning() {
 /// A multilingual model (XLM-RoBERTa with a SentencePiece tokenizer, as
 /// paraphrase-multilingual-MiniLM-L12-v2 is; here a tiny one with random weights, the one the
 /// embed crate checks against its NumPy reference) named on the hub: fetched by `scholia
-/// index`, it embeds notes in six scripts, and a search by meaning answers with no warning.
+/// index` with the prompts it declares, it embeds notes in six scripts, and a search by meaning
+/// answers with no warning.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_multilingual_sentencepiece_model_is_fetched_and_embeds_every_script() {
     let data = crate::support::repo().join("crates/embed/testdata");
@@ -269,6 +270,9 @@ async fn a_multilingual_sentencepiece_model_is_fetched_and_embeds_every_script()
         std::fs::copy(data.join("xlmr").join(f), model.path().join(f)).unwrap();
     }
     std::fs::copy(data.join("spm/tokenizer.json"), model.path().join("tokenizer.json")).unwrap();
+    // E5's prompts, which the model reads before a question and before a note.
+    let prompts = r#"{"prompts": {"query": "query: ", "passage": "passage: "}}"#;
+    std::fs::write(model.path().join("config_sentence_transformers.json"), prompts).unwrap();
     let name = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2";
     let server = fakes().await;
     server.host_model(name, model.path().to_path_buf());
@@ -287,6 +291,12 @@ async fn a_multilingual_sentencepiece_model_is_fetched_and_embeds_every_script()
     let out = v.cli(&e, &["index"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("vectors: 6 notes embedded"), "{}", stdout(&out));
+    let cache = v.env(&Vec::new())["SCHOLIA_CACHE_DIR"].clone();
+    let fetched = Path::new(&cache).join("models/sentence-transformers--paraphrase-multilingual-MiniLM-L12-v2--main");
+    assert_eq!(
+        std::fs::read_to_string(fetched.join("config_sentence_transformers.json")).unwrap(),
+        prompts
+    );
     let out = v
         .cli(
             &e,

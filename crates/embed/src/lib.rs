@@ -69,6 +69,13 @@ pub trait Embedder: Send + Sync {
     fn embed_now(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.embed(texts)
     }
+    /// The vector of a question someone waits on (a search, a research topic), as the model
+    /// reads questions: a model may declare a prompt for them ("query: "), and one for the
+    /// texts it is compared with, which [`Embedder::embed`] and [`Embedder::embed_now`] use.
+    /// By default, as any text.
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
+        Ok(self.embed_now(&[query])?.pop().unwrap_or_default())
+    }
     /// Its vector of [`PROBE`], computed once: vectors stored by a model that answered
     /// otherwise are another model's, whatever its name (`None`: not known).
     fn probe(&self) -> Option<Vec<f32>> {

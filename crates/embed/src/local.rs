@@ -3,7 +3,8 @@
 //! Unigram), `1_Pooling/config.json` (mean, CLS or max pooling) and `sentence_bert_config.json`
 //! (how many tokens a text is read to). Vectors are always made unit length: the index compares
 //! them by cosine, which is what these models are trained for, with or without their own
-//! `Normalize` module. Nothing is downloaded.
+//! `Normalize` module. `config_sentence_transformers.json`, where there is one, says what to put
+//! before a question and before a note (E5's "query: " and "passage: "). Nothing is downloaded.
 
 use std::path::{Path, PathBuf};
 
@@ -29,6 +30,41 @@ pub struct LocalModel {
     tokenizer: Tokenizer,
     pooling: Pooling,
     max_tokens: usize,
+    prompts: Prompts,
+}
+
+/// The prompts `config_sentence_transformers.json` declares, put before a text as
+/// sentence-transformers' `encode_query` and `encode_document` put them: `query` for a
+/// question; `document`, `passage` or `corpus` (the first there) for a note; where the one
+/// wanted is not there, the `default_prompt_name`'s; else none.
+#[derive(Debug, Default, PartialEq)]
+struct Prompts {
+    query: String,
+    document: String,
+}
+
+impl Prompts {
+    fn read(dir: &Path) -> Result<Prompts, String> {
+        const FILE: &str = "config_sentence_transformers.json";
+        let Ok(text) = std::fs::read_to_string(dir.join(FILE)) else {
+            return Ok(Prompts::default());
+        };
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{FILE}: {e}"))?;
+        let prompts = &v["prompts"];
+        if !(prompts.is_object() || prompts.is_null()) {
+            return Err(format!("{FILE}: `prompts` is not a map of names to texts"));
+        }
+        let named = |name: &str| prompts[name].as_str().map(str::to_string);
+        let default = v["default_prompt_name"].as_str().and_then(named);
+        Ok(Prompts {
+            query: named("query").or(default.clone()).unwrap_or_default(),
+            document: ["document", "passage", "corpus"]
+                .iter()
+                .find_map(|n| named(n))
+                .or(default)
+                .unwrap_or_default(),
+        })
+    }
 }
 
 impl LocalModel {
@@ -83,12 +119,21 @@ impl LocalModel {
             tokenizer,
             pooling,
             max_tokens,
+            prompts: Prompts::read(dir).map_err(fail)?,
         })
     }
 
     /// The directory's path as given, for messages.
     pub fn describe(dir: &Path) -> PathBuf {
         dir.to_path_buf()
+    }
+
+    /// A note's (or any compared text's) vector, its prompt before it.
+    fn document(&self, text: &str) -> Vec<f32> {
+        if self.prompts.document.is_empty() {
+            return self.one(text);
+        }
+        self.one(&format!("{}{text}", self.prompts.document))
     }
 
     fn one(&self, text: &str) -> Vec<f32> {
@@ -140,11 +185,16 @@ impl Embedder for LocalModel {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(texts.par_iter().map(|t| self.one(t)).collect())
+        Ok(texts.par_iter().map(|t| self.document(t)).collect())
     }
 
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
+        Ok(self.one(&format!("{}{query}", self.prompts.query)))
+    }
+
+    /// Read with the document prompt: a model whose prompt changed made other vectors.
     fn probe(&self) -> Option<Vec<f32>> {
-        Some(self.probe.get_or_init(|| self.one(crate::PROBE)).clone())
+        Some(self.probe.get_or_init(|| self.document(crate::PROBE)).clone())
     }
 
     /// A few texts per thread at a time, `stop` asked between: a batch of a vault's notes
@@ -160,7 +210,7 @@ impl Embedder for LocalModel {
                     texts.len()
                 )));
             }
-            out.extend(part.par_iter().map(|t| self.one(t)).collect::<Vec<_>>());
+            out.extend(part.par_iter().map(|t| self.document(t)).collect::<Vec<_>>());
         }
         Ok(out)
     }
@@ -221,6 +271,49 @@ mod tests {
             &model,
             &std::fs::read_to_string(data.join("xlmr/reference.jsonl")).unwrap(),
         );
+    }
+
+    /// The prompts a model declares go before a question and before a note, as
+    /// sentence-transformers puts them; a changed document prompt changes the probe (the
+    /// vault's vectors are recomputed); a malformed file is an error that names it.
+    #[test]
+    fn declared_prompts_go_before_questions_and_notes() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("1_Pooling")).unwrap();
+        for f in [
+            "config.json",
+            "model.safetensors",
+            "sentence_bert_config.json",
+            "1_Pooling/config.json",
+        ] {
+            std::fs::copy(data.join("xlmr").join(f), dir.path().join(f)).unwrap();
+        }
+        std::fs::copy(data.join("spm/tokenizer.json"), dir.path().join("tokenizer.json")).unwrap();
+        let plain = LocalModel::load(dir.path()).unwrap();
+        let config = dir.path().join("config_sentence_transformers.json");
+        let with = |json: &str| {
+            std::fs::write(&config, json).unwrap();
+            LocalModel::load(dir.path())
+        };
+        let e5 =
+            with(r#"{"prompts": {"query": "query: ", "passage": "passage: "}, "default_prompt_name": null}"#).unwrap();
+        assert_eq!(e5.embed_query("Sauerteig").unwrap(), plain.one("query: Sauerteig"));
+        assert_eq!(e5.embed(&["Sauerteig"]).unwrap()[0], plain.one("passage: Sauerteig"));
+        assert_eq!(
+            e5.embed_until(&["Sauerteig"], &|| false).unwrap()[0],
+            plain.one("passage: Sauerteig")
+        );
+        assert_ne!(e5.probe(), plain.probe());
+        let default = with(r#"{"prompts": {"s2s": "Similar: "}, "default_prompt_name": "s2s"}"#).unwrap();
+        assert_eq!(default.embed_query("x").unwrap(), plain.one("Similar: x"));
+        assert_eq!(default.embed(&["x"]).unwrap()[0], plain.one("Similar: x"));
+        let none = with(r#"{"prompts": {}, "default_prompt_name": null}"#).unwrap();
+        assert_eq!(none.embed_query("x").unwrap(), plain.one("x"));
+        let Err(e) = with(r#"{"prompts": ["query: "]}"#) else {
+            panic!("loaded")
+        };
+        assert!(e.to_string().contains("config_sentence_transformers.json"), "{e}");
     }
 
     /// Each line of `reference` (text, ids, embedding) against the model.

@@ -344,7 +344,7 @@ impl VaultIndex {
         let (Some(embedder), Some(vectors)) = (self.embedder(), self.vectors()) else {
             return Ok(Vec::new());
         };
-        let q = embedder.embed_now(&[query])?.pop().unwrap_or_default();
+        let q = embedder.embed_query(query)?;
         let q = Quantized::new(&q);
         let scope = self.scope();
         Ok(vectors.nearest(&q, k, |p| Some(p) != exclude && scope.allows(p)))

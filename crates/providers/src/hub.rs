@@ -23,8 +23,13 @@ const REQUIRED: [&str; 4] = [
     "model.safetensors",
     "1_Pooling/config.json",
 ];
-/// What it reads when present (normalisation, how many tokens a text is read to).
-const OPTIONAL: [&str; 2] = ["modules.json", "sentence_bert_config.json"];
+/// What it reads when present (how many tokens a text is read to, the prompts put before a
+/// question and a note; `modules.json`, kept with the model as it was published).
+const OPTIONAL: [&str; 3] = [
+    "modules.json",
+    "sentence_bert_config.json",
+    "config_sentence_transformers.json",
+];
 /// The largest file taken (a BERT-large's weights are 1.3 GB).
 const MAX_FILE: u64 = 4 << 30;
 const MAX_REDIRECTS: usize = 5;

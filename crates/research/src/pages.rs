@@ -23,11 +23,9 @@ pub fn closest(embedder: &Arc<dyn Embedder>, topic: &str, text: &str, chars: usi
     if paragraphs.len() < 2 {
         return None;
     }
-    let mut inputs: Vec<&str> = vec![topic];
-    inputs.extend(&paragraphs);
-    let vectors = embedder.embed_now(&inputs).ok()?;
-    let q = Quantized::new(&vectors[0]);
-    let mut scored: Vec<(f32, usize)> = vectors[1..]
+    let q = Quantized::new(&embedder.embed_query(topic).ok()?);
+    let vectors = embedder.embed_now(&paragraphs).ok()?;
+    let mut scored: Vec<(f32, usize)> = vectors
         .iter()
         .enumerate()
         .map(|(i, v)| (q.dot(&Quantized::new(v)), i))
