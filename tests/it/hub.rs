@@ -336,14 +336,16 @@ async fn a_bad_name_is_refused_and_a_vault_cannot_choose_one() {
     assert!(stderr(&out).contains("SCHOLIA_EMBED_HUB_URL"), "{}", stderr(&out));
     std::fs::write(
         v.path(".scholia.toml"),
-        "[embeddings]\nhub_model = \"evil/model\"\nhub_url = \"http://127.0.0.1:9/hub\"\n",
+        "[embeddings]\nhub_model = \"evil/model\"\nhub_url = \"http://127.0.0.1:9/hub\"\ndocument_prompt = \"again: \"\n",
     )
     .unwrap();
     let out = v.cli(&Vec::new(), &["search", "kombucha"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("embeddings.hub_model") && err.contains("embeddings.hub_url"),
+        err.contains("embeddings.hub_model")
+            && err.contains("embeddings.hub_url")
+            && err.contains("embeddings.document_prompt"),
         "{err}"
     );
     assert!(!err.contains("not fetched"), "{err}");

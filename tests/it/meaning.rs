@@ -69,6 +69,50 @@ async fn the_cli_finds_by_meaning_and_survives_a_dead_endpoint() {
     assert!(stderr(&out).contains("SCHOLIA_EMBED_MODEL_PATH") && stderr(&out).contains("sentence-transformers"));
 }
 
+/// The settings' prompts reach the endpoint: every note after the document prompt, the question
+/// after the query prompt (nomic-embed-text's task prefixes, which the API does not add), and a
+/// search still finds by meaning. A prompt longer than 1,000 characters is an error naming it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_settings_prompts_go_before_notes_and_questions() {
+    let server = fakes().await;
+    let v = TestVault::example();
+    let mut e = endpoint(&server, "fake-embed:prompted");
+    e.extend(env(&[
+        ("SCHOLIA_EMBED_QUERY_PROMPT", "search_query: "),
+        ("SCHOLIA_EMBED_DOCUMENT_PROMPT", "search_document: "),
+    ]));
+    let out = v.cli(&e, &["index"]).await;
+    assert!(stdout(&out).contains("vectors: 7 notes embedded"), "{}", stdout(&out));
+    let out = v
+        .cli(&e, &["search", QUESTION, "--mode", "semantic", "--limit", "1"])
+        .await;
+    assert!(stdout(&out).starts_with("Kombucha.md"), "{}", stdout(&out));
+    let inputs: Vec<String> = server
+        .requests("/v1/embeddings")
+        .iter()
+        .filter(|b| b["model"] == "fake-embed:prompted")
+        .flat_map(|b| b["input"].as_array().cloned().unwrap_or_default())
+        .map(|i| i.as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(
+        inputs.iter().any(|i| i == &format!("search_query: {QUESTION}")),
+        "{inputs:?}"
+    );
+    let notes: Vec<&String> = inputs.iter().filter(|i| !i.starts_with("search_query: ")).collect();
+    assert!(notes.len() >= 8, "{inputs:?}"); // the probe and the 7 notes
+    assert!(notes.iter().all(|i| i.starts_with("search_document: ")), "{inputs:?}");
+    let long = "x".repeat(1001);
+    let out = v
+        .cli(&env(&[("SCHOLIA_EMBED_QUERY_PROMPT", &long)]), &["search", "x"])
+        .await;
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("SCHOLIA_EMBED_QUERY_PROMPT") && stderr(&out).contains("1000"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// What a command said of its embeddings failing: one line, on stderr (it was two: the log's
 /// and the CLI's own).
 fn said(out: &std::process::Output) -> Vec<String> {

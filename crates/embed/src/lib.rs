@@ -23,6 +23,16 @@ pub use vector::{Quantized, cosine, dot_i8, normalize};
 /// ([`Embedder::probe`]): an Ollama tag pulled again, a directory whose model was replaced.
 pub const PROBE: &str = "dimensions";
 
+/// Prompts the user's settings put before questions and before the texts compared with them
+/// (`embeddings.query_prompt`, `embeddings.document_prompt`): for a model behind an endpoint that
+/// wants them (nomic-embed-text's `search_query: ` and `search_document: `), or in place of
+/// those a local model declares. `None`: the model's own (an endpoint's: none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PromptSettings {
+    pub query: Option<String>,
+    pub document: Option<String>,
+}
+
 /// Why texts could not be embedded.
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {

@@ -123,6 +123,17 @@ impl LocalModel {
         })
     }
 
+    /// The model with the prompts the settings give in place of those it declares.
+    pub fn with_prompts(mut self, settings: &crate::PromptSettings) -> LocalModel {
+        if let Some(q) = &settings.query {
+            self.prompts.query = q.clone();
+        }
+        if let Some(d) = &settings.document {
+            self.prompts.document = d.clone();
+        }
+        self
+    }
+
     /// The directory's path as given, for messages.
     pub fn describe(dir: &Path) -> PathBuf {
         dir.to_path_buf()
@@ -310,6 +321,15 @@ mod tests {
         assert_eq!(default.embed(&["x"]).unwrap()[0], plain.one("Similar: x"));
         let none = with(r#"{"prompts": {}, "default_prompt_name": null}"#).unwrap();
         assert_eq!(none.embed_query("x").unwrap(), plain.one("x"));
+        // The settings' prompts replace the declared ones, each where it is given.
+        let mine = with(r#"{"prompts": {"query": "query: ", "passage": "passage: "}}"#)
+            .unwrap()
+            .with_prompts(&crate::PromptSettings {
+                query: Some("Q: ".into()),
+                document: None,
+            });
+        assert_eq!(mine.embed_query("x").unwrap(), plain.one("Q: x"));
+        assert_eq!(mine.embed(&["x"]).unwrap()[0], plain.one("passage: x"));
         let Err(e) = with(r#"{"prompts": ["query: "]}"#) else {
             panic!("loaded")
         };

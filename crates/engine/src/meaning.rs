@@ -43,9 +43,8 @@ pub(crate) fn build(
             return Ok(None);
         };
         let built: Result<Arc<dyn Embedder>, EmbedError> = match config {
-            EmbedConfig::Local { path } => {
-                scholia_embed::local::LocalModel::load(path).map(|m| Arc::new(m) as Arc<dyn Embedder>)
-            }
+            EmbedConfig::Local { path, prompts } => scholia_embed::local::LocalModel::load(path)
+                .map(|m| Arc::new(m.with_prompts(prompts)) as Arc<dyn Embedder>),
             // A command someone waits on does not wait for a download: `scholia index` and
             // the servers' background fetch it.
             EmbedConfig::Hub { model, .. } if patience == Patience::Quick && config.awaits_download() => {
@@ -54,9 +53,9 @@ pub(crate) fn build(
                     message: "not fetched yet; `scholia index` (or the editor's or agent's server, in the background) fetches it once into the cache directory".into(),
                 })
             }
-            EmbedConfig::Hub { model, cache } => scholia_providers::hub::fetch(model, cache, stop, fetched)
+            EmbedConfig::Hub { model, cache, prompts } => scholia_providers::hub::fetch(model, cache, stop, fetched)
                 .and_then(|dir| scholia_embed::local::LocalModel::load(&dir))
-                .map(|m| Arc::new(m) as Arc<dyn Embedder>),
+                .map(|m| Arc::new(m.with_prompts(prompts)) as Arc<dyn Embedder>),
             EmbedConfig::Endpoint(c) => {
                 let probe = match patience {
                     Patience::Quick => scholia_providers::embeddings::QUICK,
@@ -105,7 +104,7 @@ impl Engine {
     /// for.
     pub fn meaning_waits_on(&self) -> Option<String> {
         match self.settings.embeddings.as_ref()? {
-            c @ EmbedConfig::Hub { model, cache } if self.embedder.get().is_none() && c.awaits_download() => {
+            c @ EmbedConfig::Hub { model, cache, .. } if self.embedder.get().is_none() && c.awaits_download() => {
                 Some(format!(
                     "{} to be fetched into {} (once)",
                     model.describe(),

@@ -100,7 +100,7 @@ impl Engine {
                 },
                 model: e.describe(),
                 fetched: match e {
-                    EmbedConfig::Hub { model, cache } => Some(model.is_fetched(cache)),
+                    EmbedConfig::Hub { model, cache, .. } => Some(model.is_fetched(cache)),
                     _ => None,
                 },
                 problem: self.embedder.get().and_then(|built| built.as_ref().err().cloned()),

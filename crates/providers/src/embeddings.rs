@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use scholia_embed::{EmbedError, Embedder, normalize};
+use scholia_embed::{EmbedError, Embedder, PromptSettings, normalize};
 
 /// Texts per request (OpenAI accepts 2,048; local servers are happier with fewer).
 const BATCH: usize = 64;
@@ -51,6 +51,9 @@ pub struct EndpointConfig {
     pub api_key: Option<String>,
     /// Tokens the model reads at most (texts are cut to about this many characters × 4).
     pub max_tokens: usize,
+    /// What is put before a question and before a note (the model's own wish, told by the
+    /// settings: the API does not add them).
+    pub prompts: PromptSettings,
 }
 
 pub struct EndpointEmbedder {
@@ -96,7 +99,7 @@ impl EndpointEmbedder {
             rt,
             quiet: std::sync::Mutex::new(None),
         };
-        let probe = e.request(&[scholia_embed::PROBE], probe, stop)?;
+        let probe = e.request(&[scholia_embed::PROBE], e.document(), probe, stop)?;
         e.probe = probe.into_iter().next().unwrap_or_default();
         e.dims = e.probe.len();
         if e.dims == 0 {
@@ -117,12 +120,29 @@ impl EndpointEmbedder {
         )
     }
 
-    /// One batch within `budget`, given up when `stop` says so (asked every [`STOP_POLL`]).
-    fn request(&self, texts: &[&str], budget: Budget, stop: &dyn Fn() -> bool) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn document(&self) -> &str {
+        self.config.prompts.document.as_deref().unwrap_or("")
+    }
+
+    /// One batch, each text after `prompt`, within `budget`, given up when `stop` says so
+    /// (asked every [`STOP_POLL`]).
+    fn request(
+        &self,
+        texts: &[&str],
+        prompt: &str,
+        budget: Budget,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let url = format!("{}/embeddings", self.config.base_url.trim_end_matches('/'));
         let cut: Vec<String> = texts
             .iter()
-            .map(|t| t.chars().take(self.config.max_tokens * 4).collect())
+            .map(|t| {
+                prompt
+                    .chars()
+                    .chain(t.chars())
+                    .take(self.config.max_tokens * 4)
+                    .collect()
+            })
             .collect();
         let body = json!({"model": self.config.model, "input": cut});
         let deadline = Instant::now() + budget.deadline;
@@ -223,21 +243,34 @@ impl Embedder for EndpointEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.batches(texts, BULK, &|| false)
+        self.batches(texts, self.document(), BULK, &|| false)
     }
 
     fn embed_until(&self, texts: &[&str], stop: &dyn Fn() -> bool) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.batches(texts, BULK, stop)
+        self.batches(texts, self.document(), BULK, stop)
     }
 
     fn embed_now(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.now(texts, self.document())
+    }
+
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
+        let prompt = self.config.prompts.query.as_deref().unwrap_or("");
+        Ok(self.now(&[query], prompt)?.pop().unwrap_or_default())
+    }
+}
+
+impl EndpointEmbedder {
+    /// Texts someone waits on: within [`QUICK`], and not asked for at all for a while after
+    /// such texts failed.
+    fn now(&self, texts: &[&str], prompt: &str) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut quiet = scholia_base::lock(&self.quiet);
         if let Some((until, why)) = quiet.as_ref()
             && Instant::now() < *until
         {
             return Err(EmbedError::Endpoint(why.clone()));
         }
-        let asked = self.batches(texts, QUICK, &|| false);
+        let asked = self.batches(texts, prompt, QUICK, &|| false);
         *quiet = match &asked {
             Err(EmbedError::Endpoint(why)) => Some((Instant::now() + QUIET_AFTER_FAILURE, why.clone())),
             Err(other) => Some((Instant::now() + QUIET_AFTER_FAILURE, other.to_string())),
@@ -245,14 +278,19 @@ impl Embedder for EndpointEmbedder {
         };
         asked
     }
-}
 
-impl EndpointEmbedder {
-    /// `texts` embedded batch by batch within `budget` each, every vector of the model's size.
-    fn batches(&self, texts: &[&str], budget: Budget, stop: &dyn Fn() -> bool) -> Result<Vec<Vec<f32>>, EmbedError> {
+    /// `texts` (each after `prompt`) embedded batch by batch within `budget` each, every
+    /// vector of the model's size.
+    fn batches(
+        &self,
+        texts: &[&str],
+        prompt: &str,
+        budget: Budget,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut out = Vec::with_capacity(texts.len());
         for batch in texts.chunks(BATCH) {
-            let got = self.request(batch, budget, stop)?;
+            let got = self.request(batch, prompt, budget, stop)?;
             if got.iter().any(|v| v.len() != self.dims) {
                 return Err(EmbedError::Endpoint(format!(
                     "{}: answered vectors of another size than {}",
@@ -296,6 +334,7 @@ mod tests {
         let config = EndpointConfig {
             base_url: format!("http://127.0.0.1:{port}/v1"),
             model: "m".into(),
+            prompts: PromptSettings::default(),
             api_key: None,
             max_tokens: 256,
         };

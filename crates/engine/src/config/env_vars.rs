@@ -73,6 +73,14 @@ pub const ENV_VARS: &[(&str, &str)] = &[
         "embeddings: the endpoint's key (optional for local servers)",
     ),
     (
+        "SCHOLIA_EMBED_QUERY_PROMPT",
+        "embeddings: put before a question (e.g. \"search_query: \" for nomic-embed-text), in place of the model's own",
+    ),
+    (
+        "SCHOLIA_EMBED_DOCUMENT_PROMPT",
+        "embeddings: put before a note (e.g. \"search_document: \"), in place of the model's own",
+    ),
+    (
         "SCHOLIA_TASKS_DATABASE_URL",
         "background tasks: postgres://… a task store a team's hosts share (default: SQLite in the data directory)",
     ),

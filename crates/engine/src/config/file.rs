@@ -71,6 +71,8 @@ pub(super) struct FileEmbeddings {
     pub(super) base_url: Option<String>,
     pub(super) model: Option<String>,
     pub(super) api_key_env: Option<String>,
+    pub(super) query_prompt: Option<String>,
+    pub(super) document_prompt: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -168,6 +170,14 @@ impl FileConfig {
             "embeddings.api_key_env",
             "string: the environment variable holding the embeddings key",
         ),
+        (
+            "embeddings.query_prompt",
+            "string: put before a question (e.g. \"search_query: \" for nomic-embed-text), in place of the model's own",
+        ),
+        (
+            "embeddings.document_prompt",
+            "string: put before a note (e.g. \"search_document: \"), in place of the model's own",
+        ),
     ];
 
     pub fn from_toml(text: &str) -> Result<FileConfig, ConfigError> {
@@ -218,6 +228,8 @@ impl FileConfig {
             ("embeddings.base_url", self.embeddings.base_url.is_some()),
             ("embeddings.model", self.embeddings.model.is_some()),
             ("embeddings.api_key_env", self.embeddings.api_key_env.is_some()),
+            ("embeddings.query_prompt", self.embeddings.query_prompt.is_some()),
+            ("embeddings.document_prompt", self.embeddings.document_prompt.is_some()),
             ("tasks.database_url", self.tasks.database_url.is_some()),
         ];
         debug_assert!(set.iter().all(|(k, _)| super::trust::SENSITIVE.contains(k)));

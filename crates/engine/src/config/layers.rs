@@ -50,6 +50,23 @@ impl Layers<'_> {
         Ok(get(self.file).map(|value| Picked { value, field: key }))
     }
 
+    /// [`Layers::pick`] for a string the environment gives as it is, untrimmed (a prompt's
+    /// trailing space is part of it).
+    pub fn verbatim(
+        &self,
+        key: &'static str,
+        var: &'static str,
+        get: impl Fn(&FileConfig) -> Option<String>,
+    ) -> Result<Option<Picked<String>>, ConfigError> {
+        if let Some(value) = get(self.over) {
+            return Ok(Some(Picked { value, field: key }));
+        }
+        if let Some(value) = self.env.var(var) {
+            return Ok(Some(Picked { value, field: var }));
+        }
+        Ok(get(self.file).map(|value| Picked { value, field: key }))
+    }
+
     /// [`Layers::pick`] with a default, checked against `range`.
     pub fn ranged<T: FromStr + PartialOrd + Display + Copy>(
         &self,

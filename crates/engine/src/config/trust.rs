@@ -31,6 +31,8 @@ pub const SENSITIVE: &[&str] = &[
     "embeddings.base_url",
     "embeddings.model",
     "embeddings.api_key_env",
+    "embeddings.query_prompt",
+    "embeddings.document_prompt",
     "tasks.database_url",
 ];
 
