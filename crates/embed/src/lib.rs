@@ -9,6 +9,7 @@
 mod added;
 mod bert;
 mod charsmap;
+mod layout;
 pub mod local;
 mod safetensors;
 mod spm;

@@ -4,23 +4,18 @@
 //! (how many tokens a text is read to). Vectors are always made unit length: the index compares
 //! them by cosine, which is what these models are trained for, with or without their own
 //! `Normalize` module. `config_sentence_transformers.json`, where there is one, says what to put
-//! before a question and before a note (E5's "query: " and "passage: "). Nothing is downloaded.
+//! before a question and before a note (E5's "query: " and "passage: "); `modules.json` may list
+//! only what this reader runs (`layout.rs`). Nothing is downloaded.
 
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
 use crate::bert::{Bert, Config};
+use crate::layout::{self, Pooling, Prompts};
 use crate::safetensors::Tensors;
 use crate::tokenizer::Tokenizer;
 use crate::{EmbedError, Embedder, normalize};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Pooling {
-    Mean,
-    Cls,
-    Max,
-}
 
 pub struct LocalModel {
     id: String,
@@ -31,40 +26,6 @@ pub struct LocalModel {
     pooling: Pooling,
     max_tokens: usize,
     prompts: Prompts,
-}
-
-/// The prompts `config_sentence_transformers.json` declares, put before a text as
-/// sentence-transformers' `encode_query` and `encode_document` put them: `query` for a
-/// question; `document`, `passage` or `corpus` (the first there) for a note; where the one
-/// wanted is not there, the `default_prompt_name`'s; else none.
-#[derive(Debug, Default, PartialEq)]
-struct Prompts {
-    query: String,
-    document: String,
-}
-
-impl Prompts {
-    fn read(dir: &Path) -> Result<Prompts, String> {
-        const FILE: &str = "config_sentence_transformers.json";
-        let Ok(text) = std::fs::read_to_string(dir.join(FILE)) else {
-            return Ok(Prompts::default());
-        };
-        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{FILE}: {e}"))?;
-        let prompts = &v["prompts"];
-        if !(prompts.is_object() || prompts.is_null()) {
-            return Err(format!("{FILE}: `prompts` is not a map of names to texts"));
-        }
-        let named = |name: &str| prompts[name].as_str().map(str::to_string);
-        let default = v["default_prompt_name"].as_str().and_then(named);
-        Ok(Prompts {
-            query: named("query").or(default.clone()).unwrap_or_default(),
-            document: ["document", "passage", "corpus"]
-                .iter()
-                .find_map(|n| named(n))
-                .or(default)
-                .unwrap_or_default(),
-        })
-    }
 }
 
 impl LocalModel {
@@ -83,25 +44,9 @@ impl LocalModel {
         };
         let cfg: Config = serde_json::from_str(&read("config.json")?).map_err(|e| fail(format!("config.json: {e}")))?;
         let tokenizer = Tokenizer::from_json(&read("tokenizer.json")?).map_err(fail)?;
-        let pooling: serde_json::Value = serde_json::from_str(&read("1_Pooling/config.json")?)
-            .map_err(|e| fail(format!("1_Pooling/config.json: {e}")))?;
-        let pooling = if pooling["pooling_mode_mean_tokens"] == true {
-            Pooling::Mean
-        } else if pooling["pooling_mode_cls_token"] == true {
-            Pooling::Cls
-        } else if pooling["pooling_mode_max_tokens"] == true {
-            Pooling::Max
-        } else {
-            return Err(fail(
-                "1_Pooling/config.json: no pooling mode this reader knows (mean, cls, max)".into(),
-            ));
-        };
-        let max_tokens = std::fs::read_to_string(dir.join("sentence_bert_config.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|v| v["max_seq_length"].as_u64())
-            .map_or(256, |n| n as usize)
-            .min(cfg.positions());
+        layout::check_modules(dir).map_err(fail)?;
+        let pooling = layout::pooling(dir).map_err(fail)?;
+        let max_tokens = layout::max_seq_length(dir).map_err(fail)?.min(cfg.positions());
         let weights = dir.join("model.safetensors");
         let size = std::fs::metadata(&weights)
             .map_err(|e| fail(format!("model.safetensors: {e}")))?
@@ -119,7 +64,7 @@ impl LocalModel {
             tokenizer,
             pooling,
             max_tokens,
-            prompts: Prompts::read(dir).map_err(fail)?,
+            prompts: layout::prompts(dir).map_err(fail)?,
         })
     }
 
