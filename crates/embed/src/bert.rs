@@ -4,7 +4,7 @@
 //! once; a sequence is run at its own length (no padding), so a batch is its sequences run
 //! side by side on the rayon pool.
 
-use crate::safetensors::Tensors;
+use crate::safetensors::{Table, Tensors};
 
 /// What `config.json` says of the encoder.
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -65,7 +65,8 @@ struct Layer {
 
 pub struct Bert {
     cfg: Config,
-    word: Vec<f32>,
+    /// The word table, read a row per token (left in its file when large).
+    word: Table,
     pos: Vec<f32>,
     token_type: Vec<f32>,
     ln: (Vec<f32>, Vec<f32>),
@@ -89,7 +90,7 @@ impl Bert {
             }
             Ok(v)
         };
-        let (word_shape, word) = t.get("embeddings.word_embeddings.weight")?;
+        let (word_shape, word) = t.table("embeddings.word_embeddings.weight")?;
         if word_shape.len() != 2 || word_shape[1] != h {
             return Err(format!("word embeddings are {word_shape:?}"));
         }
@@ -144,8 +145,9 @@ impl Bert {
         self.cfg.hidden_size
     }
 
-    /// The last layer's states of `ids` (`[len, hidden]`, row-major).
-    pub fn forward(&self, ids: &[u32]) -> Vec<f32> {
+    /// The last layer's states of `ids` (`[len, hidden]`, row-major); `Err` when the word
+    /// table could not be read (its file changed under the model).
+    pub fn forward(&self, ids: &[u32]) -> Result<Vec<f32>, String> {
         let h = self.cfg.hidden_size;
         let len = ids.len().min(self.cfg.positions());
         let first = self.cfg.first_position();
@@ -155,8 +157,9 @@ impl Bert {
             let row = &mut x[t * h..(t + 1) * h];
             let pos = (first + t) * h;
             for (j, v) in row.iter_mut().enumerate() {
-                *v = self.word[id * h + j] + self.pos[pos + j] + self.token_type[j];
+                *v = self.pos[pos + j] + self.token_type[j];
             }
+            self.word.add_row(id, row)?;
         }
         layer_norm(&mut x, h, &self.ln, self.cfg.layer_norm_eps);
         let heads = self.cfg.num_attention_heads;
@@ -224,7 +227,7 @@ impl Bert {
             add_into(&mut x, &tmp);
             layer_norm(&mut x, h, &l.ln2, self.cfg.layer_norm_eps);
         }
-        x
+        Ok(x)
     }
 }
 

@@ -19,8 +19,10 @@ use crate::{EmbedError, Embedder, normalize};
 
 pub struct LocalModel {
     id: String,
-    /// Its vector of [`crate::PROBE`], once asked for.
-    probe: std::sync::OnceLock<Vec<f32>>,
+    /// The directory, for messages.
+    path: String,
+    /// Its vector of [`crate::PROBE`], once asked for (`None`: it could not be made).
+    probe: std::sync::OnceLock<Option<Vec<f32>>>,
     bert: Bert,
     tokenizer: Tokenizer,
     pooling: Pooling,
@@ -59,6 +61,7 @@ impl LocalModel {
             .unwrap_or_else(|| "model".into());
         Ok(LocalModel {
             id: format!("local:{name}:{size}"),
+            path: dir.display().to_string(),
             probe: std::sync::OnceLock::new(),
             bert,
             tokenizer,
@@ -85,17 +88,20 @@ impl LocalModel {
     }
 
     /// A note's (or any compared text's) vector, its prompt before it.
-    fn document(&self, text: &str) -> Vec<f32> {
+    fn document(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         if self.prompts.document.is_empty() {
             return self.one(text);
         }
         self.one(&format!("{}{text}", self.prompts.document))
     }
 
-    fn one(&self, text: &str) -> Vec<f32> {
+    fn one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let ids = self.tokenizer.encode(text, self.max_tokens);
         let h = self.bert.hidden();
-        let states = self.bert.forward(&ids);
+        let states = self.bert.forward(&ids).map_err(|message| EmbedError::Model {
+            path: self.path.clone(),
+            message,
+        })?;
         let rows = states.len() / h;
         let mut v = vec![0f32; h];
         match self.pooling {
@@ -114,7 +120,7 @@ impl LocalModel {
             }
         }
         normalize(&mut v);
-        v
+        Ok(v)
     }
 
     /// The token ids a text is read as (for the tokenizer's check against the reference).
@@ -141,16 +147,16 @@ impl Embedder for LocalModel {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(texts.par_iter().map(|t| self.document(t)).collect())
+        texts.par_iter().map(|t| self.document(t)).collect()
     }
 
     fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
-        Ok(self.one(&format!("{}{query}", self.prompts.query)))
+        self.one(&format!("{}{query}", self.prompts.query))
     }
 
     /// Read with the document prompt: a model whose prompt changed made other vectors.
     fn probe(&self) -> Option<Vec<f32>> {
-        Some(self.probe.get_or_init(|| self.document(crate::PROBE)).clone())
+        self.probe.get_or_init(|| self.document(crate::PROBE).ok()).clone()
     }
 
     /// A few texts per thread at a time, `stop` asked between: a batch of a vault's notes
@@ -166,7 +172,11 @@ impl Embedder for LocalModel {
                     texts.len()
                 )));
             }
-            out.extend(part.par_iter().map(|t| self.document(t)).collect::<Vec<_>>());
+            out.extend(
+                part.par_iter()
+                    .map(|t| self.document(t))
+                    .collect::<Result<Vec<_>, _>>()?,
+            );
         }
         Ok(out)
     }
@@ -254,18 +264,24 @@ mod tests {
         };
         let e5 =
             with(r#"{"prompts": {"query": "query: ", "passage": "passage: "}, "default_prompt_name": null}"#).unwrap();
-        assert_eq!(e5.embed_query("Sauerteig").unwrap(), plain.one("query: Sauerteig"));
-        assert_eq!(e5.embed(&["Sauerteig"]).unwrap()[0], plain.one("passage: Sauerteig"));
+        assert_eq!(
+            e5.embed_query("Sauerteig").unwrap(),
+            plain.one("query: Sauerteig").unwrap()
+        );
+        assert_eq!(
+            e5.embed(&["Sauerteig"]).unwrap()[0],
+            plain.one("passage: Sauerteig").unwrap()
+        );
         assert_eq!(
             e5.embed_until(&["Sauerteig"], &|| false).unwrap()[0],
-            plain.one("passage: Sauerteig")
+            plain.one("passage: Sauerteig").unwrap()
         );
         assert_ne!(e5.probe(), plain.probe());
         let default = with(r#"{"prompts": {"s2s": "Similar: "}, "default_prompt_name": "s2s"}"#).unwrap();
-        assert_eq!(default.embed_query("x").unwrap(), plain.one("Similar: x"));
-        assert_eq!(default.embed(&["x"]).unwrap()[0], plain.one("Similar: x"));
+        assert_eq!(default.embed_query("x").unwrap(), plain.one("Similar: x").unwrap());
+        assert_eq!(default.embed(&["x"]).unwrap()[0], plain.one("Similar: x").unwrap());
         let none = with(r#"{"prompts": {}, "default_prompt_name": null}"#).unwrap();
-        assert_eq!(none.embed_query("x").unwrap(), plain.one("x"));
+        assert_eq!(none.embed_query("x").unwrap(), plain.one("x").unwrap());
         // The settings' prompts replace the declared ones, each where it is given.
         let mine = with(r#"{"prompts": {"query": "query: ", "passage": "passage: "}}"#)
             .unwrap()
@@ -273,8 +289,8 @@ mod tests {
                 query: Some("Q: ".into()),
                 document: None,
             });
-        assert_eq!(mine.embed_query("x").unwrap(), plain.one("Q: x"));
-        assert_eq!(mine.embed(&["x"]).unwrap()[0], plain.one("passage: x"));
+        assert_eq!(mine.embed_query("x").unwrap(), plain.one("Q: x").unwrap());
+        assert_eq!(mine.embed(&["x"]).unwrap()[0], plain.one("passage: x").unwrap());
         let Err(e) = with(r#"{"prompts": ["query: "]}"#) else {
             panic!("loaded")
         };
