@@ -30,7 +30,7 @@ impl Config {
     /// positions after the padding id (2 for XLM-RoBERTa), BERT from 0.
     pub fn first_position(&self) -> usize {
         match self.model_type.as_str() {
-            "roberta" | "xlm-roberta" | "camembert" => self.pad_token_id.unwrap_or(1) + 1,
+            "roberta" | "xlm-roberta" | "camembert" => self.pad_token_id.unwrap_or(1).saturating_add(1),
             _ => 0,
         }
     }
@@ -80,8 +80,15 @@ impl Bert {
             return Err(format!("activation `{}` is not supported (gelu is)", cfg.hidden_act));
         }
         let h = cfg.hidden_size;
-        if cfg.num_attention_heads == 0 || !h.is_multiple_of(cfg.num_attention_heads) {
-            return Err("hidden_size is not a multiple of num_attention_heads".into());
+        if h == 0 || cfg.num_attention_heads == 0 || !h.is_multiple_of(cfg.num_attention_heads) {
+            return Err("hidden_size is not a positive multiple of num_attention_heads".into());
+        }
+        if cfg.positions() < 3 {
+            return Err(format!(
+                "max_position_embeddings ({}) leaves no room for a text after the first position ({})",
+                cfg.max_position_embeddings,
+                cfg.first_position()
+            ));
         }
         let get = |name: &str, want: &[usize]| -> Result<Vec<f32>, String> {
             let (shape, v) = t.get(name)?;
@@ -95,6 +102,9 @@ impl Bert {
             return Err(format!("word embeddings are {word_shape:?}"));
         }
         let vocab = word_shape[0];
+        if vocab == 0 {
+            return Err("the word table is empty".into());
+        }
         let mut layers = Vec::new();
         for i in 0..cfg.num_hidden_layers {
             let p = |n: &str| format!("encoder.layer.{i}.{n}");
@@ -129,7 +139,13 @@ impl Bert {
                 "embeddings.position_embeddings.weight",
                 &[cfg.max_position_embeddings, h],
             )?,
-            token_type: t.get("embeddings.token_type_embeddings.weight")?.1,
+            token_type: {
+                let (shape, v) = t.get("embeddings.token_type_embeddings.weight")?;
+                if shape.len() != 2 || shape[1] != h || shape[0] == 0 {
+                    return Err(format!("token type embeddings are {shape:?}"));
+                }
+                v
+            },
             ln: (
                 get("embeddings.LayerNorm.weight", &[h])?,
                 get("embeddings.LayerNorm.bias", &[h])?,

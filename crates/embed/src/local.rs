@@ -297,6 +297,46 @@ mod tests {
         assert!(e.to_string().contains("config_sentence_transformers.json"), "{e}");
     }
 
+    /// Hostile settings in a model's `config.json` (a hub model is somebody else's files) are
+    /// errors that say what is wrong, never a panic or zero vectors.
+    #[test]
+    fn a_hostile_config_is_an_error_not_a_panic() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("1_Pooling")).unwrap();
+        for f in [
+            "model.safetensors",
+            "sentence_bert_config.json",
+            "1_Pooling/config.json",
+        ] {
+            std::fs::copy(data.join("xlmr").join(f), dir.path().join(f)).unwrap();
+        }
+        std::fs::copy(data.join("spm/tokenizer.json"), dir.path().join("tokenizer.json")).unwrap();
+        let good: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(data.join("xlmr/config.json")).unwrap()).unwrap();
+        for (key, value, says) in [
+            ("pad_token_id", serde_json::json!(u64::MAX), "leaves no room"),
+            ("pad_token_id", serde_json::json!(64), "leaves no room"),
+            ("max_position_embeddings", serde_json::json!(0), "leaves no room"),
+            ("hidden_size", serde_json::json!(0), "positive multiple"),
+            ("num_attention_heads", serde_json::json!(0), "positive multiple"),
+            ("num_attention_heads", serde_json::json!(5), "positive multiple"),
+            ("hidden_act", serde_json::json!("relu"), "relu"),
+            ("num_hidden_layers", serde_json::json!(3), "encoder.layer.2"),
+            ("hidden_size", serde_json::json!("big"), "config.json"),
+        ] {
+            let mut cfg = good.clone();
+            cfg[key] = value.clone();
+            std::fs::write(dir.path().join("config.json"), cfg.to_string()).unwrap();
+            let Err(e) = LocalModel::load(dir.path()) else {
+                panic!("{key} = {value}: loaded")
+            };
+            assert!(e.to_string().contains(says), "{key} = {value}: {e}");
+        }
+        std::fs::write(dir.path().join("config.json"), good.to_string()).unwrap();
+        assert!(LocalModel::load(dir.path()).is_ok());
+    }
+
     /// Each line of `reference` (text, ids, embedding) against the model.
     fn check_reference(model: &LocalModel, reference: &str) {
         let cases: Vec<serde_json::Value> = reference.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
