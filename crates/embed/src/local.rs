@@ -219,24 +219,10 @@ mod tests {
     /// count from 2, `roberta.` names are read, and the text is cut to the position table.
     #[test]
     fn an_xlm_roberta_model_is_read_as_the_reference_reads_it() {
-        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("1_Pooling")).unwrap();
-        for f in [
-            "config.json",
-            "model.safetensors",
-            "sentence_bert_config.json",
-            "1_Pooling/config.json",
-        ] {
-            std::fs::copy(data.join("xlmr").join(f), dir.path().join(f)).unwrap();
-        }
-        std::fs::copy(data.join("spm/tokenizer.json"), dir.path().join("tokenizer.json")).unwrap();
+        let dir = tiny_xlmr();
         let model = LocalModel::load(dir.path()).unwrap();
         assert_eq!((model.dims(), model.max_tokens()), (12, 64));
-        check_reference(
-            &model,
-            &std::fs::read_to_string(data.join("xlmr/reference.jsonl")).unwrap(),
-        );
+        check_reference(&model, include_str!("../testdata/xlmr/reference.jsonl"));
     }
 
     /// The prompts a model declares go before a question and before a note, as
@@ -244,18 +230,7 @@ mod tests {
     /// vault's vectors are recomputed); a malformed file is an error that names it.
     #[test]
     fn declared_prompts_go_before_questions_and_notes() {
-        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("1_Pooling")).unwrap();
-        for f in [
-            "config.json",
-            "model.safetensors",
-            "sentence_bert_config.json",
-            "1_Pooling/config.json",
-        ] {
-            std::fs::copy(data.join("xlmr").join(f), dir.path().join(f)).unwrap();
-        }
-        std::fs::copy(data.join("spm/tokenizer.json"), dir.path().join("tokenizer.json")).unwrap();
+        let dir = tiny_xlmr();
         let plain = LocalModel::load(dir.path()).unwrap();
         let config = dir.path().join("config_sentence_transformers.json");
         let with = |json: &str| {
@@ -301,19 +276,9 @@ mod tests {
     /// errors that say what is wrong, never a panic or zero vectors.
     #[test]
     fn a_hostile_config_is_an_error_not_a_panic() {
-        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("1_Pooling")).unwrap();
-        for f in [
-            "model.safetensors",
-            "sentence_bert_config.json",
-            "1_Pooling/config.json",
-        ] {
-            std::fs::copy(data.join("xlmr").join(f), dir.path().join(f)).unwrap();
-        }
-        std::fs::copy(data.join("spm/tokenizer.json"), dir.path().join("tokenizer.json")).unwrap();
+        let dir = tiny_xlmr();
         let good: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(data.join("xlmr/config.json")).unwrap()).unwrap();
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("config.json")).unwrap()).unwrap();
         for (key, value, says) in [
             ("pad_token_id", serde_json::json!(u64::MAX), "leaves no room"),
             ("pad_token_id", serde_json::json!(64), "leaves no room"),
@@ -335,6 +300,24 @@ mod tests {
         }
         std::fs::write(dir.path().join("config.json"), good.to_string()).unwrap();
         assert!(LocalModel::load(dir.path()).is_ok());
+    }
+
+    /// The tiny XLM-RoBERTa of `testdata/xlmr` with the tokenizer of `testdata/spm`, in a
+    /// directory of its own.
+    fn tiny_xlmr() -> tempfile::TempDir {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("1_Pooling")).unwrap();
+        for f in [
+            "config.json",
+            "model.safetensors",
+            "sentence_bert_config.json",
+            "1_Pooling/config.json",
+        ] {
+            std::fs::copy(data.join("xlmr").join(f), dir.path().join(f)).unwrap();
+        }
+        std::fs::copy(data.join("spm/tokenizer.json"), dir.path().join("tokenizer.json")).unwrap();
+        dir
     }
 
     /// Each line of `reference` (text, ids, embedding) against the model.

@@ -43,6 +43,13 @@ const MAX_BODY: usize = 64 * 1024 * 1024;
 /// How often a request that is waited on asks whether to stop.
 const STOP_POLL: Duration = Duration::from_millis(50);
 
+/// How texts are asked for: after which prompt, within which [`Budget`], until `stop`.
+struct Ask<'a> {
+    prompt: &'a str,
+    budget: Budget,
+    stop: &'a dyn Fn() -> bool,
+}
+
 #[derive(Debug, Clone)]
 pub struct EndpointConfig {
     /// The API's base, e.g. `http://localhost:11434/v1` (without `/embeddings`).
@@ -99,7 +106,12 @@ impl EndpointEmbedder {
             rt,
             quiet: std::sync::Mutex::new(None),
         };
-        let probe = e.request(&[scholia_embed::PROBE], e.document(), probe, stop)?;
+        let ask = Ask {
+            prompt: e.document(),
+            budget: probe,
+            stop,
+        };
+        let probe = e.request(&[scholia_embed::PROBE], &ask)?;
         e.probe = probe.into_iter().next().unwrap_or_default();
         e.dims = e.probe.len();
         if e.dims == 0 {
@@ -124,15 +136,10 @@ impl EndpointEmbedder {
         self.config.prompts.document.as_deref().unwrap_or("")
     }
 
-    /// One batch, each text after `prompt`, within `budget`, given up when `stop` says so
+    /// One batch, each text after the prompt, within the budget, given up when `stop` says so
     /// (asked every [`STOP_POLL`]).
-    fn request(
-        &self,
-        texts: &[&str],
-        prompt: &str,
-        budget: Budget,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn request(&self, texts: &[&str], ask: &Ask) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let Ask { prompt, budget, stop } = *ask;
         let url = format!("{}/embeddings", self.config.base_url.trim_end_matches('/'));
         let cut: Vec<String> = texts
             .iter()
@@ -243,11 +250,25 @@ impl Embedder for EndpointEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.batches(texts, self.document(), BULK, &|| false)
+        self.batches(
+            texts,
+            &Ask {
+                prompt: self.document(),
+                budget: BULK,
+                stop: &|| false,
+            },
+        )
     }
 
     fn embed_until(&self, texts: &[&str], stop: &dyn Fn() -> bool) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.batches(texts, self.document(), BULK, stop)
+        self.batches(
+            texts,
+            &Ask {
+                prompt: self.document(),
+                budget: BULK,
+                stop,
+            },
+        )
     }
 
     fn embed_now(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -270,7 +291,14 @@ impl EndpointEmbedder {
         {
             return Err(EmbedError::Endpoint(why.clone()));
         }
-        let asked = self.batches(texts, prompt, QUICK, &|| false);
+        let asked = self.batches(
+            texts,
+            &Ask {
+                prompt,
+                budget: QUICK,
+                stop: &|| false,
+            },
+        );
         *quiet = match &asked {
             Err(EmbedError::Endpoint(why)) => Some((Instant::now() + QUIET_AFTER_FAILURE, why.clone())),
             Err(other) => Some((Instant::now() + QUIET_AFTER_FAILURE, other.to_string())),
@@ -279,18 +307,12 @@ impl EndpointEmbedder {
         asked
     }
 
-    /// `texts` (each after `prompt`) embedded batch by batch within `budget` each, every
+    /// `texts` embedded batch by batch as `ask` says (its budget for each batch), every
     /// vector of the model's size.
-    fn batches(
-        &self,
-        texts: &[&str],
-        prompt: &str,
-        budget: Budget,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn batches(&self, texts: &[&str], ask: &Ask) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut out = Vec::with_capacity(texts.len());
         for batch in texts.chunks(BATCH) {
-            let got = self.request(batch, prompt, budget, stop)?;
+            let got = self.request(batch, ask)?;
             if got.iter().any(|v| v.len() != self.dims) {
                 return Err(EmbedError::Endpoint(format!(
                     "{}: answered vectors of another size than {}",
