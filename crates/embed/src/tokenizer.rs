@@ -43,3 +43,32 @@ impl Tokenizer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `tokenizer.json` nested past any real one (a Sequence of Sequences …) is an error
+    /// before it is read, not a stack overflow; a few levels are read.
+    #[test]
+    fn nesting_is_bounded_before_reading() {
+        let nest = |depth: usize| {
+            let mut n = serde_json::json!({"type": "Lowercase"});
+            for _ in 0..depth {
+                n = serde_json::json!({"type": "Sequence", "normalizers": [n]});
+            }
+            n
+        };
+        let shallow = serde_json::json!({"normalizer": nest(5), "pre_tokenizer": {"type": "Metaspace"},
+            "model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["▁a", -1.0]]}});
+        assert_eq!(Tokenizer::from_json(&shallow.to_string()).unwrap().encode("A", 8), [1]);
+        // Written as text: a value that deep could not even be built and printed safely.
+        let deep = format!(
+            "{{\"normalizer\": {}{}, \"model\": {{\"type\": \"Unigram\", \"vocab\": [[\"<unk>\", 0.0]]}}}}",
+            "{\"type\": \"Sequence\", \"normalizers\": [".repeat(100_000),
+            "]}".repeat(100_000)
+        );
+        let e = Tokenizer::from_json(&deep).unwrap_err();
+        assert!(e.contains("tokenizer.json") && e.contains("recursion"), "{e}");
+    }
+}
