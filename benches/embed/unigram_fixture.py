@@ -7,8 +7,11 @@ OUT_DIR gets `tokenizer.json` (an XLM-RoBERTa tokenizer: SentencePiece's nmt_nfk
 Metaspace, `<s> … </s>`, converted by `transformers` as the multilingual sentence-transformers
 models were) and `ids.jsonl`: one line per text, its ids under that file and, where they
 differ, under its older form (`Precompiled` alone, `add_prefix_space`, and XLM-RoBERTa's added
-tokens, `<mask>` with `lstrip`). With `--all`, every
-note's first 4,000 characters instead of a sample (for a one-off check; too large to keep).
+tokens, `<mask>` with `lstrip`). With `--all`, every note's first 4,000 characters instead of
+a sample (a one-off check, about 100 MB; too large to keep), read by the Rust test with
+
+    SCHOLIA_SPM_REFERENCE=OUT_DIR cargo test -p scholia-embed --release spm::tests::ids
+
 Needs sentencepiece, protobuf, transformers and tokenizers (pip); not torch.
 """
 import json

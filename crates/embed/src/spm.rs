@@ -187,7 +187,7 @@ impl SentencePiece {
 
     /// The words the model segments: split at whitespace where asked, then by `Metaspace`.
     fn words(&self, text: &str, at_start: bool) -> Vec<String> {
-        let mut words: Vec<(String, bool)> = if self.whitespace_split {
+        let words: Vec<(String, bool)> = if self.whitespace_split {
             let mut first = at_start;
             let mut out = Vec::new();
             let mut rest = text;
@@ -208,7 +208,7 @@ impl SentencePiece {
             return words.into_iter().map(|w| w.0).collect();
         };
         let mut out = Vec::new();
-        for (word, first) in words.drain(..) {
+        for (word, first) in words {
             let mut w = word.replace(' ', m.replacement.encode_utf8(&mut [0; 4]));
             let prepend = match m.prepend {
                 Prepend::Always => true,
