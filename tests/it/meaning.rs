@@ -101,6 +101,26 @@ async fn the_settings_prompts_go_before_notes_and_questions() {
     let notes: Vec<&String> = inputs.iter().filter(|i| !i.starts_with("search_query: ")).collect();
     assert!(notes.len() >= 8, "{inputs:?}"); // the probe and the 7 notes
     assert!(notes.iter().all(|i| i.starts_with("search_document: ")), "{inputs:?}");
+    // The editor's status (`:checkhealth scholia`) says how the model reads, prompts included.
+    let mut lsp = v.lsp_ready(&e).await;
+    let started = Instant::now();
+    let reads = loop {
+        let status = lsp
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "scholia.status", "arguments": []}),
+            )
+            .await;
+        let reads = status["providers"]["embeddings"]["reads"].clone();
+        if !reads.is_null() || started.elapsed() > Duration::from_secs(30) {
+            break reads;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(reads["dimensions"], scholia_fakes::embed::DIMS, "{reads}");
+    assert_eq!(reads["query_prompt"], "search_query: ", "{reads}");
+    assert_eq!(reads["document_prompt"], "search_document: ", "{reads}");
+    lsp.shutdown().await;
     let long = "x".repeat(1001);
     let out = v
         .cli(&env(&[("SCHOLIA_EMBED_QUERY_PROMPT", &long)]), &["search", "x"])

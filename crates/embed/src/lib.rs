@@ -87,6 +87,11 @@ pub trait Embedder: Send + Sync {
     fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
         Ok(self.embed_now(&[query])?.pop().unwrap_or_default())
     }
+    /// The prompts it puts before questions and before notes, for status lines (`None`:
+    /// none).
+    fn prompts(&self) -> PromptSettings {
+        PromptSettings::default()
+    }
     /// Its vector of [`PROBE`], computed once: vectors stored by a model that answered
     /// otherwise are another model's, whatever its name (`None`: not known).
     fn probe(&self) -> Option<Vec<f32>> {

@@ -154,6 +154,14 @@ impl Embedder for LocalModel {
         self.one(&format!("{}{query}", self.prompts.query))
     }
 
+    fn prompts(&self) -> crate::PromptSettings {
+        let some = |p: &String| Some(p.clone()).filter(|p| !p.is_empty());
+        crate::PromptSettings {
+            query: some(&self.prompts.query),
+            document: some(&self.prompts.document),
+        }
+    }
+
     /// Read with the document prompt: a model whose prompt changed made other vectors.
     fn probe(&self) -> Option<Vec<f32>> {
         self.probe.get_or_init(|| self.document(crate::PROBE).ok()).clone()
@@ -252,6 +260,11 @@ mod tests {
             plain.one("passage: Sauerteig").unwrap()
         );
         assert_ne!(e5.probe(), plain.probe());
+        assert_eq!(
+            (e5.prompts().query.as_deref(), e5.prompts().document.as_deref()),
+            (Some("query: "), Some("passage: "))
+        );
+        assert_eq!(plain.prompts(), crate::PromptSettings::default());
         let default = with(r#"{"prompts": {"s2s": "Similar: "}, "default_prompt_name": "s2s"}"#).unwrap();
         assert_eq!(default.embed_query("x").unwrap(), plain.one("Similar: x").unwrap());
         assert_eq!(default.embed(&["x"]).unwrap()[0], plain.one("Similar: x").unwrap());

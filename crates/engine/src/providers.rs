@@ -55,6 +55,18 @@ pub struct EmbeddingsInfo {
     /// Why there are no vectors, once the model was asked for and could not be had (the
     /// warning a search gives).
     pub problem: Option<String>,
+    /// How it reads, once it is loaded or connected.
+    pub reads: Option<ReadingInfo>,
+}
+
+/// How a model reads: what a user checks after naming a model or setting prompts.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadingInfo {
+    pub dimensions: usize,
+    /// Tokens a text is read to (an endpoint's is assumed).
+    pub max_tokens: usize,
+    pub query_prompt: Option<String>,
+    pub document_prompt: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -104,6 +116,19 @@ impl Engine {
                     _ => None,
                 },
                 problem: self.embedder.get().and_then(|built| built.as_ref().err().cloned()),
+                reads: self
+                    .embedder
+                    .get()
+                    .and_then(|built| built.as_ref().ok().cloned().flatten())
+                    .map(|m| {
+                        let prompts = m.prompts();
+                        ReadingInfo {
+                            dimensions: m.dims(),
+                            max_tokens: m.max_tokens(),
+                            query_prompt: prompts.query,
+                            document_prompt: prompts.document,
+                        }
+                    }),
             }),
             gemini_cli: s.gemini_cli.program.clone(),
             data_dir: s.dirs.data.clone(),

@@ -275,6 +275,10 @@ impl Embedder for EndpointEmbedder {
         self.now(texts, self.document())
     }
 
+    fn prompts(&self) -> PromptSettings {
+        self.config.prompts.clone()
+    }
+
     fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
         let prompt = self.config.prompts.query.as_deref().unwrap_or("");
         Ok(self.now(&[query], prompt)?.pop().unwrap_or_default())

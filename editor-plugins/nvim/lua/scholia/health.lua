@@ -106,7 +106,18 @@ function M.check()
       h.info('meaning: ' .. e.model .. ' — not fetched yet; the server fetches it in the background')
     else
       local n = v.vectors
-      h.ok('meaning: ' .. e.model .. ((n and n ~= vim.NIL) and string.format(' (%d notes have vectors)', n) or ''))
+      local reads = ''
+      local r = e.reads
+      if r and r ~= vim.NIL then
+        reads = string.format('; %d dimensions, %d tokens a text', r.dimensions, r.max_tokens)
+        for _, kind in ipairs({ 'query', 'document' }) do
+          local prompt = r[kind .. '_prompt']
+          if prompt and prompt ~= vim.NIL then
+            reads = reads .. string.format('; %s prompt %q', kind, prompt)
+          end
+        end
+      end
+      h.ok('meaning: ' .. e.model .. ((n and n ~= vim.NIL) and string.format(' (%d notes have vectors)', n) or '') .. reads)
     end
   else
     h.info('meaning: no embeddings — search and related notes go by words; set SCHOLIA_EMBED_MODEL_PATH, SCHOLIA_EMBED_HUB_MODEL or SCHOLIA_EMBED_BASE_URL')
