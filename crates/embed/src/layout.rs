@@ -9,21 +9,13 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::PromptSettings;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pooling {
     Mean,
     Cls,
     Max,
-}
-
-/// The prompts put before a text as sentence-transformers' `encode_query` and
-/// `encode_document` put them: `query` for a question; `document`, `passage` or `corpus` (the
-/// first there) for a note; where the one wanted is not there, the `default_prompt_name`'s;
-/// else none.
-#[derive(Debug, Default, PartialEq)]
-pub(crate) struct Prompts {
-    pub query: String,
-    pub document: String,
 }
 
 /// The modules this reader runs: the encoder, its pooling, and normalisation (vectors are made
@@ -95,24 +87,27 @@ pub(crate) fn max_seq_length(dir: &Path) -> Result<usize, String> {
         .map_or(256, |n| n as usize))
 }
 
-pub(crate) fn prompts(dir: &Path) -> Result<Prompts, String> {
+/// The prompts put before a text as sentence-transformers' `encode_query` and
+/// `encode_document` put them: `query` for a question; `document`, `passage` or `corpus` (the
+/// first there) for a note; where the one wanted is not there, the `default_prompt_name`'s;
+/// else none (an empty prompt is none).
+pub(crate) fn prompts(dir: &Path) -> Result<PromptSettings, String> {
     const FILE: &str = "config_sentence_transformers.json";
     let Some(v) = json(dir, FILE)? else {
-        return Ok(Prompts::default());
+        return Ok(PromptSettings::default());
     };
     let prompts = &v["prompts"];
     if !(prompts.is_object() || prompts.is_null()) {
         return Err(format!("{FILE}: `prompts` is not a map of names to texts"));
     }
-    let named = |name: &str| prompts[name].as_str().map(str::to_string);
+    let named = |name: &str| prompts[name].as_str().filter(|p| !p.is_empty()).map(str::to_string);
     let default = v["default_prompt_name"].as_str().and_then(named);
-    Ok(Prompts {
-        query: named("query").or(default.clone()).unwrap_or_default(),
+    Ok(PromptSettings {
+        query: named("query").or(default.clone()),
         document: ["document", "passage", "corpus"]
             .iter()
             .find_map(|n| named(n))
-            .or(default)
-            .unwrap_or_default(),
+            .or(default),
     })
 }
 

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::bert::{Bert, Config};
-use crate::layout::{self, Pooling, Prompts};
+use crate::layout::{self, Pooling};
 use crate::safetensors::Tensors;
 use crate::tokenizer::Tokenizer;
 use crate::{EmbedError, Embedder, normalize};
@@ -27,7 +27,8 @@ pub struct LocalModel {
     tokenizer: Tokenizer,
     pooling: Pooling,
     max_tokens: usize,
-    prompts: Prompts,
+    /// What goes before a question and before a note (the model's own, or the settings').
+    prompts: crate::PromptSettings,
 }
 
 impl LocalModel {
@@ -73,12 +74,9 @@ impl LocalModel {
 
     /// The model with the prompts the settings give in place of those it declares.
     pub fn with_prompts(mut self, settings: &crate::PromptSettings) -> LocalModel {
-        if let Some(q) = &settings.query {
-            self.prompts.query = q.clone();
-        }
-        if let Some(d) = &settings.document {
-            self.prompts.document = d.clone();
-        }
+        let given = settings.clone();
+        self.prompts.query = given.query.or(self.prompts.query);
+        self.prompts.document = given.document.or(self.prompts.document);
         self
     }
 
@@ -89,10 +87,10 @@ impl LocalModel {
 
     /// A note's (or any compared text's) vector, its prompt before it.
     fn document(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        if self.prompts.document.is_empty() {
-            return self.one(text);
+        match &self.prompts.document {
+            Some(prompt) => self.one(&format!("{prompt}{text}")),
+            None => self.one(text),
         }
-        self.one(&format!("{}{text}", self.prompts.document))
     }
 
     fn one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
@@ -151,15 +149,12 @@ impl Embedder for LocalModel {
     }
 
     fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
-        self.one(&format!("{}{query}", self.prompts.query))
+        let prompt = self.prompts.query.as_deref().unwrap_or("");
+        self.one(&format!("{prompt}{query}"))
     }
 
     fn prompts(&self) -> crate::PromptSettings {
-        let some = |p: &String| Some(p.clone()).filter(|p| !p.is_empty());
-        crate::PromptSettings {
-            query: some(&self.prompts.query),
-            document: some(&self.prompts.document),
-        }
+        self.prompts.clone()
     }
 
     /// Read with the document prompt: a model whose prompt changed made other vectors.

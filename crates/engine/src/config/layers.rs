@@ -34,13 +34,25 @@ impl Layers<'_> {
         var: Option<&'static str>,
         get: impl Fn(&FileConfig) -> Option<T>,
     ) -> Result<Option<Picked<T>>, ConfigError> {
+        self.layered(key, var, get, |raw| raw.trim().parse::<T>().ok())
+    }
+
+    /// The override, else the environment's `var` read by `parse` (`None`: not a valid value),
+    /// else the file.
+    fn layered<T>(
+        &self,
+        key: &'static str,
+        var: Option<&'static str>,
+        get: impl Fn(&FileConfig) -> Option<T>,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Result<Option<Picked<T>>, ConfigError> {
         if let Some(value) = get(self.over) {
             return Ok(Some(Picked { value, field: key }));
         }
         if let Some(var) = var
             && let Some(raw) = self.env.var(var)
         {
-            let value = raw.trim().parse::<T>().map_err(|_| ConfigError::Invalid {
+            let value = parse(&raw).ok_or_else(|| ConfigError::Invalid {
                 field: var.into(),
                 value: raw.clone(),
                 valid: format!("a value for {key}"),
@@ -58,13 +70,7 @@ impl Layers<'_> {
         var: &'static str,
         get: impl Fn(&FileConfig) -> Option<String>,
     ) -> Result<Option<Picked<String>>, ConfigError> {
-        if let Some(value) = get(self.over) {
-            return Ok(Some(Picked { value, field: key }));
-        }
-        if let Some(value) = self.env.var(var) {
-            return Ok(Some(Picked { value, field: var }));
-        }
-        Ok(get(self.file).map(|value| Picked { value, field: key }))
+        self.layered(key, Some(var), get, |raw| Some(raw.to_string()))
     }
 
     /// [`Layers::pick`] with a default, checked against `range`.
