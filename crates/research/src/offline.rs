@@ -364,8 +364,18 @@ fn own_sentences(text: &str) -> Vec<String> {
 /// The notes offline research would cite for the note at `rel` whose text is `text`, best
 /// first. Blocking.
 pub fn related_notes(index: &VaultIndex, rel: &str, text: String) -> Result<Vec<RelatedNote>, ResearchError> {
+    Ok(related_with_topics(index, rel, text)?.1)
+}
+
+/// [`related_notes`] with the key terms the section names (`benches/related.rs` reads both).
+#[doc(hidden)]
+pub fn related_with_topics(
+    index: &VaultIndex,
+    rel: &str,
+    text: String,
+) -> Result<(Vec<String>, Vec<RelatedNote>), ResearchError> {
     let input = input::prepare_blocking(index, rel.to_string(), text, None)?;
-    Ok(select(index, &input, RELATED_NOTES)?.1)
+    Ok(select(index, &input, RELATED_NOTES)?)
 }
 
 /// Every note offline research weighs for the note at `rel`, with its evidence, for tuning
