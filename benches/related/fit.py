@@ -27,8 +27,8 @@ import zlib
 import numpy as np
 
 NAMES = ["content", "linked", "names_it", "named_by", "shared_tag", "neighbour", "cocited",
-         "folder", "folder_linked", "similar", "popularity", "name_stems", "meaning", "link_folder", "alike_link"]
-START = [0.49, 1.5, 0.1, 0.14, 0.3, 0.28, 0.034, 0.7, 1.0, 2.8, 0.2, 0.4, 0.25, 0.5, 0.6]
+         "folder", "folder_linked", "similar", "popularity", "name_stems", "meaning", "link_folder", "alike_link", "part_similar"]
+START = [0.49, 1.5, 0.1, 0.14, 0.3, 0.28, 0.034, 0.7, 1.0, 2.8, 0.2, 0.4, 0.25, 0.5, 0.6, 1.5]
 
 
 VAULT = os.path.join(os.path.dirname(__file__), "../../../shared/vaults/obsidian-help")

@@ -166,23 +166,30 @@ async fn uris_that_are_not_regular_files_are_refused() {
 }
 
 /// Offline research of obsidian-help notes whose passages are full of wikilinks, HTML,
-/// callouts, code and URLs: they stay words inside the section. The Callouts note (en); the
-/// Importer note (ru), which quotes `[[Каталог сообщества|каталоге сообщества
-/// Obsidian]](https://community.obsidian.md)`, read as `Obsidian(https://…)`: its URL, glued to
-/// a word, was quoted bare and the research failed ("would link to https://community.obsidian.md").
+/// callouts, code and URLs: they stay words inside the section. The Callouts note (en); a note
+/// added to ru naming Каталог сообщества (so that its entry is whole, whatever the ranking),
+/// whose sentence `[[Каталог сообщества|каталоге сообщества Obsidian]](https://community.obsidian.md)`
+/// reads as `Obsidian(https://…)`: its URL, glued to a word, was quoted bare and the research
+/// failed ("would link to https://community.obsidian.md"). The Importer note quoted it until
+/// the ranking put that entry on the brief line.
 #[tokio::test(flavor = "multi_thread")]
 async fn quoted_passages_cannot_make_links_html_or_callouts() {
-    for (lang, rel, quoted) in [
-        ("en", "Editing and formatting/Callouts.md", None),
+    let pages = "# Страницы плагинов\n\nКаталог сообщества: у каждого плагина и темы есть публичная страница.\n";
+    for (lang, rel, added, quoted) in [
+        ("en", "Editing and formatting/Callouts.md", None, None),
         (
             "ru",
-            "Импорт заметок/Импортёр.md",
+            "Страницы плагинов.md",
+            Some(pages),
             Some("`Obsidian(https://community.obsidian.md).`"),
         ),
     ] {
         let v = TestVault::empty();
         crate::support::copy_dir(&crate::support::obsidian_help().join(lang), &v.root);
         make_writable(&v.root);
+        if let Some(text) = added {
+            std::fs::write(v.root.join(rel), text).unwrap();
+        }
         let before = v.read(rel);
         let out = v.cli(&Vec::new(), &["research", rel]).await;
         assert!(out.status.success(), "{rel}: {}", stderr(&out));

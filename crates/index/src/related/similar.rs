@@ -19,6 +19,9 @@ const SIMILAR_NOTES: usize = 100;
 /// looked for. Stemmed once per query.
 pub(crate) struct Stems {
     counts: HashMap<String, u32>,
+    /// The stems of each part of the note's own words between two headings, counted, where it
+    /// has [`PART_STEMS`] at least; none for a note of one part (the whole is compared).
+    parts: Vec<HashMap<String, u32>>,
     all: HashSet<String>,
     /// The note's copies in the index (see [`Own`]).
     indexed: u64,
@@ -37,10 +40,58 @@ impl Stems {
         all.extend(counts.keys().cloned());
         Stems {
             counts,
+            parts: parts(note, &own.text),
             all,
             indexed: own.indexed,
         }
     }
+}
+
+/// A part of a note compared on its own has this many stems at least (a heading and a line
+/// under it say too little to find a note by).
+const PART_STEMS: usize = 15;
+/// The parts of a note compared, the longest: each is a pass over the postings.
+const MAX_PARTS: usize = 12;
+
+/// The stems of the parts of `text` (the note's own words, its headings each on a line of its
+/// own) that begin at a line holding one of the note's headings, and of the part before the
+/// first, counted: those of [`PART_STEMS`] stems or more, the [`MAX_PARTS`] longest. None when
+/// fewer than two are left: the whole note is then its one part.
+fn parts(note: &Likeness, text: &str) -> Vec<HashMap<String, u32>> {
+    let headings: HashSet<&str> = note
+        .headings
+        .iter()
+        .map(|h| h.trim())
+        .filter(|h| !h.is_empty())
+        .collect();
+    let mut cut: Vec<String> = vec![String::new()];
+    for line in text.lines() {
+        if headings.contains(line.trim()) {
+            cut.push(String::new());
+        }
+        let part = cut.last_mut().expect("one part at least");
+        part.push_str(line);
+        part.push('\n');
+    }
+    let mut parts: Vec<(usize, HashMap<String, u32>)> = cut
+        .iter()
+        .map(|part| {
+            let stems = tokenizer::stems(part);
+            let mut counts: HashMap<String, u32> = HashMap::new();
+            for s in &stems {
+                *counts.entry(s.clone()).or_default() += 1;
+            }
+            (stems.len(), counts)
+        })
+        .filter(|(n, _)| *n >= PART_STEMS)
+        .collect();
+    if parts.len() < 2 {
+        return Vec::new();
+    }
+    // The longest first, then in the note's order: the same text gives the same parts.
+    parts.sort_by_key(|p| std::cmp::Reverse(p.0));
+    parts.truncate(MAX_PARTS);
+    parts.into_iter().map(|(_, counts)| counts).collect()
 }
 
 impl Stems {
@@ -64,7 +115,8 @@ impl VaultIndex {
         use tantivy::{DocSet, TERMINATED};
         let n = searcher.num_docs().max(1) as f32;
         let indexed = stems.indexed as f32;
-        let mut query: Vec<(Term, f32)> = Vec::with_capacity(stems.counts.len());
+        // Each stem compared: its term, its weight in the note, and its idf.
+        let mut query: Vec<(Term, f32, f32, &str)> = Vec::with_capacity(stems.counts.len());
         for (stem, &tf) in &stems.counts {
             let term = Term::from_field_text(self.fields.stems, stem);
             let df = self.live_doc_freq(searcher, &term)? as f32;
@@ -72,14 +124,30 @@ impl VaultIndex {
             if df - indexed < 1.0 || df > n * 0.5 {
                 continue;
             }
-            query.push((term, (1.0 + (tf as f32).ln()) * (n / df).ln()));
+            let idf = (n / df).ln();
+            query.push((term, (1.0 + (tf as f32).ln()) * idf, idf, stem));
         }
         query.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         query.truncate(SIMILAR_STEMS);
-        let length = query.iter().map(|(_, w)| w * w).sum::<f32>().sqrt();
+        let length = query.iter().map(|q| q.1 * q.1).sum::<f32>().sqrt();
         if length == 0.0 {
             return Ok(());
         }
+        // Each part's weight of each stem compared (its own counts), and its length.
+        let part_weights: Vec<Vec<f32>> = stems
+            .parts
+            .iter()
+            .map(|part| {
+                query
+                    .iter()
+                    .map(|&(_, _, idf, stem)| part.get(stem).map_or(0.0, |&tf| (1.0 + (tf as f32).ln()) * idf))
+                    .collect()
+            })
+            .collect();
+        let part_lengths: Vec<f32> = part_weights
+            .iter()
+            .map(|w| w.iter().map(|x| x * x).sum::<f32>().sqrt())
+            .collect();
         // 1 + ln tf of the usual counts, the same values computed once: a logarithm per
         // posting was a seventh of a research run at 100k.
         let log_tf: Vec<f32> = (0..64u32).map(|tf| 1.0 + (tf as f32).ln()).collect();
@@ -90,12 +158,16 @@ impl VaultIndex {
                 .unwrap_or_else(|| 1.0 + (tf as f32).ln())
         };
         let mut scored: Vec<(f32, DocAddress)> = Vec::new();
+        // The best part's cosine with each note any part shares a stem with.
+        let mut by_part: HashMap<DocAddress, f32> = HashMap::new();
         for (ord, segment) in searcher.segment_readers().iter().enumerate() {
             let inverted = segment.inverted_index(self.fields.stems)?;
             let norms = segment.fast_fields().f64("stem_norm")?;
             let alive = segment.alive_bitset();
-            let mut sums = vec![0f32; segment.max_doc() as usize];
-            for (term, weight) in &query {
+            let max_doc = segment.max_doc() as usize;
+            let mut sums = vec![0f32; max_doc];
+            let mut part_sums = vec![vec![0f32; max_doc]; part_weights.len()];
+            for (i, (term, weight, _, _)) in query.iter().enumerate() {
                 let postings = inverted
                     .read_postings(term, IndexRecordOption::WithFreqs)
                     .map_err(tantivy::TantivyError::from)?;
@@ -104,27 +176,117 @@ impl VaultIndex {
                 };
                 let mut doc = postings.doc();
                 while doc != TERMINATED {
-                    sums[doc as usize] += weight * log_tf(postings.term_freq());
+                    let tf = log_tf(postings.term_freq());
+                    sums[doc as usize] += weight * tf;
+                    for (sums, weights) in part_sums.iter_mut().zip(&part_weights) {
+                        sums[doc as usize] += weights[i] * tf;
+                    }
                     doc = postings.advance();
                 }
             }
             for (doc, sum) in sums.into_iter().enumerate() {
-                let doc = doc as u32;
-                if sum == 0.0 || alive.is_some_and(|a| !a.is_alive(doc)) {
+                if sum == 0.0 || alive.is_some_and(|a| !a.is_alive(doc as u32)) {
                     continue;
                 }
-                let norm = norms.first(doc).unwrap_or(1.0).max(1.0) as f32;
-                scored.push((sum / length / norm, DocAddress::new(ord as u32, doc)));
+                let norm = norms.first(doc as u32).unwrap_or(1.0).max(1.0) as f32;
+                let addr = DocAddress::new(ord as u32, doc as u32);
+                scored.push((sum / length / norm, addr));
+                let best = part_sums
+                    .iter()
+                    .zip(&part_lengths)
+                    .filter(|(_, l)| **l > 0.0)
+                    .map(|(sums, l)| sums[doc] / l / norm)
+                    .fold(0.0f32, f32::max);
+                if best > 0.0 {
+                    by_part.insert(addr, best);
+                }
             }
         }
         let leading = self.lead(searcher, &mut scored, SIMILAR_NOTES)?;
         for (i, (score, addr)) in scored.into_iter().enumerate() {
-            if i < leading {
-                found.entry(addr).or_default().similar = score;
-            } else if let Some(e) = found.get_mut(&addr) {
+            let e = if i < leading {
+                Some(found.entry(addr).or_default())
+            } else {
+                found.get_mut(&addr)
+            };
+            if let Some(e) = e {
                 e.similar = score;
+                // A note of one part: its part is the whole.
+                e.part_similar = if stems.parts.is_empty() {
+                    score
+                } else {
+                    by_part.get(&addr).copied().unwrap_or(0.0)
+                };
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A long note of two parts (a garden's soil, then its bees) and a short note about bees:
+    /// the bees part alone is nearer it than the whole note is; a note of one part is its whole.
+    #[test]
+    fn a_part_of_the_note_finds_a_note_about_it() {
+        let soil = "Loam soil holds water; compost feeds the clay; mulch keeps roots cool; \
+                    worms turn the loam; sand drains the clay soil; manure enriches compost; \
+                    lime sweetens acid soil; gravel drains beds; peat holds water.";
+        let bees = "Bees visit lavender; hives need shade; beekeepers smoke the hive; \
+                    honey forms in combs; queens lay eggs; drones mate; workers gather pollen; \
+                    swarms leave the hive; wax seals honey.";
+        let garden = format!("# Garden\n\n{soil}\n\n## Bees\n\n{bees}\n");
+        let mut files = vec![
+            ("Garden.md".to_string(), garden.clone()),
+            (
+                "Apiary.md".to_string(),
+                "# Apiary\n\nHives, honey, pollen and the queen; beekeepers smoke each hive.\n".to_string(),
+            ),
+        ];
+        // Other notes: a few on soil (so that the soil words count, and are rare) and many on
+        // trains.
+        for i in 0..30 {
+            let text = match i % 10 {
+                0 => format!("# Other {i}\n\nLoam, clay, compost, mulch, worms, sand, manure, lime, gravel, peat.\n"),
+                _ => format!("# Other {i}\n\nTrains and stations, tickets {i}.\n"),
+            };
+            files.push((format!("Other {i}.md"), text));
+        }
+        let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        let f = crate::fixture::vault(&files);
+        let evidence = |text: &str, headings: &[&str]| {
+            let note = Likeness {
+                rel: "Garden.md".into(),
+                title: "Garden".into(),
+                headings: headings.iter().map(|h| h.to_string()).collect(),
+                text: text.into(),
+                ..Default::default()
+            };
+            let found = f.index.related_evidence(&note, 20).unwrap();
+            found
+                .into_iter()
+                .find(|(p, _)| p == "Apiary.md")
+                .expect("Apiary found")
+                .1
+        };
+        let plain = format!("{soil}\nBees\n{bees}\n");
+        let two = evidence(&plain, &["Bees"]);
+        assert!(two.part_similar > two.similar * 1.2, "{two:?}");
+        // Without its heading the note is one part: the part is the whole.
+        let one = evidence(&plain, &[]);
+        assert_eq!(one.part_similar, one.similar, "{one:?}");
+        // Parts of a few stems are not compared: a heading over one line is no part.
+        assert!(
+            parts(
+                &Likeness {
+                    headings: vec!["Bees".into()],
+                    ..Default::default()
+                },
+                "Bees\nhoney\n"
+            )
+            .is_empty()
+        );
     }
 }

@@ -70,6 +70,7 @@ impl Ties {
         let (e, w) = (evidence, &self.weights);
         let words = w.content * e.content
             + w.similar * e.similar
+            + w.part_similar * e.part_similar
             + w.name_stems * e.name_stems
             + w.meaning * e.meaning
             + w.names_it * e.names_it
@@ -216,6 +217,7 @@ mod tests {
             *match *name {
                 "content" => &mut e.content,
                 "similar" => &mut e.similar,
+                "part_similar" => &mut e.part_similar,
                 "neighbour" => &mut e.neighbour,
                 "cocited" => &mut e.cocited,
                 "folder" => &mut e.folder,
@@ -248,6 +250,7 @@ mod tests {
             meaning: 1.0,
             link_folder: 1.0,
             alike_link: 1.0,
+            part_similar: 1.0,
         };
         let ties = ties(ones);
         let check = |path: &str, figures: &[(&str, f32)], tags: &[&str], expected: Tie| {

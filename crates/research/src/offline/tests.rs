@@ -92,9 +92,13 @@ fn an_entry_found_by_its_words_is_brief_wherever_it_ranks_when_little_found_it()
         );
     };
     let folder = || Tie::Folder { folder: "F".into() };
-    check(1.49, 2.0, false, Tie::Words, true, true);
-    check(1.5, 2.0, false, Tie::Words, true, false);
-    // A vault whose entries never reach the floor (few links): by rank alone.
+    check(1.79, 2.0, false, Tie::Words, true, true);
+    check(1.8, 2.0, false, Tie::Words, true, false);
+    // The lower floor when the best reaches only it.
+    check(1.49, 1.7, false, Tie::Words, true, true);
+    check(1.5, 1.7, false, Tie::Words, true, false);
+    check(1.49, 1.8, false, Tie::Words, true, true);
+    // A vault whose entries never reach a floor (few links): by rank alone.
     check(0.8, 1.49, false, Tie::Words, true, false);
     check(1.49, 1.49, false, Tie::Words, true, false);
     // A tie says why on its own (a folder's is brief for itself: see above).
