@@ -4,6 +4,12 @@
 //! The index is built once on the whole vault; for each note, its text and its hidden notes'
 //! (without their links back to it) are written, synced, asked, and written back before the
 //! next.
+//!
+//! Measured at stop 71 (`--all --one-at-a-time`, both draws, about 25 minutes on 2 cores):
+//! mean 0.750, lowest 0.703 (da; vi 0.716); by the draws' intervals 30 of the 34 languages
+//! above 0.70 and none below. Hiding every measured note's links at once, the same code gives
+//! mean 0.704, lowest 0.671, three languages below. Before the best part's cosine
+//! (`part_similar`): 0.748, lowest 0.707 (vi), 27 above.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
