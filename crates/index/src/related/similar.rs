@@ -29,13 +29,11 @@ pub(crate) struct Stems {
 
 impl Stems {
     pub(super) fn of(note: &Likeness, own: &Own) -> Stems {
-        let mut counts: HashMap<String, u32> = HashMap::new();
-        for s in tokenizer::stems(&own.text)
-            .into_iter()
-            .chain(tokenizer::stems(&note.title))
-        {
-            *counts.entry(s).or_default() += 1;
-        }
+        let counts = counted(
+            tokenizer::stems(&own.text)
+                .into_iter()
+                .chain(tokenizer::stems(&note.title)),
+        );
         let mut all: HashSet<String> = tokenizer::stems(&note.text).into_iter().collect();
         all.extend(counts.keys().cloned());
         Stems {
@@ -45,6 +43,15 @@ impl Stems {
             indexed: own.indexed,
         }
     }
+}
+
+/// How many times each stem comes.
+fn counted(stems: impl IntoIterator<Item = String>) -> HashMap<String, u32> {
+    let mut counts: HashMap<String, u32> = HashMap::new();
+    for s in stems {
+        *counts.entry(s).or_default() += 1;
+    }
+    counts
 }
 
 /// A part of a note compared on its own has this many stems at least (a heading and a line
@@ -77,11 +84,7 @@ fn parts(note: &Likeness, text: &str) -> Vec<HashMap<String, u32>> {
         .iter()
         .map(|part| {
             let stems = tokenizer::stems(part);
-            let mut counts: HashMap<String, u32> = HashMap::new();
-            for s in &stems {
-                *counts.entry(s.clone()).or_default() += 1;
-            }
-            (stems.len(), counts)
+            (stems.len(), counted(stems))
         })
         .filter(|(n, _)| *n >= PART_STEMS)
         .collect();
@@ -159,8 +162,9 @@ impl VaultIndex {
                 .unwrap_or_else(|| 1.0 + (tf as f32).ln())
         };
         let mut scored: Vec<(f32, DocAddress)> = Vec::new();
-        // The best part's cosine with each note any part shares a stem with.
-        let mut by_part: HashMap<DocAddress, f32> = HashMap::new();
+        // The best part's cosine with each note, by segment and document (0 where no part
+        // shares a stem with it).
+        let mut by_part: Vec<Vec<f32>> = Vec::new();
         for (ord, segment) in searcher.segment_readers().iter().enumerate() {
             let inverted = segment.inverted_index(self.fields.stems)?;
             let norms = segment.fast_fields().f64("stem_norm")?;
@@ -185,23 +189,23 @@ impl VaultIndex {
                     doc = postings.advance();
                 }
             }
+            let mut best = vec![0f32; if part_sums.is_empty() { 0 } else { max_doc }];
             for (doc, sum) in sums.into_iter().enumerate() {
                 if sum == 0.0 || alive.is_some_and(|a| !a.is_alive(doc as u32)) {
                     continue;
                 }
                 let norm = norms.first(doc as u32).unwrap_or(1.0).max(1.0) as f32;
-                let addr = DocAddress::new(ord as u32, doc as u32);
-                scored.push((sum / length / norm, addr));
-                let best = part_sums
-                    .iter()
-                    .zip(&part_lengths)
-                    .filter(|(_, l)| **l > 0.0)
-                    .map(|(sums, l)| sums[doc] / l / norm)
-                    .fold(0.0f32, f32::max);
-                if best > 0.0 {
-                    by_part.insert(addr, best);
+                scored.push((sum / length / norm, DocAddress::new(ord as u32, doc as u32)));
+                if let Some(best) = best.get_mut(doc) {
+                    *best = part_sums
+                        .iter()
+                        .zip(&part_lengths)
+                        .filter(|(_, l)| **l > 0.0)
+                        .map(|(sums, l)| sums[doc] / l / norm)
+                        .fold(0.0f32, f32::max);
                 }
             }
+            by_part.push(best);
         }
         let leading = self.lead(searcher, &mut scored, SIMILAR_NOTES)?;
         for (i, (score, addr)) in scored.into_iter().enumerate() {
@@ -216,7 +220,11 @@ impl VaultIndex {
                 e.part_similar = if stems.parts.is_empty() {
                     score
                 } else {
-                    by_part.get(&addr).copied().unwrap_or(0.0)
+                    by_part
+                        .get(addr.segment_ord as usize)
+                        .and_then(|b| b.get(addr.doc_id as usize))
+                        .copied()
+                        .unwrap_or(0.0)
                 };
             }
         }
