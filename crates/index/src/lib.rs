@@ -59,7 +59,7 @@ pub use refs::{
     Anchor, IndexTexts, NoteEdits, NoteLinks, RenameError, Texts, Unread, heading_text_range, last_heading, raw_target,
     renamed_path, same_heading,
 };
-pub use related::{Evidence, FIGURES, Likeness, Related, Signals, Terms, Tie, Ties};
+pub use related::{Evidence, FIGURES, Likeness, Related, Signals, Terms, Tie, Ties, WordsShare};
 pub use relocate::{Moved, NotRewritten};
 pub use schema::Outline;
 pub use scope::Scope;

@@ -27,7 +27,7 @@ mod ties;
 pub use evidence::{Evidence, FIGURES};
 pub(crate) use hubs::HubFloor;
 pub(crate) use live::LiveStats;
-pub use ties::{Tie, Ties};
+pub use ties::{Tie, Ties, WordsShare};
 
 /// What a note is, for finding the notes related to it.
 #[derive(Debug, Clone, Default)]

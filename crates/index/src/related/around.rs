@@ -49,6 +49,8 @@ pub(super) struct Around {
     /// What the notes most like it link (X ~ W → Z): Z, through the most alike W.
     pub(super) alike: HashMap<String, String>,
     pub(super) mates: FolderMates,
+    /// The stem cosine of the median note sharing a stem with it (see `similar.rs`).
+    pub(super) usual: f32,
 }
 
 /// The notes in a note's folder, and what the first [`FOLDER_MATES`] of the others link.

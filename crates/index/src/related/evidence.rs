@@ -143,7 +143,7 @@ impl VaultIndex {
         // Link keys resolved once for the graph and the notes alike.
         let mut links = crate::graph::LinkTargets::default();
         let mut around = self.graph(searcher, note, &mut found, &mut links)?;
-        self.similar(searcher, stems, &mut found)?;
+        around.usual = self.similar(searcher, stems, &mut found)?;
         self.alike_links(searcher, note, &mut found, &mut around.alike, &mut links)?;
         self.meaning_evidence(searcher, &note.rel, candidates, &mut found)?;
         self.names_both_ways(searcher, note, candidates, &mut found)?;

@@ -108,12 +108,14 @@ impl VaultIndex {
     /// Cosine similarity by stems (lnc.ltc): the note's stems weighted (1 + ln tf)·ln(N/df),
     /// every other note's (1 + ln tf) over its stored norm, summed from the postings. The
     /// [`SIMILAR_NOTES`] best become candidates; notes already found get their figure too.
+    /// Returns the usual cosine: the median of every note sharing a stem compared (see
+    /// [`usual`]).
     pub(super) fn similar(
         &self,
         searcher: &Searcher,
         stems: &Stems,
         found: &mut HashMap<DocAddress, Evidence>,
-    ) -> Result<(), IndexError> {
+    ) -> Result<f32, IndexError> {
         use tantivy::postings::Postings;
         use tantivy::{DocSet, TERMINATED};
         let n = searcher.num_docs().max(1) as f32;
@@ -134,7 +136,7 @@ impl VaultIndex {
         query.truncate(SIMILAR_STEMS);
         let length = query.iter().map(|q| q.1 * q.1).sum::<f32>().sqrt();
         if length == 0.0 {
-            return Ok(());
+            return Ok(0.0);
         }
         // For each stem compared, the parts that have it and its weight in each (their own
         // counts); and each part's length.
@@ -207,6 +209,7 @@ impl VaultIndex {
             }
             by_part.push(best);
         }
+        let usual = usual(&mut scored);
         let leading = self.lead(searcher, &mut scored, SIMILAR_NOTES)?;
         for (i, (score, addr)) in scored.into_iter().enumerate() {
             let e = if i < leading {
@@ -228,8 +231,26 @@ impl VaultIndex {
                 };
             }
         }
-        Ok(())
+        Ok(usual)
     }
+}
+
+/// Notes sharing a stem with the note that make a usual: the median of a handful is no
+/// vault's chance (example-vault's six notes are all on fermenting, and its Sourdough
+/// starter's one related note was under the median of the four).
+const USUAL_FROM: usize = 30;
+
+/// The median of the cosines: what a note of the vault that shares some of the note's stems
+/// shares with it by chance, on the scale of the note's language (a Japanese note's cosines
+/// are half an English one's) and of how common its words are. 0 (none) under
+/// [`USUAL_FROM`] notes.
+fn usual(scored: &mut [(f32, DocAddress)]) -> f32 {
+    if scored.len() < USUAL_FROM {
+        return 0.0;
+    }
+    let mid = scored.len() / 2;
+    let (_, median, _) = scored.select_nth_unstable_by(mid, |a, b| a.0.total_cmp(&b.0));
+    median.0
 }
 
 #[cfg(test)]
@@ -297,5 +318,57 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    /// The usual cosine is what the median note sharing a stem shares: notes sharing only
+    /// "spring" are the usual, and a note about the same bees stands far above them; a vault
+    /// with a handful of such notes has none.
+    #[test]
+    fn a_note_sharing_a_common_word_is_the_usual_and_one_on_the_subject_stands_above() {
+        let bees = "# Hives\n\nBees visit lavender; hives need shade; beekeepers smoke the hive; \
+                    honey forms in combs; queens lay eggs in spring.\n";
+        let files = vec![
+            ("Hives.md".to_string(), bees.to_string()),
+            (
+                "Apiary.md".to_string(),
+                "# Apiary\n\nHives, honey, pollen and the queen; beekeepers smoke each hive.\n".to_string(),
+            ),
+        ];
+        let above = |springs: usize| {
+            let mut files = files.clone();
+            for i in 0..springs {
+                files.push((
+                    format!("Spring {i}.md"),
+                    format!("# Spring {i}\n\nIn spring, trains run late; station {i}.\n"),
+                ));
+            }
+            for i in 0..3 * springs {
+                files.push((
+                    format!("Train {i}.md"),
+                    format!("# Train {i}\n\nTrains and stations, tickets {i}.\n"),
+                ));
+            }
+            let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+            let f = crate::fixture::vault(&files);
+            let note = Likeness {
+                rel: "Hives.md".into(),
+                title: "Hives".into(),
+                text: bees.into(),
+                ..Default::default()
+            };
+            let (related, _, ties) = f.index.related(&note, 100).unwrap();
+            let above = |path: &str| {
+                let r = related
+                    .iter()
+                    .find(|r| r.path == path)
+                    .unwrap_or_else(|| panic!("{path} related"));
+                ties.words_share(&r.evidence).above_usual
+            };
+            (above("Apiary.md"), above("Spring 3.md"))
+        };
+        let (apiary, spring) = above(USUAL_FROM);
+        assert!(apiary > 4.0 && apiary.is_finite(), "{apiary}");
+        assert!((0.8..1.25).contains(&spring), "{spring}");
+        assert_eq!(above(USUAL_FROM / 2 - 2), (f32::INFINITY, f32::INFINITY));
     }
 }

@@ -39,6 +39,17 @@ pub enum Tie {
     Linked { linking: usize },
 }
 
+/// What a related note's words share with the note ([`Ties::words_share`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WordsShare {
+    /// The better of the stem cosines of the whole note and of its best part
+    /// ([`Evidence::similar`], [`Evidence::part_similar`]).
+    pub cosine: f32,
+    /// How many times `cosine` is the usual: what the median note sharing one of the note's
+    /// stems shares with it. Infinite when too few notes share one to tell (see `similar.rs`).
+    pub above_usual: f32,
+}
+
 /// The vault's ties around one note, as the evidence read them, for all its related notes.
 pub struct Ties {
     note: Likeness,
@@ -56,6 +67,17 @@ impl Ties {
             around,
             weights,
             hub_floor,
+        }
+    }
+
+    /// What the note's words share with the note found with `evidence`, against what any note
+    /// of the vault shares with it.
+    pub fn words_share(&self, evidence: &Evidence) -> WordsShare {
+        let cosine = evidence.similar.max(evidence.part_similar);
+        let usual = self.around.usual;
+        WordsShare {
+            cosine,
+            above_usual: if usual > 0.0 { cosine / usual } else { f32::INFINITY },
         }
     }
 
@@ -206,6 +228,7 @@ mod tests {
                     ("Trips/Hub.md".to_string(), 3),
                 ]),
             },
+            usual: 0.05,
         };
         Ties::new(&note, around, weights, 10)
     }
