@@ -10,6 +10,8 @@
 //!     cargo bench --bench related -- --all --one-at-a-time   # each note's links hidden with
 //!                                   # the rest of the vault whole (see related/alone.rs)
 //!     cargo bench --bench related -- --precision   # the earlier precision figure
+//!     cargo bench --bench related -- --graded   # a reader's grades of entries, and how they
+//!                                   # are shown now (see related/graded.rs)
 //!     RELATED_DUMP=DIR cargo bench --bench related -- --all   # also writes every candidate's
 //!                                   # evidence per language, for benches/related/fit.py
 //!     RELATED_GENERIC=15 cargo bench --bench related -- --lang de   # also the 15 generic
@@ -47,6 +49,8 @@ use scholia::vault::parse::parse;
 
 #[path = "related/alone.rs"]
 mod alone;
+#[path = "related/graded.rs"]
+mod graded;
 #[path = "related/hidden.rs"]
 mod hidden;
 #[path = "related/links.rs"]
@@ -58,6 +62,10 @@ fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vaults/obsidian-help");
     if !root.is_dir() {
         println!("skipping: {} not found", root.display());
+        return;
+    }
+    if args.iter().any(|a| a == "--graded") {
+        graded::graded(&root);
         return;
     }
     let langs: Vec<String> = if args.iter().any(|a| a == "--all") {

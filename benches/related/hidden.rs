@@ -534,7 +534,8 @@ fn entries(
     }
 }
 
-fn read_notes(root: &Path, dir: &Path, notes: &mut Vec<(String, String)>) {
+/// Every note under `dir`, by its path from `root`, with its text.
+pub fn read_notes(root: &Path, dir: &Path, notes: &mut Vec<(String, String)>) {
     for entry in std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()) {
         let path = entry.path();
         if path.is_dir() {
