@@ -528,7 +528,7 @@ fn entries(
             "lang": lang, "draw": draw, "rel": rel, "at": at, "path": c.path, "hit": gone.contains(&c.path),
             "links_back": c.links_back, "brief": c.brief, "tie": format!("{:?}", c.tie), "terms": c.terms,
             "passages": c.passages, "mentioned": c.mentioned_on.is_some(), "score": c.score,
-            "told": c.told, "key": key,
+            "told": c.told, "key": key, "above_usual": c.words.above_usual, "cosine": c.words.cosine,
         });
         writeln!(file, "{line}").unwrap();
     }

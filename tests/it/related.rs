@@ -391,6 +391,10 @@ async fn passages_read_clean_in_five_languages() {
                 // Quotes a line that starts `\- John Locke`: it was quoted `\- John Locke`.
                 "Getting started/Link notes.md",
                 "Files and folders/How Obsidian stores data.md",
+                "Obsidian Publish/Manage sites.md",
+                "Import notes/Import from Evernote.md",
+                "Plugins/Daily notes.md",
+                "Obsidian Sync/Troubleshoot Obsidian Sync.md",
             ],
         ),
         // Quotes `> \# Оттачивайте своё мышление.`: it was quoted with its backslash.
@@ -405,6 +409,8 @@ async fn passages_read_clean_in_five_languages() {
                 // sentence cut after "z.".
                 "Erste Schritte/Obsidian aktualisieren.md",
                 "Erweiterungen/Datenwiederherstellung.md",
+                "Erweiterungen/Canvas.md",
+                "Obsidian Sync/Versionsgeschichte.md",
             ],
         ),
         // Quoted `iCloud, Dropbox, OneDrive, Google Drive) car cela…`: cut after "p. ex.".
@@ -418,6 +424,7 @@ async fn passages_read_clean_in_five_languages() {
                 "Obsidian への貢献/開発者.md",
                 "チーム/チームのセキュリティに関する考慮事項.md",
                 "ノートのインポート/OneNote.md",
+                "編集と書式設定/添付ファイル.md",
             ],
         ),
     ];

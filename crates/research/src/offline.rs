@@ -14,10 +14,10 @@ use super::note::input::{self, Input};
 use super::note::render::{Finished, finish, provenance};
 use super::note::types::{Depth, NoteResearch, ResearchError, Source, Topic};
 use crate::Context;
-use brief::{brief, brief_line, weak_floor};
+use brief::{brief, brief_line, weak, weak_floor};
 use quoted::Quoted;
 use scholia_base::Job;
-use scholia_index::{IndexError, Terms, Tie, VaultIndex, tokenizer};
+use scholia_index::{IndexError, Terms, Tie, VaultIndex, WordsShare, tokenizer};
 use scholia_prompts as prompts;
 use scholia_providers::llm::Usage;
 use scholia_vault::mentions::OwnWords;
@@ -66,6 +66,10 @@ pub struct RelatedNote {
     /// One of its passages tells why it is related ([`quote::tells`]); else what it is is
     /// quoted, or nothing.
     pub told: bool,
+    /// What its words share with the note, against what any note of the vault shares
+    /// ([`scholia_index::Ties::words_share`]).
+    #[serde(skip)]
+    pub words: WordsShare,
 }
 
 impl RelatedNote {
@@ -136,6 +140,7 @@ pub(crate) fn select(
                 tie_target: None,
                 brief: false,
                 told: false,
+                words: ties.words_share(&r.evidence),
             });
             continue;
         }
@@ -260,6 +265,7 @@ pub(crate) fn select(
             links_back,
             brief: false,
             told,
+            words: ties.words_share(&r.evidence),
         });
     }
     let best = new.iter().map(|n| n.score).fold(0.0f32, f32::max);
@@ -271,7 +277,7 @@ pub(crate) fn select(
     for (at, n) in new.iter_mut().enumerate() {
         n.brief = brief(
             at,
-            n.score < floor,
+            weak(n.score, floor, n.words),
             n.score / best,
             n.mentioned_on.is_some(),
             &n.tie,

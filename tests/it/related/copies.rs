@@ -50,6 +50,10 @@ async fn a_section_quotes_no_near_copy_of_a_sentence_it_quoted() {
                 "Plugins/Canvas.md",
                 "Plugins/Search.md",
                 "Editing and formatting/Callouts.md",
+                "Getting started/Link notes.md",
+                "Obsidian Publish/Manage sites.md",
+                "Plugins/Daily notes.md",
+                "Obsidian Sync/Troubleshoot Obsidian Sync.md",
             ],
         ),
         (
@@ -60,12 +64,15 @@ async fn a_section_quotes_no_near_copy_of_a_sentence_it_quoted() {
                 "Bases/Eine Base erstellen.md",
                 "Notizen und Dateien verknüpfen/Aliasse.md",
                 "Erste Schritte/Obsidian aktualisieren.md",
+                "Erweiterungen/Canvas.md",
+                "Obsidian Sync/Versionsgeschichte.md",
             ],
         ),
         (
             "ja",
             &[
                 "ユーザーインターフェイス/サイドバー.md",
+                "編集と書式設定/添付ファイル.md",
                 "チーム/チーム向けSync.md",
                 "Bases/ビュー.md",
                 "ノートのインポート/OneNote.md",

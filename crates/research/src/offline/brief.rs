@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::RelatedNote;
-use scholia_index::Tie;
+use scholia_index::{Tie, WordsShare};
 
 /// Entries shown whole, with their passages, whatever their score.
 const WHOLE_ENTRIES: usize = 5;
@@ -16,6 +16,37 @@ const TOLD_FROM: usize = 3;
 /// the evidence weighed) is brief wherever it ranks, once another reaches it ([`weak_floor`]):
 /// the highest another reaches.
 const WEAK_BELOW: [f32; 2] = [1.8, 1.5];
+
+/// An entry found by its words is weak wherever it ranks when what its words share with the
+/// note ([`WordsShare`]) is under [`ABOVE_USUAL`] times what the median note sharing one of its
+/// stems shares, and under [`CHANCE_COSINE`]: its words are the vault's chance words (en Pop-out
+/// windows -> Ribbon by "associated, window, Move, drag"; de Falten -> Menüband by
+/// "umzuschalten, ausblenden"), however much its links and folder raise its score.
+///
+/// Read on 145 whole entries of obsidian-help en, de and ja, each graded by one reader before
+/// its figures were read (2 glad, 1 of some use, 0 chance words; `cargo bench --bench related
+/// -- --graded`). Of the first 80 (en, de), 20 were under 2.5 times the usual: 16 graded 0, 3
+/// graded 1, 1 graded 2. Of 65 more (en, de, ja), 13: 9 graded 0, 4 graded 1. The cosine bound
+/// came after both: a long note shares more with every note, and en Troubleshoot Obsidian
+/// Sync's entries on conflicts and storage (cosines 0.17 to 0.27) were all under 2.5 times its
+/// usual. With it, 13 / 1 / 0 and 9 / 4 / 0 of the two sets go brief, and the mean grade of the
+/// entries still whole goes 0.82 -> 0.98 and 0.78 -> 0.90. Japanese entries stand higher above
+/// their usual: 3 of the 13 graded 0 went brief.
+///
+/// On obsidian-help's 34 languages (`cargo bench --bench related -- --all`, both draws): the
+/// whole entries per note go 3.93 -> 3.43, and the author's links among them 0.353 -> 0.370;
+/// 0.23 of those made brief were the author's links, against 0.13 of the brief line before.
+/// 138 of 7,302 sections have no whole entry (4 before). The notes cited, and so recall, are
+/// the same.
+const ABOVE_USUAL: f32 = 2.5;
+/// See [`ABOVE_USUAL`]: a stem cosine of obsidian-help's scale in its European languages.
+const CHANCE_COSINE: f32 = 0.16;
+
+/// Whether an entry scoring `score`, its words sharing `words`, is weak: under the note's
+/// `floor` ([`weak_floor`]), or by chance words ([`ABOVE_USUAL`]).
+pub(super) fn weak(score: f32, floor: f32, words: WordsShare) -> bool {
+    score < floor || (words.above_usual < ABOVE_USUAL && words.cosine < CHANCE_COSINE)
+}
 
 /// The score under which an entry is weak, given the best of the note's entries (hubs aside):
 /// the highest of [`WEAK_BELOW`] that it reaches, else none. The floors are obsidian-help's
@@ -52,8 +83,8 @@ pub(super) fn weak_floor(best: f32) -> f32 {
 /// 0.20 and 0.17 of those were the author's links, against 0.26 and 0.20 of those a passage
 /// explained, and 0.48 at the first (stop 58's code, both draws, 34 languages).
 ///
-/// And so is one found by its words that is `weak` (it scores under [`weak_floor`]), wherever
-/// it ranks: the first entries of a note with nothing closely related were shown whole however
+/// And so is one found by its words that is `weak` ([`weak`]: it scores under [`weak_floor`], or
+/// its words are the vault's chance words), wherever it ranks: the first entries of a note with nothing closely related were shown whole however
 /// little found them (de Ansichten → Suchen by "Gruppierung, Ergebnisse, Basis, Priorität";
 /// Financial contributions → Sync your notes across devices by "consider, paid, development,
 /// best"). On obsidian-help ar, vi, ja, en and de (both draws), 0.12 of the whole entries found

@@ -138,6 +138,10 @@ fn brief_entries_found_by_one_tie_are_named_together_where_the_first_was() {
         tie_target: tie_target.map(str::to_string),
         brief,
         told: false,
+        words: scholia_index::WordsShare {
+            cosine: 1.0,
+            above_usual: f32::INFINITY,
+        },
     };
     let plugins = || Tie::LinksInto {
         folder: "Plugins".into(),
@@ -192,4 +196,29 @@ fn brief_entries_found_by_one_tie_are_named_together_where_the_first_was() {
     assert_eq!(groups, want);
     assert_eq!(line[3]["tie_target"], "Ribbon");
     assert_eq!(line[0]["terms"], serde_json::json!(["audio"]));
+}
+
+#[test]
+fn an_entry_whose_words_are_the_vaults_chance_words_is_brief_wherever_it_ranks() {
+    use scholia_index::{Tie, WordsShare};
+    // (at, its words' cosine, over the usual, tie, words shown) -> brief; a score above every
+    // floor.
+    let check = |at: usize, cosine: f32, above_usual: f32, tie: Tie, shown: bool, want: bool| {
+        let weak = super::weak(2.5, super::weak_floor(3.0), WordsShare { cosine, above_usual });
+        assert_eq!(
+            super::brief(at, weak, 1.0, false, &tie, shown, true),
+            want,
+            "{at} {cosine} {above_usual} {tie:?} {shown}"
+        );
+    };
+    check(0, 0.15, 2.49, Tie::Words, true, true);
+    check(2, 0.15, 2.49, Tie::Words, true, true);
+    check(0, 0.15, 2.5, Tie::Words, true, false);
+    // A long note's usual is high: a cosine of its subject's notes is not chance.
+    check(0, 0.16, 1.8, Tie::Words, true, false);
+    // Too few notes share a stem to tell the usual.
+    check(0, 0.05, f32::INFINITY, Tie::Words, true, false);
+    // Nothing to show on the line, or a tie that says why: whole.
+    check(0, 0.05, 1.0, Tie::Words, false, false);
+    check(0, 0.05, 1.0, Tie::Tag { tag: "t".into() }, false, false);
 }
