@@ -11,10 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use scholia::index::{VaultIndex, WriterOptions};
-use scholia::vault::Vault;
-
-use super::hidden::read_notes;
+use super::hidden::{indexed, read_notes};
 
 /// One graded entry: the set, the language, the researched note, the note cited, the grade.
 struct Graded {
@@ -51,22 +48,10 @@ pub fn graded(root: &Path) {
     let mut shown: Vec<Shown> = vec![Shown::Gone; graded.len()];
     for lang in langs {
         let tmp = tempfile::tempdir().unwrap();
-        let vault_dir = tmp.path().join("vault");
         let dir = root.join(lang);
         let mut notes = Vec::new();
         read_notes(&dir, &dir, &mut notes);
-        for (rel, text) in &notes {
-            let path = vault_dir.join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let index = VaultIndex::open(
-            Vault::open(&vault_dir).unwrap(),
-            &tmp.path().join("index"),
-            WriterOptions::default(),
-        )
-        .unwrap();
-        index.sync(&mut |_| {}).unwrap();
+        let (_, index) = indexed(tmp.path(), notes.iter().map(|(r, t)| (r, t)));
         let texts: BTreeMap<&str, &str> = notes.iter().map(|(r, t)| (r.as_str(), t.as_str())).collect();
         let mut researched: BTreeMap<&str, Vec<scholia::research::offline::RelatedNote>> = BTreeMap::new();
         for (i, g) in graded.iter().enumerate().filter(|(_, g)| g.lang == lang) {

@@ -333,19 +333,7 @@ fn measure(lang: &str, notes: &[(String, String)], resolver: &Resolver, draw: us
         }
     }
     let tmp = tempfile::tempdir().unwrap();
-    let vault_dir = tmp.path().join("vault");
-    for (rel, text) in &modified {
-        let path = vault_dir.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    let index = VaultIndex::open(
-        Vault::open(&vault_dir).unwrap(),
-        &tmp.path().join("index"),
-        WriterOptions::default(),
-    )
-    .unwrap();
-    index.sync(&mut |_| {}).unwrap();
+    let (vault_dir, index) = indexed(tmp.path(), &modified);
     if let Some(m) = model() {
         index.set_embedder(m);
         index.embed_pending(&mut |_| {}, &|| false).unwrap();
@@ -532,6 +520,27 @@ fn entries(
         });
         writeln!(file, "{line}").unwrap();
     }
+}
+
+/// A vault of `notes` (each path with its text) written under `tmp`, and its index, synced.
+pub fn indexed<'a>(
+    tmp: &Path,
+    notes: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> (std::path::PathBuf, VaultIndex) {
+    let vault_dir = tmp.join("vault");
+    for (rel, text) in notes {
+        let path = vault_dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let index = VaultIndex::open(
+        Vault::open(&vault_dir).unwrap(),
+        &tmp.join("index"),
+        WriterOptions::default(),
+    )
+    .unwrap();
+    index.sync(&mut |_| {}).unwrap();
+    (vault_dir, index)
 }
 
 /// Every note under `dir`, by its path from `root`, with its text.
