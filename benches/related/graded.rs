@@ -6,12 +6,13 @@
 //! chance words were chosen on; the "checked" set was graded after that, to check them.
 //!
 //! An entry a reader graded 0 is better on the brief line; one graded 2 is better whole. The
-//! figure a change should raise is the mean grade of the entries still whole.
+//! figure a change should raise is the mean grade of the entries still whole. `--model DIR`
+//! (or `SCHOLIA_EMBED_TEST_MODEL`) embeds each language's notes first.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::hidden::{indexed, read_notes};
+use super::hidden::{indexed, model, read_notes};
 
 /// One graded entry: the set, the language, the researched note, the note cited, the grade.
 struct Graded {
@@ -52,6 +53,10 @@ pub fn graded(root: &Path) {
         let mut notes = Vec::new();
         read_notes(&dir, &dir, &mut notes);
         let (_, index) = indexed(tmp.path(), notes.iter().map(|(r, t)| (r, t)));
+        if let Some(m) = model() {
+            index.set_embedder(m);
+            index.embed_pending(&mut |_| {}, &|| false).unwrap();
+        }
         let texts: BTreeMap<&str, &str> = notes.iter().map(|(r, t)| (r.as_str(), t.as_str())).collect();
         let mut researched: BTreeMap<&str, Vec<scholia::research::offline::RelatedNote>> = BTreeMap::new();
         for (i, g) in graded.iter().enumerate().filter(|(_, g)| g.lang == lang) {

@@ -19,7 +19,7 @@ const K: usize = 10;
 
 /// The model whose vectors join the evidence (`--model DIR` or `SCHOLIA_EMBED_TEST_MODEL`),
 /// loaded once.
-fn model() -> Option<std::sync::Arc<scholia::embed::local::LocalModel>> {
+pub fn model() -> Option<std::sync::Arc<scholia::embed::local::LocalModel>> {
     static MODEL: std::sync::OnceLock<Option<std::sync::Arc<scholia::embed::local::LocalModel>>> =
         std::sync::OnceLock::new();
     MODEL
