@@ -27,6 +27,7 @@ struct Graded {
 #[derive(Clone, Copy, PartialEq)]
 enum Shown {
     Whole,
+    /// Named on a line with what found it: the brief line, or the hubs line.
     Brief,
     Gone,
 }

@@ -39,7 +39,8 @@ pub(super) fn reach(through: &mut Through, source: &str, theirs: &[String]) {
     }
 }
 
-/// What lies around a note.
+/// What lies around a note: in the vault's links and folders, and in words (what any note
+/// sharing some of its stems shares with it).
 #[derive(Default)]
 pub(super) struct Around {
     /// What the notes it links link (X → Y → Z): Z, through Y.
