@@ -1,9 +1,11 @@
 //! `--graded`: what a reader made of entries offline research showed whole, and how they are
-//! shown now. `graded.json` holds 145 entries of obsidian-help en, de and ja sections (each
-//! language a vault of its own, its links all there), each graded by one reader from the note's
-//! opening, the entry's words and its passages, before its figures were read: 2 glad to learn of
-//! it, 1 of some use, 0 found by chance words. The "chosen" set is the one the rules for
-//! chance words were chosen on; the "checked" set was graded after that, to check them.
+//! shown now. `graded.json` holds 195 entries of obsidian-help en, de, ja, fr and es sections
+//! (each language a vault of its own, its links all there), each graded by one reader from the
+//! note's opening, the entry's words and its passages, before its figures were read: 2 glad to
+//! learn of it, 1 of some use, 0 found by chance words. The "chosen" set (en, de) is the one the
+//! rules for chance words were chosen on; "checked" (en, de, ja) was graded after that, to check
+//! them, and "checked2" (fr, es) after they were written, drawn from the entries shown whole
+//! without them.
 //!
 //! An entry a reader graded 0 is better on the brief line; one graded 2 is better whole. The
 //! figure a change should raise is the mean grade of the entries still whole. `--model DIR`
