@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::hidden::{indexed, model, read_notes};
+use super::hidden::{indexed, read_notes};
 
 /// One graded entry: the set, the language, the researched note, the note cited, the grade.
 struct Graded {
@@ -56,10 +56,6 @@ pub fn graded(root: &Path) {
         let mut notes = Vec::new();
         read_notes(&dir, &dir, &mut notes);
         let (_, index) = indexed(tmp.path(), notes.iter().map(|(r, t)| (r, t)));
-        if let Some(m) = model() {
-            index.set_embedder(m);
-            index.embed_pending(&mut |_| {}, &|| false).unwrap();
-        }
         let texts: BTreeMap<&str, &str> = notes.iter().map(|(r, t)| (r.as_str(), t.as_str())).collect();
         let mut researched: BTreeMap<&str, Vec<scholia::research::offline::RelatedNote>> = BTreeMap::new();
         for (i, g) in graded.iter().enumerate().filter(|(_, g)| g.lang == lang) {

@@ -334,10 +334,6 @@ fn measure(lang: &str, notes: &[(String, String)], resolver: &Resolver, draw: us
     }
     let tmp = tempfile::tempdir().unwrap();
     let (vault_dir, index) = indexed(tmp.path(), &modified);
-    if let Some(m) = model() {
-        index.set_embedder(m);
-        index.embed_pending(&mut |_| {}, &|| false).unwrap();
-    }
     // What the modified vault still links, both ways.
     let mut visible: HashMap<String, HashSet<String>> = HashMap::new();
     for (rel, text) in &modified {
@@ -522,7 +518,8 @@ fn entries(
     }
 }
 
-/// A vault of `notes` (each path with its text) written under `tmp`, and its index, synced.
+/// A vault of `notes` (each path with its text) written under `tmp`, and its index, synced,
+/// with the model's vectors when a model is named ([`model`]).
 pub fn indexed<'a>(
     tmp: &Path,
     notes: impl IntoIterator<Item = (&'a String, &'a String)>,
@@ -540,6 +537,10 @@ pub fn indexed<'a>(
     )
     .unwrap();
     index.sync(&mut |_| {}).unwrap();
+    if let Some(m) = model() {
+        index.set_embedder(m);
+        index.embed_pending(&mut |_| {}, &|| false).unwrap();
+    }
     (vault_dir, index)
 }
 
