@@ -48,6 +48,9 @@ pub struct WordsShare {
     /// How many times `cosine` is the usual: what the median note sharing one of the note's
     /// stems shares with it. Infinite when too few notes share one to tell (see `similar.rs`).
     pub above_usual: f32,
+    /// ln(1 + the notes linking it) ([`Evidence::popularity`]): a note many notes link is one
+    /// a reader knows, and one whose words meet most notes' by chance.
+    pub popularity: f32,
 }
 
 /// The vault's ties around one note, as the evidence read them, for all its related notes.
@@ -78,6 +81,7 @@ impl Ties {
         WordsShare {
             cosine,
             above_usual: if usual > 0.0 { cosine / usual } else { f32::INFINITY },
+            popularity: evidence.popularity,
         }
     }
 

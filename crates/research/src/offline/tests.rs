@@ -141,6 +141,7 @@ fn brief_entries_found_by_one_tie_are_named_together_where_the_first_was() {
         words: scholia_index::WordsShare {
             cosine: 1.0,
             above_usual: f32::INFINITY,
+            popularity: 0.0,
         },
     };
     let plugins = || Tie::LinksInto {
@@ -204,7 +205,12 @@ fn an_entry_whose_words_are_the_vaults_chance_words_is_brief_wherever_it_ranks()
     // (at, its words' cosine, over the usual, tie, words shown) -> brief; a score above every
     // floor.
     let check = |at: usize, cosine: f32, above_usual: f32, tie: Tie, shown: bool, want: bool| {
-        let weak = super::weak(2.5, super::weak_floor(3.0), WordsShare { cosine, above_usual });
+        let words = WordsShare {
+            cosine,
+            above_usual,
+            popularity: 0.0,
+        };
+        let weak = super::weak(2.5, super::weak_floor(3.0), words);
         assert_eq!(
             super::brief(at, weak, 1.0, false, &tie, shown, true),
             want,
@@ -221,4 +227,30 @@ fn an_entry_whose_words_are_the_vaults_chance_words_is_brief_wherever_it_ranks()
     // Nothing to show on the line, or a tie that says why: whole.
     check(0, 0.05, 1.0, Tie::Words, false, false);
     check(0, 0.05, 1.0, Tie::Tag { tag: "t".into() }, false, false);
+}
+
+#[test]
+fn a_note_many_link_is_whole_only_when_its_words_share_more_the_more_notes_link_it() {
+    use scholia_index::{Tie, WordsShare};
+    // (its words' cosine, the notes linking it) -> weak; words above the usual, a score above
+    // every floor.
+    let check = |cosine: f32, linking: usize, want: bool| {
+        let words = WordsShare {
+            cosine,
+            above_usual: 10.0,
+            popularity: (1.0 + linking as f32).ln(),
+        };
+        let weak = super::weak(2.5, super::weak_floor(3.0), words);
+        assert_eq!(weak, want, "{cosine} {linking}");
+        assert_eq!(super::brief(0, weak, 1.0, false, &Tie::Words, true, true), want);
+    };
+    // Settings, linked from 65 notes, by a cosine that would show another note whole.
+    check(0.25, 65, true);
+    check(0.33, 65, false);
+    // Linked from ten: its bound is 0.14.
+    check(0.13, 10, true);
+    check(0.15, 10, false);
+    // Linked from one or two notes: any words will do.
+    check(0.001, 1, false);
+    check(0.01, 2, false);
 }
