@@ -2,12 +2,12 @@
 //! shown now. `graded.json` holds 243 entries of obsidian-help en, de, ja, fr, es, it, zh and
 //! pt-br sections (each language a vault of its own, its links all there), each graded by one
 //! reader from the note's opening, the entry's words and its passages, before its figures were
-//! read: 2 glad to learn of it, 1 of some use, 0 found by chance words. The "chosen" set (en, de) is the one the
-//! rules for chance words were chosen on; "checked" (en, de, ja) was graded after that, to check
-//! them, and "checked2" (fr, es) after they were written, drawn from the entries shown whole
-//! without them. "checked3" (en, it, zh, pt-br: 12 each, one a note, notes not graded before)
-//! was drawn from the entries those rules left whole, to choose and check the bound on notes
-//! many link (`offline/brief.rs`, `KNOWN_COSINE`).
+//! read: 2 glad to learn of it, 1 of some use, 0 found by chance words. The "chosen" set (en,
+//! de) is the one the rules for chance words were chosen on; "checked" (en, de, ja) was graded
+//! after that, to check them, and "checked2" (fr, es) after they were written, drawn from the
+//! entries shown whole without them. "checked3" (en, it, zh, pt-br: 12 each, one a note, notes
+//! not graded before) was drawn from the entries those rules left whole, to choose and check
+//! the bound on notes many link (`offline/brief.rs`, `KNOWN_COSINE`).
 //!
 //! An entry a reader graded 0 is better on the brief line; one graded 2 is better whole. The
 //! figure a change should raise is the mean grade of the entries still whole. `--model DIR`

@@ -250,7 +250,7 @@ fn a_note_many_link_is_whole_only_when_its_words_share_more_the_more_notes_link_
     // Linked from ten: its bound is 0.14.
     check(0.13, 10, true);
     check(0.15, 10, false);
-    // Linked from one or two notes: any words will do.
+    // Linked from one note, any words will do; from two, a cosine of 0.01.
     check(0.001, 1, false);
     check(0.01, 2, false);
 }
