@@ -177,6 +177,7 @@ fn every_language_s_offline_section_is_whole() {
         "also tagged",
         "Hubs of this vault",
         "Less closely related",
+        "Only loosely related",
         "linked from 8 notes",
         "Already linking",
         "named on line",
@@ -223,14 +224,21 @@ fn every_language_s_offline_section_is_whole() {
         {"target": "Far", "terms": [], "passages": ["Unshown."], "brief": true, "tie": {"kind": "folder", "folder": "F"}},
         {"target": "Farther", "terms": [], "passages": ["Unshown."], "brief": true, "tie": {"kind": "folder", "folder": "F"}},
     ]);
-    let en = section("en", notes.clone()) + &section("en", serde_json::json!([]));
+    // Only brief entries: the line says that nothing is closely related.
+    let loose_notes = serde_json::json!([
+        {"target": "Faint", "terms": ["Roggen"], "passages": ["Unshown."], "brief": true},
+        {"target": "Far", "terms": [], "passages": ["Unshown."], "brief": true, "tie": {"kind": "folder", "folder": "F"}},
+        {"target": "Farther", "terms": [], "passages": ["Unshown."], "brief": true, "tie": {"kind": "folder", "folder": "F"}},
+    ]);
+    let en = section("en", notes.clone()) + &section("en", serde_json::json!([])) + &section("en", loose_notes.clone());
     for phrase in english {
         assert!(en.contains(phrase), "{phrase}:\n{en}");
     }
     for lang in super::SUPPORTED {
         let text = section(lang, notes.clone());
         let empty = section(lang, serde_json::json!([]));
-        for t in [&text, &empty] {
+        let loose = section(lang, loose_notes.clone());
+        for t in [&text, &empty, &loose] {
             assert!(!t.contains('{') && !t.contains('}'), "{lang}: a placeholder left\n{t}");
             for phrase in english {
                 assert!(!t.contains(phrase), "{lang}: {phrase}\n{t}");
@@ -260,6 +268,13 @@ fn every_language_s_offline_section_is_whole() {
         let (far, farther) = (brief.find("[[Far]]").unwrap(), brief.find("[[Farther]]").unwrap());
         assert!(far < farther && !brief[far..farther].contains("F/"), "{lang}: {brief}");
         assert!(!text.contains("Unshown"), "{lang}\n{text}");
+        // With no entry whole, the line opens otherwise: nothing above it is closer.
+        let opening = |t: &str| {
+            let line = t.lines().find(|l| l.contains("[[Faint]]")).unwrap().to_string();
+            line[..line.find("[[Faint]]").unwrap()].to_string()
+        };
+        assert_ne!(opening(&text), opening(&loose), "{lang}\n{loose}");
+        assert!(!loose.contains("Unshown"), "{lang}\n{loose}");
         assert!(
             text.contains("[[Hub A]]") && text.contains("[[Back]]"),
             "{lang}\n{text}"
