@@ -20,6 +20,8 @@ pub(crate) struct Surface {
     /// Whether the note's language writes particles onto the front of its words (Hebrew,
     /// Arabic: [`particles`]).
     particles: bool,
+    /// Whether the note is Chinese, whose runs of characters are clauses ([`chinese`]).
+    chinese: bool,
 }
 
 /// For each Vietnamese pair of the note (lower-cased as written), the syllables written before
@@ -120,6 +122,7 @@ impl Surface {
             written,
             inflects: false,
             particles: false,
+            chinese: false,
         }
     }
 
@@ -129,6 +132,7 @@ impl Surface {
     pub(crate) fn in_language(mut self, lang: &str) -> Surface {
         self.inflects = crate::language::inflects_by_endings(lang);
         self.particles = crate::language::writes_particles_on(lang);
+        self.chinese = matches!(lang, "zh" | "zh-TW");
         self
     }
 
@@ -151,13 +155,24 @@ impl Surface {
     }
 
     /// Whether the words `terms` make, shared with `other` as [`Surface::show_shared`] reads
-    /// them, are all function words of Thai or Khmer (th ไม่มี, "none"), and there are some.
+    /// them, are all function words of Thai, Khmer or Chinese (th ไม่มี, "none"; zh `我們的`,
+    /// "our"), and there are some.
     pub(crate) fn function_words_only(&self, terms: &[String], other: &str) -> bool {
         let mut found = terms
             .iter()
             .filter_map(|t| self.shown.get(t).cloned().or_else(|| self.unspaced(t, Some(other))))
             .peekable();
-        found.peek().is_some() && found.all(|w| super::phrases::shown(&w).is_none())
+        found.peek().is_some() && found.all(|w| self.without_function_words(&w).is_none())
+    }
+
+    /// `word` without the function words beside it (Thai, Khmer; Chinese in a Chinese note),
+    /// or `None` when it is function words only.
+    fn without_function_words(&self, word: &str) -> Option<String> {
+        let word = super::phrases::shown(word)?;
+        match self.chinese {
+            true => chinese::shown(&word),
+            false => Some(word),
+        }
     }
 
     fn show_in(&self, terms: &[String], n: usize, other: Option<&str>) -> Vec<String> {
@@ -179,8 +194,8 @@ impl Surface {
                 continue;
             };
             let s = if s.contains(' ') { self.whole(s) } else { s };
-            // Thai and Khmer: without the function words beside it.
-            let Some(s) = super::phrases::shown(&s) else {
+            // Thai, Khmer and Chinese: without the function words beside it.
+            let Some(s) = self.without_function_words(&s) else {
                 continue;
             };
             let s = self.bare(s);
@@ -449,6 +464,7 @@ fn unspaced_word(text: &str, term: &str) -> Option<String> {
     (letters(&run) <= limit).then_some(run)
 }
 
+mod chinese;
 mod particles;
 #[cfg(test)]
 mod tests;

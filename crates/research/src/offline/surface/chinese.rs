@@ -1,0 +1,160 @@
+//! Chinese words shown to a reader without what stands beside them. Chinese writes a clause
+//! as one run of characters, so the word shown around a pair the index found
+//! (`surface::unspaced_word`) is often a piece of a clause: a preposition or pronoun in front
+//! (`在侧边栏中`, "in the sidebar"; `为您的`, "for your"), a particle or postposition after it
+//! (`对话框中`, "in the dialog"; `会被登出吗`, "will … be logged out?"). obsidian-help zh and
+//! zh-TW showed such a piece among the words of one entry in twenty, and among the key terms of
+//! one section in three (112 of 346). The words left out are `zh.txt`'s.
+
+use std::sync::LazyLock;
+
+/// `zh.txt`, read once: the words left out in front of a word and after it, the words kept
+/// whole though they start or end so, and the words that say nothing alone.
+struct Words {
+    before: Vec<&'static str>,
+    after: Vec<&'static str>,
+    keep: Vec<&'static str>,
+    alone: Vec<&'static str>,
+}
+
+static WORDS: LazyLock<Words> = LazyLock::new(|| {
+    let mut words = Words {
+        before: Vec::new(),
+        after: Vec::new(),
+        keep: Vec::new(),
+        alone: Vec::new(),
+    };
+    let mut section = "";
+    for line in include_str!("zh.txt").lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            section = name;
+            continue;
+        }
+        match section {
+            "before" => words.before.push(line),
+            "after" => words.after.push(line),
+            "keep" => words.keep.push(line),
+            "words" => words.alone.push(line),
+            _ => {}
+        }
+    }
+    // The longest first: `这里` goes before `这` is tried.
+    words.before.sort_by_key(|w| std::cmp::Reverse(w.len()));
+    words.after.sort_by_key(|w| std::cmp::Reverse(w.len()));
+    words
+});
+
+/// Fewest characters a word shown has: what is left out never leaves less.
+const MIN_CHARS: usize = 2;
+
+fn is_han(c: char) -> bool {
+    matches!(u32::from(c), 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
+}
+
+/// `word` as shown: without the words in front of it and after it that are no part of it, or
+/// `None` when it is such words only (`我們的`, "our"; `什麼是`, "what is"). A word not all of
+/// Chinese characters is as it is.
+pub(super) fn shown(word: &str) -> Option<String> {
+    if !word.chars().all(is_han) {
+        return Some(word.to_string());
+    }
+    let words = &*WORDS;
+    let said_nothing = |w: &str| words.alone.contains(&w) || words.before.contains(&w) || words.after.contains(&w);
+    if only(word, &said_nothing) {
+        return None;
+    }
+    let chars = |s: &str| s.chars().count();
+    // The longest of `list` that `rest` starts (or ends) with, when taking it off leaves a word
+    // and leaves no word of `keep` cut: a shorter one is not tried (`我們的` is not `我` and
+    // `們的`).
+    let off = |rest: &str, list: &[&'static str], front: bool| -> Option<usize> {
+        let at = |w: &str| if front { rest.starts_with(w) } else { rest.ends_with(w) };
+        let cut = list.iter().find(|w| at(w))?;
+        let kept = words
+            .keep
+            .iter()
+            .any(|k| k.len() > cut.len() && at(k) && if front { k.starts_with(*cut) } else { k.ends_with(*cut) });
+        (chars(rest) - chars(cut) >= MIN_CHARS && !kept).then_some(cut.len())
+    };
+    let mut rest = word;
+    loop {
+        if let Some(n) = off(rest, &words.before, true) {
+            rest = &rest[n..];
+        } else if let Some(n) = off(rest, &words.after, false) {
+            rest = &rest[..rest.len() - n];
+        } else {
+            break;
+        }
+    }
+    (!only(rest, &said_nothing)).then(|| rest.to_string())
+}
+
+/// Whether `s` is a run of words `said_nothing` holds, and nothing else.
+fn only(s: &str, said_nothing: &dyn Fn(&str) -> bool) -> bool {
+    let bounds: Vec<usize> = s.char_indices().map(|(i, _)| i).chain([s.len()]).collect();
+    // whole[i]: whether s[bounds[i]..] is such a run.
+    let mut whole = vec![false; bounds.len()];
+    whole[bounds.len() - 1] = true;
+    for i in (0..bounds.len() - 1).rev() {
+        whole[i] = (i + 1..bounds.len()).any(|j| whole[j] && said_nothing(&s[bounds[i]..bounds[j]]));
+    }
+    whole[0]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn a_chinese_word_is_shown_without_the_clause_around_it() {
+        let check = |word: &str, expected: Option<&str>| assert_eq!(shown(word).as_deref(), expected, "{word}");
+        // Prepositions, pronouns and particles around the word come off, from both sides.
+        check("在侧边栏中", Some("侧边栏"));
+        check("在發佈服務中", Some("發佈服務"));
+        check("对话框中", Some("对话框"));
+        check("的伺服器", Some("伺服器"));
+        check("备份你的", Some("备份"));
+        check("会被登出吗", Some("登出"));
+        check("位认证器代码", Some("认证器代码"));
+        check("重新導向至", Some("重新導向"));
+        check("以逗号分隔", Some("逗号分隔"));
+        check("如果我退款", Some("退款"));
+        check("在此处安装", Some("安装"));
+        check("这里安装", Some("安装"));
+        check("和块标识符", Some("块标识符"));
+        check("中已弃用", Some("弃用"));
+        check("该图片必须", Some("图片"));
+        // Such words only: nothing to show.
+        check("我們的", None);
+        check("什麼是", None);
+        check("您可以", None);
+        check("你也可以按", None);
+        check("如果您還沒有", None);
+        check("这意味着", None);
+        check("預設情況下", None);
+        // Words that start or end so are words whole.
+        check("当前日期", Some("当前日期"));
+        check("在线帮助", Some("在线帮助"));
+        check("位置", Some("位置"));
+        check("中繼資料", Some("中繼資料"));
+        check("前置信息", Some("前置信息"));
+        check("欢迎来到", Some("欢迎来到"));
+        check("命名规则如下", Some("命名规则"));
+        check("将其加粗", Some("加粗"));
+        check("中文", Some("中文"));
+        check("下载附件", Some("下载附件"));
+        check("下划线", Some("下划线"));
+        check("后续步骤", Some("后续步骤"));
+        check("实时预览", Some("实时预览"));
+        check("可以找到", Some("找到"));
+        // Nothing comes off that would leave less than two characters.
+        check("中国", Some("中国"));
+        check("上传", Some("上传"));
+        // Other scripts are as they are.
+        check("Sync", Some("Sync"));
+        check("リンク", Some("リンク"));
+    }
+}
