@@ -274,13 +274,14 @@ impl Surface {
             .or_else(|| unspaced_word(other, pair).filter(|w| self.text.contains(w.as_str())))
     }
 
-    /// A Vietnamese pair as the word of three syllables it is part of in the note: when the
-    /// note writes it twice or more, always after (or always before) the same syllable, that
-    /// syllable joins it (`độ xem` → `chế độ xem`, `plugin cốt` → `plugin cốt lõi`).
+    /// A Vietnamese pair as the word of up to [`MAX_VIETNAMESE_SYLLABLES`] it is part of in
+    /// the note: when the note writes its first two syllables twice or more, always after the
+    /// same syllable, that syllable joins it in front (`độ xem` → `chế độ xem`), else when it
+    /// writes its last two always before the same syllable, that one joins after (`plugin cốt`
+    /// → `plugin cốt lõi`); again until neither holds. obsidian-help vi showed `Ghi chú ngẫu,
+    /// chú ngẫu nhiên` for `ghi chú ngẫu nhiên` (random note), `tên miền tùy` for `tên miền
+    /// tùy chỉnh` (custom domain): three syllables of a word of four.
     fn whole(&self, pair: String) -> String {
-        let Some(sides) = self.joins.get(&pair.to_lowercase()) else {
-            return pair;
-        };
         let same = |seen: Vec<Option<&String>>| -> Option<String> {
             let first = (*seen.first()?)?;
             let joins = seen.len() >= 2
@@ -290,15 +291,43 @@ impl Surface {
                 && !tokenizer::is_vietnamese_function_syllable(&first.to_lowercase());
             joins.then(|| first.clone())
         };
-        let before = same(sides.iter().map(|s| s.0.as_ref()).collect());
-        let after = same(sides.iter().map(|s| s.1.as_ref()).collect());
-        match (before, after) {
-            (Some(w), _) => format!("{w} {pair}"),
-            (None, Some(w)) => format!("{pair} {w}"),
-            (None, None) => pair,
+        let sides = |a: &str, b: &str| self.joins.get(&format!("{a} {b}").to_lowercase());
+        // The syllable that joins, and whether in front.
+        let joins = |words: &[String]| -> Option<(bool, String)> {
+            let n = words.len();
+            let before = sides(&words[0], &words[1]).and_then(|s| same(s.iter().map(|s| s.0.as_ref()).collect()));
+            let after =
+                || sides(&words[n - 2], &words[n - 1]).and_then(|s| same(s.iter().map(|s| s.1.as_ref()).collect()));
+            before.map(|w| (true, w)).or_else(|| after().map(|w| (false, w)))
+        };
+        let mut words: Vec<String> = pair.split(' ').map(String::from).collect();
+        if words.len() != 2 {
+            return pair;
         }
+        let mut last = None;
+        while words.len() < MAX_VIETNAMESE_SYLLABLES {
+            let Some((front, w)) = joins(&words) else { break };
+            match front {
+                true => words.insert(0, w),
+                false => words.push(w),
+            }
+            last = Some(front);
+        }
+        // Still joined at the most: a phrase, not a word (`mua giấy phép thương` of `mua giấy
+        // phép thương mại`, buy a commercial licence); the last syllable joined goes.
+        if words.len() == MAX_VIETNAMESE_SYLLABLES && joins(&words).is_some() {
+            match last {
+                Some(true) => drop(words.remove(0)),
+                Some(false) => drop(words.pop()),
+                None => {}
+            }
+        }
+        words.join(" ")
     }
 }
+
+/// Most syllables a Vietnamese word shown has (`ghi chú ngẫu nhiên`, `biểu tượng thùng rác`).
+const MAX_VIETNAMESE_SYLLABLES: usize = 4;
 
 /// The zero-width non-joiner: Persian writes it between the parts of one word (مارک‌داون,
 /// Markdown; the verb prefix of برمی‌گرداند; the plural of یادداشت‌ها), and the index's tokenizer

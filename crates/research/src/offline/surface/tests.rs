@@ -199,6 +199,20 @@ fn terms_are_shown_as_the_note_writes_them() {
         &["do xem", "plugin cot", "the moi", "dong bo"],
         &["chế độ xem", "plugin cốt lõi", "Thẻ mới", "đồng bộ"],
     );
+    // Joined again while a syllable always stands beside the two at an end, up to four:
+    // `ghi chú` and `ngẫu nhiên` are one word of four here, shown once; each written beside
+    // other syllables too stays a word of two.
+    let vi = "Mở ghi chú ngẫu nhiên. Ghi chú ngẫu nhiên mở một ghi chú ngẫu nhiên khác. Biểu tượng thùng rác và biểu tượng thùng rác.";
+    check(
+        vi,
+        &["ghi chu", "ngau nhien", "tuong thung"],
+        &["ghi chú ngẫu nhiên", "Biểu tượng thùng rác"],
+    );
+    let vi = "Tạo một ghi chú mới trong thư mục. Mở ghi chú ngẫu nhiên, rồi chọn thứ tự ngẫu nhiên.";
+    check(vi, &["ghi chu", "ngau nhien"], &["ghi chú", "ngẫu nhiên"]);
+    // Five syllables always together are a phrase: its first three are shown, not four.
+    let vi = "Hãy mua giấy phép thương mại ngay. Bạn có thể mua giấy phép thương mại cho công ty.";
+    check(vi, &["giay phep"], &["mua giấy phép"]);
     // Persian joins a word's parts with a zero-width non-joiner, where the index cuts it:
     // a part is shown as the word it is part of (obsidian-help fa showed `مارک، داون` for
     // مارک‌داون, Markdown, and the verb prefix `برمی` of برمی‌گرداند), and a part written
