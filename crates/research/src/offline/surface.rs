@@ -229,8 +229,8 @@ impl Surface {
     /// A Korean word without the particle or ending written on it (`사이트에서`, on the site,
     /// → `사이트`; `플러그인이에요`, is a plugin → `플러그인`), when the note writes the bare word
     /// too, or the same word with another ending (`구독을`, `구독이`); a word of another script
-    /// always (`Sync를` → `Sync`). ko showed 1,128 of 2,784 words with an ending (`열기를`,
-    /// `폴더는`).
+    /// always (`Sync를` → `Sync`); and without an ending no noun has (`화살표를`, `선택하는`)
+    /// always ([`korean`]). ko showed 1,128 of 2,784 words with an ending (`열기를`, `폴더는`).
     ///
     /// A Hebrew or Arabic word without the particles on its front, as bare as the note writes it
     /// ([`particles::without`]): he `בהצפנה`, in the encryption → `הצפנה`; ar `لموقعك`, for your
@@ -244,25 +244,7 @@ impl Surface {
         {
             return bare;
         }
-        let hangul = tokenizer::is_hangul;
-        if !word.chars().last().is_some_and(hangul) {
-            return word;
-        }
-        for ending in KOREAN_ENDINGS {
-            let Some(stem) = word.strip_suffix(ending) else {
-                continue;
-            };
-            let written = |w: &str| self.written.contains(w);
-            let noun = !stem.chars().any(hangul)
-                || written(stem)
-                || KOREAN_ENDINGS
-                    .iter()
-                    .any(|e| e != ending && written(&format!("{stem}{e}")));
-            if stem.chars().count() >= 2 && noun {
-                return stem.to_string();
-            }
-        }
-        word
+        korean::bare(&word, &|w| self.written.contains(w)).unwrap_or(word)
     }
 
     /// The word of the note around `pair` (see [`unspaced_word`]); with `other`, a word both
@@ -336,47 +318,6 @@ const ZWNJ: char = '\u{200c}';
 /// Most parts, and letters, of a word joined so (`یادداشت‌های‌تان`, your notes, is three).
 const MAX_PARTS: usize = 4;
 const MAX_JOINED: usize = 40;
-
-/// Particles and endings written on a Korean word, longest first within each ending.
-const KOREAN_ENDINGS: &[&str] = &[
-    "이에요",
-    "에서는",
-    "에서도",
-    "으로는",
-    "으로도",
-    "에서",
-    "으로",
-    "에게",
-    "에는",
-    "에도",
-    "에만",
-    "까지",
-    "부터",
-    "처럼",
-    "보다",
-    "해요",
-    "예요",
-    "이나",
-    "하고",
-    "해서",
-    "하는",
-    "하기",
-    "하면",
-    "을",
-    "를",
-    "이",
-    "가",
-    "은",
-    "는",
-    "에",
-    "의",
-    "도",
-    "로",
-    "와",
-    "과",
-    "만",
-    "나",
-];
 
 /// Occurrences of a pair kept to see whether it is part of a longer word.
 const MAX_OCCURRENCES: usize = 64;
@@ -494,6 +435,7 @@ fn unspaced_word(text: &str, term: &str) -> Option<String> {
 }
 
 mod chinese;
+mod korean;
 mod particles;
 #[cfg(test)]
 mod tests;

@@ -87,17 +87,18 @@ fn terms_are_shown_as_the_note_writes_them() {
         let terms: Vec<String> = terms.iter().map(|t| t.to_string()).collect();
         assert_eq!(Surface::of(text).show(&terms, 8), expected, "{text}");
     };
-    // A Korean word without its particle, when the note writes the bare word too.
+    // A Korean word without its particle, when the note writes the bare word too or no noun
+    // ends so (`를`; `가` ends `추가`, add).
     let ko = |word: &str| tokenizer::terms(word).into_iter().next().unwrap_or_default();
     check(
-        "사이트에서 Sync를 켜요. 사이트 설정과 Sync 기록. 플러그인이에요. 열기를 눌러요.",
+        "사이트에서 Sync를 켜요. 사이트 설정과 Sync 기록. 업로드가 끝나요. 열기를 눌러요.",
         &[
             ko("사이트에서").as_str(),
             ko("Sync를").as_str(),
-            ko("플러그인이에요").as_str(),
+            ko("업로드가").as_str(),
             ko("열기를").as_str(),
         ],
-        &["사이트", "Sync", "플러그인이에요", "열기를"],
+        &["사이트", "Sync", "업로드가", "열기"],
     );
     // Or the same word with another ending.
     check("구독을 취소해요. 구독이 끝나요.", &[ko("구독을").as_str()], &["구독"]);
