@@ -384,7 +384,8 @@ const MAX_KANJI_WORD: usize = 6;
 
 /// The word of `text` around `term` (a character pair of a script without spaces): the
 /// shortest run of the pair's script holding it anywhere in the text, shown whole up to
-/// [`MAX_UNSPACED_WORD`] letters (kanji: [`MAX_KANJI_WORD`]). `None` when the pair is in no
+/// [`MAX_UNSPACED_WORD`] letters (kanji: [`MAX_KANJI_WORD`]), a run of kanji with the kana
+/// that ends it as a word ([`japanese::ending`]: `見出し`, not `見出`). `None` when the pair is in no
 /// such run (Chinese writes whole clauses in one run: a clause, or a pair cut out of it such
 /// as `天的`, is no key term), when `term` is not such a pair of `text`, or is hiragana (a
 /// particle or an ending: `たみ`, `えば`).
@@ -430,11 +431,17 @@ fn unspaced_word(text: &str, term: &str) -> Option<String> {
             shortest = Some(run);
         }
     }
-    let run = shortest?;
+    let mut run = shortest?;
+    if kind == 0
+        && let Some(kana) = japanese::ending(text, &run)
+    {
+        run.push(kana);
+    }
     (letters(&run) <= limit).then_some(run)
 }
 
 mod chinese;
+mod japanese;
 mod korean;
 mod particles;
 #[cfg(test)]
