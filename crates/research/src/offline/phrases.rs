@@ -28,8 +28,24 @@ fn list(text: &'static str) -> Vec<&'static str> {
 
 static THAI: LazyLock<Script> = LazyLock::new(|| Script {
     words: list(include_str!("phrases/th.txt")),
-    before: &["ใน", "บน", "จาก", "และ", "หรือ", "เพื่อ", "สำหรับ", "โปรด", "หาก", "ให้"],
-    after: &["ของคุณ", "ของเรา"],
+    before: &[
+        "ใน",
+        "บน",
+        "จาก",
+        "และ",
+        "หรือ",
+        "เพื่อ",
+        "สำหรับ",
+        "โปรด",
+        "หาก",
+        "ให้",
+        "จะ",
+        "เมื่อ",
+        "โดย",
+        "เป็น",
+        "ฉัน",
+    ],
+    after: &["ของคุณ", "ของเรา", "ของ", "ไปที่", "ไปยัง", "ด้วย", "อีกครั้ง"],
     letters: 'ก'..='ฮ',
     leading: 'เ'..='ไ',
 });
@@ -65,7 +81,8 @@ pub(crate) fn shown(word: &str) -> Option<String> {
     };
     let letters = |s: &str| s.chars().filter(|c| script.letters.contains(c)).count();
     let mut rest = word;
-    if let Some(p) = script
+    // One after another (ฉันจะหา…, "I will find…").
+    while let Some(p) = script
         .before
         .iter()
         .filter(|p| rest.starts_with(**p))
@@ -116,6 +133,17 @@ mod tests {
         check("อย่างไรก็ตาม", None);
         // A piece of a word: one letter and the repetition mark of อื่นๆ.
         check("นๆ", None);
+        // "will" in front, "of", "to", "with", "again" after (obsidian-help th showed
+        // จะผสานไฟล์, "will merge files"; ภูมิภาคของ, "region of").
+        check("จะผสานไฟล์", Some("ผสานไฟล์"));
+        check("ภูมิภาคของ", Some("ภูมิภาค"));
+        check("ย้ายห้องนิรภัยไปที่", Some("ย้ายห้องนิรภัย"));
+        check("ฉันจะหาเซิร์ฟเวอร์", Some("หาเซิร์ฟเวอร์"));
+        // Not "with": ป้ายกำกับ (label) and เกี่ยวกับ (about) end so.
+        check("แก้ไขป้ายกำกับ", Some("แก้ไขป้ายกำกับ"));
+        check("ของคุณอีกครั้ง", None);
+        // "Not" stays: ไม่พอดี, "does not fit", is no "fit".
+        check("ไม่พอดี", Some("ไม่พอดี"));
         // Nothing is left out that would leave less than a word.
         check("ในที่", None);
         // Khmer.
