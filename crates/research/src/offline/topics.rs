@@ -12,9 +12,12 @@ use scholia_index::{Likeness, Terms, tokenizer};
 const REACH: usize = 2;
 
 /// The first `n` of `terms` (heaviest first), and of the next `n` × ([`REACH`] - 1) those
-/// `note` writes in its title, names, headings or focus; those first. A section shows the
-/// first `n` of them it can show as the note writes them (a word none of the `n` heaviest
-/// is shown only for such a word, never for a word said in passing).
+/// `note` writes in its title, names, headings or focus; those first, then of the rest those
+/// the note writes twice or more. A section shows the first `n` of them it can show as the
+/// note writes them (a word none of the `n` heaviest is shown only for such a word, never for
+/// a word said in passing). obsidian-help en led with words said once: "receiving,
+/// conflicting, assistance, developing, strong" (Troubleshoot Obsidian Publish), "turn,
+/// adhere" (Plugin security).
 pub(super) fn topical_first(terms: &Terms, note: &Likeness, n: usize) -> Vec<String> {
     let labels = labels_only(note);
     let topical: HashSet<String> = [note.title.as_str(), note.focus.as_str()]
@@ -33,9 +36,20 @@ pub(super) fn topical_first(terms: &Terms, note: &Likeness, n: usize) -> Vec<Str
         .filter(|t| !labels.contains(*t))
         .collect();
     let reach = &reach[..reach.len().min(n * REACH)];
+    // How often the note writes each word: a word said once, in passing, comes after those it
+    // says again.
+    let mut times: HashMap<String, usize> = HashMap::new();
+    for t in tokenizer::terms(&note.text) {
+        *times.entry(t).or_default() += 1;
+    }
+    let again = |t: &str| times.get(t).is_some_and(|n| *n >= 2);
     let first = reach.iter().filter(|t| topical.contains(**t));
-    let rest = reach.iter().take(n).filter(|t| !topical.contains(**t));
-    first.chain(rest).map(|t| (*t).clone()).collect()
+    let rest = || reach.iter().take(n).filter(|t| !topical.contains(**t));
+    first
+        .chain(rest().filter(|t| again(t)))
+        .chain(rest().filter(|t| !again(t)))
+        .map(|t| (*t).clone())
+        .collect()
 }
 
 /// The words the note writes only in its headings (not in its title, names or focus, nor
@@ -132,6 +146,15 @@ mod tests {
             &["open", "rye", "care", "starter", "wait"],
             3,
             &["starter", "rye", "wait"],
+        );
+        // Of the rest, a word the note says again comes before one said once, in passing.
+        check(
+            "Troubleshoot Publish",
+            &[],
+            "Receiving errors. A css file and its css rule, and more css.",
+            &["receiving", "css", "rule"],
+            2,
+            &["css", "receiving"],
         );
         // A lone Han character of the title is no word to lead with.
         check(
