@@ -22,6 +22,8 @@ pub(crate) struct Surface {
     particles: bool,
     /// Whether the note is Chinese, whose runs of characters are clauses ([`chinese`]).
     chinese: bool,
+    /// Whether the note is German, whose instructions address the reader ([`addresses`]).
+    german: bool,
 }
 
 /// For each Vietnamese pair of the note (lower-cased as written), the syllables written before
@@ -123,6 +125,7 @@ impl Surface {
             inflects: false,
             particles: false,
             chinese: false,
+            german: false,
         }
     }
 
@@ -133,6 +136,7 @@ impl Surface {
         self.inflects = crate::language::inflects_by_endings(lang);
         self.particles = crate::language::writes_particles_on(lang);
         self.chinese = matches!(lang, "zh" | "zh-TW");
+        self.german = lang == "de";
         self
     }
 
@@ -189,10 +193,18 @@ impl Surface {
         // A word inside another shown: its words among the other's (a Vietnamese pair holds its
         // syllable), or the longer run of a script without spaces that holds the other.
         let inside = |small: &str, big: &str| within(&words(small), &words(big)) || held(big, small);
+        // German verbs addressing the reader, shown only when nothing else is.
+        let mut verbs: Vec<String> = Vec::new();
         for t in terms {
             let Some(s) = self.shown.get(t).cloned().or_else(|| self.unspaced(t, other)) else {
                 continue;
             };
+            if self.german && addresses(&s) {
+                if verbs.len() < n && !verbs.contains(&s) {
+                    verbs.push(s);
+                }
+                continue;
+            }
             let s = if s.contains(' ') { self.whole(s) } else { s };
             // Thai, Khmer and Chinese: without the function words beside it.
             let Some(s) = self.without_function_words(&s) else {
@@ -223,7 +235,7 @@ impl Surface {
                 break;
             }
         }
-        out
+        if out.is_empty() { verbs } else { out }
     }
 
     /// A Korean word without the particle or ending written on it (`사이트에서`, on the site,
@@ -310,6 +322,15 @@ impl Surface {
 
 /// Most syllables a Vietnamese word shown has (`ghi chú ngẫu nhiên`, `biểu tượng thùng rác`).
 const MAX_VIETNAMESE_SYLLABLES: usize = 4;
+
+/// Whether a German word is a verb addressing the reader (`drückst`, `auswählst`,
+/// `fortfährst`: "you press", "you select", "you continue"), or another word ending so that is
+/// written lower-case, so no noun (`umfasst`, `ausgelöst`). obsidian-help de instructs its
+/// reader as `du` throughout: such a verb was a key term of 18 of 173 sections and a word
+/// shared with 84 entries, where it says nothing of what two notes are about.
+fn addresses(word: &str) -> bool {
+    word.chars().next().is_some_and(char::is_lowercase) && word.ends_with("st") && word.chars().count() >= 5
+}
 
 /// The zero-width non-joiner: Persian writes it between the parts of one word (مارک‌داون,
 /// Markdown; the verb prefix of برمی‌گرداند; the plural of یادداشت‌ها), and the index's tokenizer

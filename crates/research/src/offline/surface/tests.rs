@@ -64,6 +64,25 @@ fn forms_of_one_word_are_shown_once() {
     check("cs", "stav stavu", &["stav"]);
 }
 
+/// A German verb addressing the reader is shown only when no other word is.
+#[test]
+fn german_verbs_addressing_the_reader_give_way() {
+    let check = |lang: &str, text: &str, words: &str, expected: &[&str]| {
+        let terms = tokenizer::terms(words);
+        assert_eq!(
+            Surface::of(text).in_language(lang).show(&terms, 8),
+            expected,
+            "{lang}: {text}"
+        );
+    };
+    let text = "Wenn du die Vorlage auswählst, drückst du Eingabe.";
+    check("de", text, "auswählst Vorlage drückst Eingabe", &["Vorlage", "Eingabe"]);
+    check("de", text, "auswählst drückst", &["auswählst", "drückst"]);
+    // Nouns, and other languages, as they are.
+    check("de", "Der Dienst und die Kunst.", "Dienst Kunst", &["Dienst", "Kunst"]);
+    check("en", "The fastest list.", "fastest list", &["fastest", "list"]);
+}
+
 /// A Hebrew or Arabic word is shown without the particles on its front when the note writes it
 /// so, once for all its forms; Persian, in Arabic's script, keeps its words as written.
 #[test]
