@@ -104,7 +104,7 @@ pub(crate) fn shown(word: &str) -> Option<String> {
 }
 
 /// Whether `s` is a run of `words` and nothing else.
-fn function_words_only(s: &str, words: &[&str]) -> bool {
+pub(super) fn function_words_only(s: &str, words: &[&str]) -> bool {
     // whole[i]: whether s[i..] is such a run.
     let mut whole = vec![false; s.len() + 1];
     whole[s.len()] = true;

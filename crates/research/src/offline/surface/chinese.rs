@@ -14,7 +14,8 @@ struct Words {
     before: Vec<&'static str>,
     after: Vec<&'static str>,
     keep: Vec<&'static str>,
-    alone: Vec<&'static str>,
+    /// Every word that says nothing alone: those of `[words]`, and those left out.
+    all: Vec<&'static str>,
 }
 
 static WORDS: LazyLock<Words> = LazyLock::new(|| {
@@ -22,7 +23,7 @@ static WORDS: LazyLock<Words> = LazyLock::new(|| {
         before: Vec::new(),
         after: Vec::new(),
         keep: Vec::new(),
-        alone: Vec::new(),
+        all: Vec::new(),
     };
     let mut section = "";
     for line in include_str!("zh.txt").lines().map(str::trim) {
@@ -37,13 +38,15 @@ static WORDS: LazyLock<Words> = LazyLock::new(|| {
             "before" => words.before.push(line),
             "after" => words.after.push(line),
             "keep" => words.keep.push(line),
-            "words" => words.alone.push(line),
+            "words" => words.all.push(line),
             _ => {}
         }
     }
     // The longest first: `这里` goes before `这` is tried.
     words.before.sort_by_key(|w| std::cmp::Reverse(w.len()));
     words.after.sort_by_key(|w| std::cmp::Reverse(w.len()));
+    let left_out: Vec<&'static str> = words.before.iter().chain(&words.after).copied().collect();
+    words.all.extend(left_out);
     words
 });
 
@@ -62,8 +65,8 @@ pub(super) fn shown(word: &str) -> Option<String> {
         return Some(word.to_string());
     }
     let words = &*WORDS;
-    let said_nothing = |w: &str| words.alone.contains(&w) || words.before.contains(&w) || words.after.contains(&w);
-    if only(word, &said_nothing) {
+    let only = |w: &str| crate::offline::phrases::function_words_only(w, &words.all);
+    if only(word) {
         return None;
     }
     let chars = |s: &str| s.chars().count();
@@ -89,19 +92,7 @@ pub(super) fn shown(word: &str) -> Option<String> {
             break;
         }
     }
-    (!only(rest, &said_nothing)).then(|| rest.to_string())
-}
-
-/// Whether `s` is a run of words `said_nothing` holds, and nothing else.
-fn only(s: &str, said_nothing: &dyn Fn(&str) -> bool) -> bool {
-    let bounds: Vec<usize> = s.char_indices().map(|(i, _)| i).chain([s.len()]).collect();
-    // whole[i]: whether s[bounds[i]..] is such a run.
-    let mut whole = vec![false; bounds.len()];
-    whole[bounds.len() - 1] = true;
-    for i in (0..bounds.len() - 1).rev() {
-        whole[i] = (i + 1..bounds.len()).any(|j| whole[j] && said_nothing(&s[bounds[i]..bounds[j]]));
-    }
-    whole[0]
+    (!only(rest)).then(|| rest.to_string())
 }
 
 #[cfg(test)]
