@@ -19,7 +19,9 @@ const REACH: usize = 2;
 /// conflicting, assistance, developing, strong" (Troubleshoot Obsidian Publish), "turn,
 /// adhere" (Plugin security).
 pub(super) fn topical_first(terms: &Terms, note: &Likeness, n: usize) -> Vec<String> {
-    let labels = labels_only(note);
+    // The note's words, as many times as it writes them.
+    let written = tokenizer::terms(&note.text);
+    let labels = labels_only(note, &written);
     let topical: HashSet<String> = [note.title.as_str(), note.focus.as_str()]
         .into_iter()
         .chain(note.aliases.iter().map(String::as_str))
@@ -39,8 +41,8 @@ pub(super) fn topical_first(terms: &Terms, note: &Likeness, n: usize) -> Vec<Str
     // How often the note writes each word: a word said once, in passing, comes after those it
     // says again.
     let mut times: HashMap<String, usize> = HashMap::new();
-    for t in tokenizer::terms(&note.text) {
-        *times.entry(t).or_default() += 1;
+    for t in &written {
+        *times.entry(t.clone()).or_default() += 1;
     }
     let again = |t: &str| times.get(t).is_some_and(|n| *n >= 2);
     let first = reach.iter().filter(|t| topical.contains(**t));
@@ -56,14 +58,14 @@ pub(super) fn topical_first(terms: &Terms, note: &Likeness, n: usize) -> Vec<Str
 /// anywhere in its text but the headings): a section's label, "Open" of "## Open questions",
 /// says nothing of what the note is about (example-vault's Sourdough starter led its key terms
 /// with it).
-fn labels_only(note: &Likeness) -> HashSet<String> {
+fn labels_only(note: &Likeness, written: &[String]) -> HashSet<String> {
     // Each word of the headings: how many more times the text writes it than they do.
     let mut beyond: HashMap<String, isize> = HashMap::new();
     for t in note.headings.iter().flat_map(|h| tokenizer::terms(h)) {
         *beyond.entry(t).or_default() -= 1;
     }
-    for t in tokenizer::terms(&note.text) {
-        if let Some(n) = beyond.get_mut(&t) {
+    for t in written {
+        if let Some(n) = beyond.get_mut(t) {
             *n += 1;
         }
     }

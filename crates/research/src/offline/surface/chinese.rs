@@ -54,7 +54,7 @@ static WORDS: LazyLock<Words> = LazyLock::new(|| {
 const MIN_CHARS: usize = 2;
 
 fn is_han(c: char) -> bool {
-    matches!(u32::from(c), 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
+    super::script(c) == Some(0)
 }
 
 /// `word` as shown: without the words in front of it and after it that are no part of it, or

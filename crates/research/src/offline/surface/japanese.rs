@@ -15,11 +15,11 @@ const BEFORE_SHI: &str = "出押越貸返戻消探直渡移差回隠残写試";
 const PARTICLES: &str = "のをがにはでともやへ";
 
 fn is_hiragana(c: char) -> bool {
-    ('\u{3041}'..='\u{3096}').contains(&c)
+    super::script(c) == Some(1)
 }
 
 fn is_kanji(c: char) -> bool {
-    matches!(u32::from(c), 0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0xF900..=0xFAFF)
+    super::script(c) == Some(0)
 }
 
 /// The kana that ends the word `run` (a run of kanji of `text`) everywhere `text` writes it,
