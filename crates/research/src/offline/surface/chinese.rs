@@ -52,6 +52,9 @@ static WORDS: LazyLock<Words> = LazyLock::new(|| {
 
 /// Fewest characters a word shown has: what is left out never leaves less.
 const MIN_CHARS: usize = 2;
+/// Most characters read: a word shown is a run of at most `surface::MAX_UNSPACED_WORD`, so a
+/// longer one is no word this reads (and its cost stays bounded).
+const MAX_CHARS: usize = 32;
 
 fn is_han(c: char) -> bool {
     super::script(c) == Some(0)
@@ -59,9 +62,9 @@ fn is_han(c: char) -> bool {
 
 /// `word` as shown: without the words in front of it and after it that are no part of it, or
 /// `None` when it is such words only (`我們的`, "our"; `什麼是`, "what is"). A word not all of
-/// Chinese characters is as it is.
+/// Chinese characters, or longer than [`MAX_CHARS`], is as it is.
 pub(super) fn shown(word: &str) -> Option<String> {
-    if !word.chars().all(is_han) {
+    if word.chars().nth(MAX_CHARS).is_some() || !word.chars().all(is_han) {
         return Some(word.to_string());
     }
     let words = &*WORDS;
@@ -144,6 +147,9 @@ mod tests {
         // Nothing comes off that would leave less than two characters.
         check("中国", Some("中国"));
         check("上传", Some("上传"));
+        // Hostile: a run far longer than a word is as it is, read no further.
+        let long = "在的".repeat(50_000);
+        assert_eq!(shown(&long).as_deref(), Some(long.as_str()));
         // Other scripts are as they are.
         check("Sync", Some("Sync"));
         check("リンク", Some("リンク"));
