@@ -256,6 +256,11 @@ impl Surface {
         {
             return bare;
         }
+        if self.particles
+            && let Some(bare) = particles::without_and_before_the(&word)
+        {
+            return bare;
+        }
         korean::bare(&word, &|w| self.written.contains(w)).unwrap_or(word)
     }
 
