@@ -70,13 +70,13 @@ pub(super) fn without(word: &str) -> Vec<String> {
 /// with [`MIN_LETTERS`] after the article. A reader reads "and the filtering" as a piece of a
 /// clause; ar showed one in the key terms of 10 of 173 sections.
 pub(super) fn without_and_before_the(word: &str) -> Option<String> {
-    let (and, the) = match word.chars().next()? {
-        'و' | 'ف' => (word.chars().next()?, ARABIC_THE),
-        HEBREW_AND => (HEBREW_AND, "ה"),
+    let and = word.chars().next()?;
+    let bare = &word[and.len_utf8()..];
+    let after = match and {
+        c if ARABIC_AND.contains(&c) => bare.strip_prefix(ARABIC_THE)?,
+        HEBREW_AND => bare.strip_prefix(HEBREW_THE)?,
         _ => return None,
     };
-    let bare = &word[and.len_utf8()..];
-    let after = bare.strip_prefix(the)?;
     (letters(after) >= MIN_LETTERS).then(|| bare.to_string())
 }
 
