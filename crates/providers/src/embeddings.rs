@@ -204,19 +204,39 @@ impl EndpointEmbedder {
     }
 }
 
-/// The vectors of an OpenAI-style answer, by `index`, normalised.
+/// The vectors of an OpenAI-style answer, by `index` (by place when a host leaves it out),
+/// normalised. Every vector asked for must be answered once, and every value be a number an
+/// `f32` holds: a `null` or a value out of range is an error naming the item, not a zero that
+/// would give the note a vector of no meaning without a word said.
 fn parse(bytes: &[u8], want: usize) -> Result<Vec<Vec<f32>>, String> {
     let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("the answer is not JSON: {e}"))?;
     let data = v["data"].as_array().ok_or("the answer has no `data`")?;
     let mut out = vec![Vec::new(); want];
-    for item in data {
-        let i = item["index"].as_u64().unwrap_or(0) as usize;
-        let e = item["embedding"].as_array().ok_or("an item has no `embedding`")?;
-        let mut vector: Vec<f32> = e.iter().map(|x| x.as_f64().unwrap_or(0.0) as f32).collect();
-        normalize(&mut vector);
-        if let Some(slot) = out.get_mut(i) {
-            *slot = vector;
+    for (at, item) in data.iter().enumerate() {
+        let i = match &item["index"] {
+            Value::Null => at,
+            index => index
+                .as_u64()
+                .map(|i| i as usize)
+                .filter(|i| *i < want)
+                .ok_or_else(|| format!("data[{at}].index is {index}; valid: 0 to {}", want.saturating_sub(1)))?,
+        };
+        let e = item["embedding"]
+            .as_array()
+            .ok_or_else(|| format!("data[{at}].embedding is not a list of numbers"))?;
+        let mut vector = Vec::with_capacity(e.len());
+        for (k, x) in e.iter().enumerate() {
+            match x.as_f64().map(|x| x as f32).filter(|x| x.is_finite()) {
+                Some(x) => vector.push(x),
+                None => return Err(format!("data[{at}].embedding[{k}] is {x}, not a number a vector holds")),
+            }
         }
+        normalize(&mut vector);
+        let slot = out.get_mut(i).expect("an index below `want`");
+        if !slot.is_empty() {
+            return Err(format!("data[{at}].index {i} was answered twice"));
+        }
+        *slot = vector;
     }
     if out.iter().any(Vec::is_empty) {
         return Err(format!("{} vectors asked for, {} answered", want, data.len()));
@@ -345,6 +365,66 @@ mod tests {
                 .contains("2 vectors asked for, 1 answered")
         );
         assert!(parse(b"<html>", 1).is_err());
+    }
+
+    /// What a broken or half-compatible host answers: each an error naming the item and what
+    /// is wrong with it, or, for a host that leaves `index` out, the vectors in their places.
+    #[test]
+    fn an_answer_is_read_whole_or_refused() {
+        let check = |body: &str, want: usize, expected: Result<Vec<Vec<f32>>, &str>| {
+            let got = parse(body.as_bytes(), want);
+            match (&got, &expected) {
+                (Ok(v), Ok(e)) => assert_eq!(v, e, "{body}"),
+                (Err(m), Err(e)) => assert!(m.contains(e), "{body}: {m}"),
+                _ => panic!("{body}: {got:?}, expected {expected:?}"),
+            }
+        };
+        check(
+            r#"{"data": [{"embedding": [3, 4]}, {"embedding": [0, 2]}]}"#,
+            2,
+            Ok(vec![vec![0.6, 0.8], vec![0.0, 1.0]]),
+        );
+        check(
+            r#"{"data": [{"index": 0, "embedding": [1, null]}]}"#,
+            1,
+            Err("data[0].embedding[1] is null"),
+        );
+        check(
+            r#"{"data": [{"index": 0, "embedding": [1, "2"]}]}"#,
+            1,
+            Err("data[0].embedding[1] is \"2\""),
+        );
+        check(
+            r#"{"data": [{"index": 0, "embedding": [1e39, 1]}]}"#,
+            1,
+            Err("data[0].embedding[0] is 1e+39"),
+        );
+        check(
+            r#"{"data": [{"index": 0, "embedding": "AAAA"}]}"#,
+            1,
+            Err("data[0].embedding is not a list"),
+        );
+        check(
+            r#"{"data": [{"index": 0, "embedding": [1]}, {"index": 0, "embedding": [2]}]}"#,
+            2,
+            Err("index 0 was answered twice"),
+        );
+        check(
+            r#"{"data": [{"index": 2, "embedding": [1]}]}"#,
+            2,
+            Err("data[0].index is 2; valid: 0 to 1"),
+        );
+        check(
+            r#"{"data": [{"index": -1, "embedding": [1]}]}"#,
+            1,
+            Err("data[0].index is -1; valid: 0 to 0"),
+        );
+        check(r#"{"data": []}"#, 1, Err("1 vectors asked for, 0 answered"));
+        check(
+            r#"{"error": {"message": "model not found"}}"#,
+            1,
+            Err("the answer has no `data`"),
+        );
     }
 
     /// A host that takes the connection and never answers: the minute a cold model is
