@@ -106,6 +106,7 @@ mod tests {
             model: "none".into(),
             sources: 1,
             above: String::new(),
+            words: String::new(),
         };
         assert_eq!(
             research_title(&s, "2026-11-25T10:04Z", false),

@@ -32,26 +32,29 @@ async fn hostile_notes_keep_every_byte_outside_the_section() {
         Case {
             name: "rules are not frontmatter (---)",
             note: &dashes,
-            before: "# Trip\nPacking the sourdough starter and the kombucha SCOBY.\n## Research\n\n",
+            // The owner's words under `## Research`, the rule among them, stay as they are.
+            before: "# Trip\nPacking the sourdough starter and the kombucha SCOBY.\n## Research\nold\n\n---\n\n<!-- scholia:research ",
             after: "\n\n## Packing list\n- passport\n\n---\n\nLast line.\n",
         },
         Case {
             name: "rules are not frontmatter (...)",
             note: &dots,
-            before: "# Trip\nPacking the sourdough starter and the kombucha SCOBY.\n## Research\n\n",
+            // The owner's words under `## Research`, the rule among them, stay as they are.
+            before: "# Trip\nPacking the sourdough starter and the kombucha SCOBY.\n## Research\nold\n\n---\n\n<!-- scholia:research ",
             after: "\n\n## Packing list\n- passport\n\n...\n\nLast line.\n",
         },
         Case {
             name: "rules are not frontmatter (+++)",
             note: &pluses,
-            before: "# Trip\nPacking the sourdough starter and the kombucha SCOBY.\n## Research\n\n",
+            // The owner's words under `## Research`, the rule among them, stay as they are.
+            before: "# Trip\nPacking the sourdough starter and the kombucha SCOBY.\n## Research\nold\n\n+++\n\n<!-- scholia:research ",
             after: "\n\n## Packing list\n- passport\n\n+++\n\nLast line.\n",
         },
         // An unclosed `---` at the top swallows nothing.
         Case {
             name: "unclosed frontmatter",
             note: "---\n# Trip\nPacking the sourdough starter, the kombucha SCOBY and rye flour.\n## Research\nold\n",
-            before: "---\n# Trip\nPacking the sourdough starter, the kombucha SCOBY and rye flour.\n## Research\n\n",
+            before: "---\n# Trip\nPacking the sourdough starter, the kombucha SCOBY and rye flour.\n## Research\nold\n\n<!-- scholia:research ",
             after: "",
         },
         // 2. Classic Mac line endings: after the frontmatter, never at byte 0.
@@ -121,8 +124,18 @@ async fn a_note_ending_inside_an_open_block_is_refused() {
 async fn a_failed_run_keeps_a_better_section() {
     let server = fakes().await;
     let v = TestVault::example();
-    let good = "# Kombucha\n\n- Kombucha is fermented by a SCOBY.\n\n## Research\n\n### SCOBY\n\nUseful findings the owner kept.\n";
-    v.write("Kombucha.md", good);
+    // Research that ran well, and the owner's words under it.
+    v.write(
+        "Kombucha.md",
+        "# Kombucha\n\n- Kombucha is fermented by a SCOBY.\n\n## Research\n\nMy own notes on it.\n",
+    );
+    let out = v.cli(&fake_env(&server, "fake"), &["research", "Kombucha.md"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let good = v.read("Kombucha.md");
+    assert!(
+        good.contains("My own notes on it.") && good.contains("<!-- scholia:research "),
+        "{good}"
+    );
     let out = v
         .cli(&fake_env(&server, "fake:fail-synthesis"), &["research", "Kombucha.md"])
         .await;
@@ -148,6 +161,56 @@ async fn a_failed_run_keeps_a_better_section() {
             "{text}"
         );
     }
+}
+
+/// 4b. The owner's words under `## Research`: around scholia's part they stay through every
+/// run; inside it, the next run is refused before it asks the model anything, and the note
+/// keeps every byte. An owner's `### heading` an answer would take is refused the same way.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_owner_s_words_in_research_are_never_replaced() {
+    let server = fakes().await;
+    let v = TestVault::example();
+    v.write(
+        "Kombucha.md",
+        "# Kombucha\n\nSweet tea and a SCOBY.\n\n## Research\n\nMy reading list.\n\n### Mine\n\nmine\n",
+    );
+    let out = v.cli(&fake_env(&server, "fake"), &["research", "Kombucha.md"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let once = v.read("Kombucha.md");
+    let at = |s: &str| once.find(s).unwrap_or_else(|| panic!("{s} missing from {once}"));
+    assert!(
+        at("My reading list.") < at("<!-- scholia:research ")
+            && at("<!-- /scholia:research -->") < at("### Mine\n\nmine\n")
+    );
+    // The owner writes inside scholia's part: refused, nothing asked, nothing written.
+    let edited = once.replace(
+        "<!-- /scholia:research -->",
+        "My remark on these.\n\n<!-- /scholia:research -->",
+    );
+    v.write("Kombucha.md", &edited);
+    let asked = server.requests("/v1/chat/completions").len();
+    let out = v.cli(&fake_env(&server, "fake"), &["research", "Kombucha.md"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("was edited since"), "{}", stderr(&out));
+    assert_eq!(
+        server.requests("/v1/chat/completions").len(),
+        asked,
+        "the model was asked"
+    );
+    assert_eq!(v.read("Kombucha.md"), edited);
+    // Moved below the part, as the error says: the next run writes, and it stays.
+    let moved = once.replace(
+        "<!-- /scholia:research -->\n",
+        "<!-- /scholia:research -->\n\nMy remark on these.\n",
+    );
+    v.write("Kombucha.md", &moved);
+    let out = v.cli(&fake_env(&server, "fake"), &["research", "Kombucha.md"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        v.read("Kombucha.md").contains("-->\n\nMy remark on these.\n"),
+        "{}",
+        v.read("Kombucha.md")
+    );
 }
 
 /// 5. Query syntax nested a thousand deep, and queries of any size, on the CLI (MCP and the

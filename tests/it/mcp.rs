@@ -122,6 +122,23 @@ pub(crate) async fn check_errors(c: &Client, cases: &[(&str, Value, &str, &str)]
 
 const INVALID: &str = "INVALID_INPUT";
 
+/// research_note over research the owner edited, or an answer over the owner's own
+/// subsection: a tool error with its code, the note untouched (the CLI's case is
+/// `attacks::the_owner_s_words_in_research_are_never_replaced`).
+#[tokio::test(flavor = "multi_thread")]
+async fn research_never_replaces_the_owner_s_words() {
+    let v = TestVault::example();
+    let edited = "# Kombucha\n\nSweet tea and a SCOBY.\n\n## Research\n\n<!-- scholia:research run=r at=2026-11-29 depth=offline model=none sources=1 above=0123456789abcdef words=0123456789abcdef -->\n- [[Koji]] and my own remark\n\n<!-- /scholia:research -->\n";
+    v.write("Kombucha.md", edited);
+    let (c, _stop) = connect(&v, &env(&[])).await;
+    #[rustfmt::skip]
+    let cases: &[(&str, Value, &str, &str)] = &[
+        ("research_note", json!({"path": "Kombucha.md"}), "RESEARCH_EDITED", "the research scholia wrote under `## Research` (line 7) was edited since"),
+    ];
+    check_errors(&c, cases).await;
+    assert_eq!(std::fs::read_to_string(v.path("Kombucha.md")).unwrap(), edited);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn every_invalid_argument_is_a_tool_error_naming_the_field() {
     let v = TestVault::example();

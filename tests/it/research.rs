@@ -93,21 +93,25 @@ async fn shallow_research_writes_a_cited_section() {
         stdout(&out)
     );
 
-    // A note that already has a section, with other sections after it: only it is replaced.
-    v.write("Kombucha.md", "# Kombucha\n\nSweet tea fermented by a SCOBY of bacteria and yeast cultures.\n\n## Research\n\nstale findings\n\n## Log\n\nkeep me\n");
+    // A note whose owner wrote under `## Research`, with other sections after it: their words
+    // stay, scholia's part follows them, and only that part is replaced when it runs again.
+    v.write("Kombucha.md", "# Kombucha\n\nSweet tea fermented by a SCOBY of bacteria and yeast cultures.\n\n## Research\n\nmy own findings\n\n## Log\n\nkeep me\n");
     let out = run(&v, &fake_env(&server, "fake"), &["research", "Kombucha.md"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let k = v.read("Kombucha.md");
     assert!(
         k.starts_with(
-            "# Kombucha\n\nSweet tea fermented by a SCOBY of bacteria and yeast cultures.\n\n## Research\n\n"
+            "# Kombucha\n\nSweet tea fermented by a SCOBY of bacteria and yeast cultures.\n\n## Research\n\nmy own findings\n\n<!-- scholia:research "
         ),
         "{k}"
     );
     assert!(
-        !k.contains("stale findings") && k.ends_with("\n\n## Log\n\nkeep me\n"),
+        k.ends_with("\n<!-- /scholia:research -->\n\n## Log\n\nkeep me\n"),
         "{k}"
     );
+    let out = run(&v, &fake_env(&server, "fake"), &["research", "Kombucha.md"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v.read("Kombucha.md"), k);
 }
 
 /// Research reads the owner's words of the vault, never a research section: another note's

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use scholia_base::Summary;
 
+use super::writer::WriteError;
 use super::{Engine, Event, Job, NotePath, NoteWriter, SectionEdit};
 use scholia_base::{Error, ErrorKind, blocking};
 use scholia_index::VaultSession;
@@ -161,6 +162,9 @@ impl Engine {
     ) -> Result<ResearchOutcome, Error> {
         let started = std::time::Instant::now();
         let text = writer.read(note).await?;
+        // Asked before research spends anything: a note whose research holds the owner's edits
+        // (or that has two `## Research`) is refused now, not after the run.
+        scholia_vault::research_part::replaceable(&text).map_err(WriteError::from)?;
         // A session that answered before checking the vault: the note itself is current.
         vault.refresh_shown(vec![note.rel.clone()]).await?;
         // Related notes weigh meaning where the vault has vectors, on every surface.
@@ -292,6 +296,11 @@ impl Engine {
         writer: &dyn NoteWriter,
         job: &Job,
     ) -> Result<QuestionOutcome, Error> {
+        // Asked before the question is: an answer replaces only an answer of scholia's that
+        // holds no edit of the owner's.
+        let heading = deep_search::heading_for(question.query());
+        let text = writer.read(note).await?;
+        scholia_vault::research_part::answerable(&text, &heading).map_err(WriteError::from)?;
         let answer = self.answer(question, job).await?;
         let rest = match answer.text().chars().count() > scholia_research::MAX_ANSWER_CHARS {
             true => Some(self.save_whole_answer(note, question.query(), &answer).await?),
@@ -306,7 +315,6 @@ impl Engine {
             return Err(Error::cancelled());
         }
         job.report(Event::Writing);
-        let heading = deep_search::heading_for(question.query());
         let edit = SectionEdit::question(&heading, body, &answer.links())?;
         let written = writer.write(note, &edit).await?;
         Ok(QuestionOutcome {

@@ -206,6 +206,7 @@ fn save_run(data: PathBuf, record: &RunRecord, depth: &str, model: Option<&str>,
         model: model.unwrap_or("none").to_string(),
         sources,
         above: String::new(),
+        words: String::new(),
     }
 }
 

@@ -6,18 +6,9 @@
 use std::path::PathBuf;
 
 use crate::contain::{self, Links, Uncontained};
-use crate::section::{self, SectionError};
-use crate::stamp::ResearchStamp;
-
-/// The `## Research` section every pipeline writes into.
-pub const SECTION: &str = "Research";
-pub const SECTION_LEVEL: u8 = 2;
-/// First line of a `### <question>` subsection written by deep search or Ask: research_note
-/// keeps such subsections when it replaces its own part of the section.
-pub const QUESTION_MARKER: &str = "<!-- scholia:question -->";
-/// First line of a sources-only section (research whose synthesis failed): the only research
-/// a later sources-only section may replace.
-pub const SOURCES_ONLY_MARKER: &str = "<!-- scholia:sources-only -->";
+use crate::research_part;
+use crate::section::SectionError;
+use crate::stamp::{END_MARKER, ResearchStamp, SECTION, SECTION_LEVEL, SOURCES_ONLY_MARKER};
 
 /// A note of the vault, resolved and checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,54 +103,29 @@ impl SectionEdit {
     pub fn apply(&self, text: &str) -> Result<String, SectionError> {
         match &self.0 {
             Change::Research { body, fallback, stamp } => {
-                let marker = stamp.as_ref().map(|s| format!("{}\n", s.marker())).unwrap_or_default();
-                if !*fallback {
-                    let body = format!("{marker}{}", body.trim_start());
-                    let new = section::upsert_keeping(text, SECTION, SECTION_LEVEL, &body, &is_question)?;
-                    return Ok(crate::stamp::seal(new));
-                }
-                if holds_better_research(text)? {
+                if *fallback && holds_better_research(text)? {
                     return Ok(text.to_string());
                 }
-                let marked = format!("{marker}{SOURCES_ONLY_MARKER}\n{}", body.trim_start());
-                let new = section::upsert_keeping(text, SECTION, SECTION_LEVEL, &marked, &is_question)?;
-                Ok(crate::stamp::seal(new))
+                // scholia's part, between its marker and its end line: the one part of the
+                // section a new run replaces.
+                let marker = stamp.clone().unwrap_or_default().marker();
+                let inner = match fallback {
+                    true => format!("{SOURCES_ONLY_MARKER}\n{}", body.trim()),
+                    false => body.trim().to_string(),
+                };
+                let part = format!("{marker}\n{inner}\n\n{END_MARKER}\n");
+                Ok(research_part::seal(research_part::write(text, &part)?))
             }
-            Change::Question { heading, body } => {
-                let marked = format!("{QUESTION_MARKER}\n{}", body.trim_start());
-                section::upsert_subsection(text, SECTION, SECTION_LEVEL, heading, &marked)
-            }
+            Change::Question { heading, body } => research_part::write_answer(text, heading, body),
         }
     }
 }
 
-/// Whether the note's `## Research` holds research of its own (not only question subsections
-/// or an earlier sources-only section): what a sources-only section must not replace.
+/// Whether the note's `## Research` holds research of its own (scholia's part, not an
+/// earlier sources-only one): what a sources-only section must not replace.
 fn holds_better_research(text: &str) -> Result<bool, SectionError> {
-    let Some(body) = section::body(text, SECTION, SECTION_LEVEL)? else {
-        return Ok(false);
-    };
-    // Its own part: what precedes the first question subsection.
-    let own = match body.find(QUESTION_MARKER) {
-        Some(i) => body[..i].rsplit_once("###").map_or("", |(before, _)| before),
-        None => body,
-    };
-    let first = own
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && ResearchStamp::parse(l).is_none());
-    Ok(match first {
-        None => false,
-        Some(l) => l != SOURCES_ONLY_MARKER && !l.starts_with("> [!warning] Sources only"),
-    })
-}
-
-/// Whether a subsection (heading line first) was written by deep search or Ask.
-fn is_question(sub: &str) -> bool {
-    sub.lines()
-        .skip(1)
-        .find(|l| !l.trim().is_empty())
-        .is_some_and(|l| l.trim() == QUESTION_MARKER)
+    Ok(research_part::first_line(text)?
+        .is_some_and(|l| !l.is_empty() && l != SOURCES_ONLY_MARKER && !l.starts_with("> [!warning] Sources only")))
 }
 
 #[cfg(test)]
@@ -215,9 +181,15 @@ mod tests {
         let note = "# N\n\ntext\n";
         let a = research("### Topic\n\nold findings").apply(note).unwrap();
         let b = question("Why?", "*Deep search*\n\nanswer").apply(&a).unwrap();
+        let marker = ResearchStamp::of(&b).unwrap().0;
         assert_eq!(
             b,
-            "# N\n\ntext\n\n## Research\n\n### Topic\n\nold findings\n\n### Why?\n\n<!-- scholia:question -->\n*Deep search*\n\nanswer\n"
+            format!(
+                "# N\n\ntext\n\n## Research\n\n<!-- scholia:research run=none at=none depth=none model=none sources=0 above={} words={} -->\n### Topic\n\nold findings\n\n{END_MARKER}\n\n### Why?\n\n<!-- scholia:question words={} -->\n*Deep search*\n\nanswer\n\n<!-- /scholia:question -->\n",
+                marker.above,
+                marker.words,
+                research_part::words_of("*Deep search*\n\nanswer")
+            )
         );
         let c = question("How?", "other").apply(&b).unwrap();
         // Research again: its own topics are replaced, both questions survive in order.
@@ -229,9 +201,20 @@ mod tests {
         assert_eq!(research("### New topic\n\nnew findings").apply(&d).unwrap(), d);
         let e = question("Why?", "second answer").apply(&d).unwrap();
         assert!(e.contains("second answer") && !e.contains("*Deep search*") && e.contains("new findings"));
-        // A user's own unmarked subsection under ## Research belongs to research (replaced).
+        // The owner's own subsection under ## Research stays: the research goes before it.
         let f = research("x").apply("## Research\n\n### Mine\n\nmine\n").unwrap();
-        assert_eq!(f, "## Research\n\nx\n");
+        let at = |s: &str| f.find(s).unwrap_or_else(|| panic!("{s} missing from {f}"));
+        assert!(
+            at("\nx\n") < at(END_MARKER) && at(END_MARKER) < at("### Mine\n\nmine\n"),
+            "{f}"
+        );
+        assert_eq!(
+            research("y").apply(&f).unwrap(),
+            f.replace("\nx\n", "\ny\n").replace(
+                &ResearchStamp::of(&f).unwrap().0.words,
+                &ResearchStamp::of(&research("y").apply(&f).unwrap()).unwrap().0.words
+            )
+        );
     }
 
     /// A note that starts with a `---` never closed has no front matter; research whose answer

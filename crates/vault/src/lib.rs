@@ -24,6 +24,7 @@ pub mod paths;
 pub mod plugins;
 pub mod read;
 pub mod reading;
+pub mod research_part;
 pub mod root;
 pub mod scan;
 pub mod section;
@@ -33,7 +34,8 @@ pub mod write;
 
 use std::path::{Path, PathBuf};
 
-pub use edit::{NotePath, QUESTION_MARKER, SECTION, SECTION_LEVEL, SOURCES_ONLY_MARKER, SectionEdit};
+pub use edit::{NotePath, SectionEdit};
+pub use stamp::{END_MARKER, QUESTION_MARKER, SECTION, SECTION_LEVEL, SOURCES_ONLY_MARKER};
 
 /// An open vault: a canonical root directory.
 #[derive(Debug, Clone)]

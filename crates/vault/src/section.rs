@@ -25,6 +25,17 @@ pub enum SectionError {
         "the note ends inside {what} opened on line {line}, which would hide a section appended after it; close it and run again, nothing was written"
     )]
     OpenAtEnd { what: &'static str, line: usize },
+    /// The words of scholia's part of `## Research` changed since it was written: the owner
+    /// wrote in it, and research again would replace what they wrote.
+    #[error(
+        "{what} (line {line}) was edited since; running it again would replace those edits: {how}, and run again; nothing was written"
+    )]
+    Edited { what: String, line: usize, how: String },
+    /// A subsection of `## Research` the owner wrote has the heading an answer would take.
+    #[error(
+        "`### {heading}` under `## Research` (line {line}) is not an answer scholia wrote, and the answer would replace it; rename it and run again, nothing was written"
+    )]
+    NotScholias { heading: String, line: usize },
     /// An agent's edit that cannot be made (a stale hash, a missing heading, content that
     /// would escape its section), as every surface shows it.
     #[error(transparent)]
@@ -146,7 +157,7 @@ pub fn body<'t>(text: &'t str, name: &str, level: u8) -> Result<Option<&'t str>,
 }
 
 /// `heading` + blank line + `body`, ending with a line break, in the note's line endings.
-fn render(level: u8, name: &str, body: &str, eol: &str) -> String {
+pub(crate) fn render(level: u8, name: &str, body: &str, eol: &str) -> String {
     let mut out = format!("{} {}{eol}{eol}", "#".repeat(level as usize), name.trim());
     // Every terminator of the body (a lone `\r` is one too) becomes the note's.
     let body = body.replace("\r\n", "\n").replace('\r', "\n");
@@ -158,7 +169,7 @@ fn render(level: u8, name: &str, body: &str, eol: &str) -> String {
 }
 
 /// Replaces `range` of `text` with `block`, keeping a blank line before whatever follows.
-fn splice(text: &str, range: Range<usize>, mut block: String, eol: &str) -> String {
+pub(crate) fn splice(text: &str, range: Range<usize>, mut block: String, eol: &str) -> String {
     if range.end < text.len() {
         block.push_str(eol);
     }
@@ -197,7 +208,7 @@ fn ends_with_blank_line(s: &str) -> bool {
 
 /// The line ending of the line starting at `at`: new text follows the lines it replaces, so a
 /// second run over a note with mixed endings writes exactly what the first did.
-fn eol_at(text: &str, at: usize) -> &'static str {
+pub(crate) fn eol_at(text: &str, at: usize) -> &'static str {
     eol_of_line(text, at).unwrap_or_else(|| dominant_eol(text))
 }
 
@@ -281,6 +292,26 @@ pub fn upsert(text: &str, name: &str, level: u8, body: &str) -> Result<String, S
     }
 }
 
+/// The subsection `child` (level `level + 1`) of the section `parent` (level `level`): its
+/// byte range and zero-based line, if the note has exactly one of each.
+pub fn subsection(
+    text: &str,
+    parent: &str,
+    level: u8,
+    child: &str,
+) -> Result<Option<(Range<usize>, u32)>, SectionError> {
+    let headings = parse::headings(text);
+    let Some(parent_heading) = one(matching(&headings, parent, level, &(0..text.len())), parent, level)? else {
+        return Ok(None);
+    };
+    let found = one(
+        matching(&headings, child, level + 1, &parent_heading.section),
+        child,
+        level + 1,
+    )?;
+    Ok(found.map(|h| (h.section.clone(), h.line)))
+}
+
 /// Inside the section `parent` (level `level`), replaces or appends the subsection `child`
 /// (level `level + 1`). Creates the parent section when the note has none.
 pub fn upsert_subsection(text: &str, parent: &str, level: u8, child: &str, body: &str) -> Result<String, SectionError> {
@@ -309,34 +340,6 @@ pub fn upsert_subsection(text: &str, parent: &str, level: u8, child: &str, body:
     }
 }
 
-/// Like [`upsert`], but the subsections (level `level + 1`) of an existing section for which
-/// `keep` is true survive: they follow the new `body`, in their order. `keep` sees each
-/// subsection's text, heading line included.
-pub fn upsert_keeping(
-    text: &str,
-    name: &str,
-    level: u8,
-    body: &str,
-    keep: &dyn Fn(&str) -> bool,
-) -> Result<String, SectionError> {
-    let headings = parse::headings(text);
-    let Some(parent) = one(matching(&headings, name, level, &(0..text.len())), name, level)? else {
-        return upsert(text, name, level, body);
-    };
-    let within = parent.section.clone();
-    let mut whole = body.trim_end().to_string();
-    for child in headings.iter().filter(|h| {
-        h.top_level && h.level == level + 1 && h.section.start > within.start && h.section.start < within.end
-    }) {
-        let sub = &text[child.section.clone()];
-        if keep(sub) {
-            whole.push_str("\n\n");
-            whole.push_str(sub.trim_end());
-        }
-    }
-    upsert(text, name, level, &whole)
-}
-
 /// The smallest single replacement turning `old` into `new`: the byte range of `old` to replace
 /// and the text to put there (so an editor edit touches only what changed).
 pub fn minimal_edit(old: &str, new: &str) -> (Range<usize>, String) {
@@ -363,6 +366,8 @@ impl scholia_base::Coded for SectionError {
         match self {
             SectionError::Duplicate { .. } => "DUPLICATE_SECTION",
             SectionError::OpenAtEnd { .. } => "OPEN_BLOCK_AT_END",
+            SectionError::Edited { .. } => "RESEARCH_EDITED",
+            SectionError::NotScholias { .. } => "NOT_SCHOLIAS",
             SectionError::Refused(e) => e.code,
         }
     }

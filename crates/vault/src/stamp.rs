@@ -4,12 +4,23 @@
 //!
 //! `<!-- scholia:research run=9f2c… at=2026-11-25 depth=deep model=llama3.1:8b sources=7 above=5e1d… -->`
 
-use crate::section;
+/// The `## Research` section every pipeline writes into.
+pub const SECTION: &str = "Research";
+pub const SECTION_LEVEL: u8 = 2;
+/// First line of a `### <question>` subsection written by deep search or Ask: research_note
+/// keeps such subsections when it replaces its own part of the section.
+pub const QUESTION_MARKER: &str = "<!-- scholia:question -->";
+/// First line of a sources-only section (research whose synthesis failed): the only research
+/// a later sources-only section may replace.
+pub const SOURCES_ONLY_MARKER: &str = "<!-- scholia:sources-only -->";
+/// The line that ends scholia's part of `## Research`, which the marker begins
+/// (see `research_part.rs`).
+pub const END_MARKER: &str = "<!-- /scholia:research -->";
 
 const PREFIX: &str = "<!-- scholia:research ";
 const SUFFIX: &str = " -->";
-/// Stands for the hash until the section's place in the note is known (same width).
-const UNHASHED: &str = "0000000000000000";
+/// Stands for a hash until the part's place in the note is known (same width).
+pub(crate) const UNHASHED: &str = "0000000000000000";
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResearchStamp {
@@ -25,13 +36,16 @@ pub struct ResearchStamp {
     pub sources: usize,
     /// [`hash`] of the note's text above the section when it was written.
     pub above: String,
+    /// The fingerprint of the part's words when it was written
+    /// ([`crate::research_part::words_of`]); empty for a part written before it was kept.
+    pub words: String,
 }
 
 impl ResearchStamp {
     /// The marker line with [`UNHASHED`] for the hash.
     pub(crate) fn marker(&self) -> String {
         format!(
-            "{PREFIX}run={} at={} depth={} model={} sources={} above={UNHASHED}{SUFFIX}",
+            "{PREFIX}run={} at={} depth={} model={} sources={} above={UNHASHED} words={UNHASHED}{SUFFIX}",
             token(&self.run),
             token(&self.at),
             token(&self.depth),
@@ -53,18 +67,11 @@ impl ResearchStamp {
                 "model" => s.model = v.to_string(),
                 "sources" => s.sources = v.parse().ok()?,
                 "above" => s.above = v.to_string(),
+                "words" => s.words = v.to_string(),
                 _ => {}
             }
         }
         Some(s)
-    }
-
-    /// The stamp of `text`'s `## Research`, with where its section starts.
-    pub fn of(text: &str) -> Option<(ResearchStamp, usize)> {
-        let range = section::find(text, crate::SECTION, crate::SECTION_LEVEL).ok()??;
-        let body = &text[range.clone()];
-        let stamp = body.lines().skip(1).take(4).find_map(ResearchStamp::parse)?;
-        Some((stamp, range.start))
     }
 
     /// Whether the text above the section changed since the stamp was written.
@@ -117,24 +124,9 @@ pub fn hash(text: &str) -> String {
 /// `body` without a research marker line (what the section says, as a reader sees it).
 pub fn unmarked(body: &str) -> String {
     body.lines()
-        .filter(|l| ResearchStamp::parse(l).is_none())
+        .filter(|l| ResearchStamp::parse(l).is_none() && l.trim() != END_MARKER)
         .map(|l| format!("{l}\n"))
         .collect()
-}
-
-/// Fills the marker's hash in `new`: the hash of what precedes the section there.
-pub(crate) fn seal(new: String) -> String {
-    let Some((_, start)) = ResearchStamp::of(&new) else {
-        return new;
-    };
-    let Some(at) = new[start..].find(&format!("above={UNHASHED}")) else {
-        return new;
-    };
-    let at = start + at + "above=".len();
-    let digest = hash(&new[..start]);
-    let mut out = new;
-    out.replace_range(at..at + UNHASHED.len(), &digest);
-    out
 }
 
 #[cfg(test)]
@@ -150,6 +142,7 @@ mod tests {
             model: "evil --> <script> model".into(),
             sources: 7,
             above: String::new(),
+            words: String::new(),
         };
         let line = s.marker();
         assert!(!line[4..line.len() - 3].contains("-->"), "{line}");
@@ -166,41 +159,5 @@ mod tests {
         assert_eq!(hash("a\nb\n"), hash("a\rb\r"));
         assert_ne!(hash("a\nb\n"), hash("a\nc\n"));
         assert_eq!(hash("").len(), 16);
-    }
-
-    #[test]
-    fn a_stamped_section_knows_when_the_note_changed() {
-        use crate::{SectionEdit, contain::Links};
-        let stamp = ResearchStamp {
-            run: "r1".into(),
-            at: "2026-11-25T10:04Z".into(),
-            depth: "shallow".into(),
-            model: "m".into(),
-            sources: 2,
-            above: String::new(),
-        };
-        let edit = SectionEdit::research("Findings.", &Links::none())
-            .unwrap()
-            .stamped(stamp);
-        for note in [
-            "# Koji\n\nRice.\n",
-            "# Koji\r\n\r\nRice.\r\n\r\n## Research\r\n\r\nold\r\n\r\n## After\r\nx\r\n",
-        ] {
-            let written = edit.apply(note).unwrap();
-            let (found, start) = ResearchStamp::of(&written).unwrap();
-            assert_eq!((found.run.as_str(), found.sources), ("r1", 2), "{written:?}");
-            assert!(!found.stale(&written, start), "{written:?}");
-            assert!(written[start..].contains("Findings."), "{written:?}");
-            // Re-running replaces the marker, never stacks a second one.
-            let again = edit.apply(&written).unwrap();
-            assert_eq!(again.matches("scholia:research").count(), 1, "{again:?}");
-            // The owner edits the text above: stale; below the section: not.
-            let edited = written.replacen("Rice.", "Rice and barley.", 1);
-            let (s, at) = ResearchStamp::of(&edited).unwrap();
-            assert!(s.stale(&edited, at));
-            let below = format!("{written}More after.\n");
-            let (s, at) = ResearchStamp::of(&below).unwrap();
-            assert!(!s.stale(&below, at));
-        }
     }
 }

@@ -223,3 +223,29 @@ async fn a_closed_note_is_written_on_disk() {
     assert!(v.read("Kombucha.md").contains("\n## Research\n"));
     c.shutdown().await;
 }
+
+/// Research over a part of `## Research` the owner edited in the buffer (not yet saved): the
+/// editor is told why, before anything runs, and gets no edit; the file is untouched.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edited_research_part_in_the_buffer_is_refused() {
+    let v = TestVault::example();
+    let (_fake, mut c) = server_with(&v, "fake").await;
+    let on_disk = v.read("Kombucha.md");
+    let typed = format!(
+        "{on_disk}\n## Research\n\n<!-- scholia:research run=r at=2026-11-29 depth=offline model=none sources=1 above=0123456789abcdef words=0123456789abcdef -->\n- [[Koji]] and my own remark\n\n<!-- /scholia:research -->\n"
+    );
+    let uri = c.open(&v.path("Kombucha.md"), &typed).await;
+    c.request("workspace/executeCommand", research_args(&uri, "shallow"))
+        .await;
+    let message = c.progress_message("Research this note", Duration::from_secs(30)).await;
+    assert!(message.contains("was edited since"), "{message}");
+    let edits = c
+        .server_requests
+        .iter()
+        .filter(|r| r["method"] == "workspace/applyEdit")
+        .count();
+    assert_eq!(edits, 0);
+    assert_eq!(c.docs[&uri].0, typed);
+    assert_eq!(v.read("Kombucha.md"), on_disk);
+    c.shutdown().await;
+}
