@@ -382,6 +382,11 @@ impl Engine {
         job: &Job,
     ) -> Result<BackgroundOutcome, Error> {
         use scholia_tasks::Status;
+        // Asked before the task starts (it may run for many minutes): its answer would replace
+        // only an answer of scholia's holding no edit of the owner's.
+        let heading = scholia_research::deep_search::heading_for(query);
+        let text = writer.read(note).await?;
+        scholia_vault::research_part::answerable(&text, &heading).map_err(WriteError::from)?;
         let start = self.start_task(
             super::TaskStart {
                 query: query.to_string(),
@@ -449,7 +454,6 @@ impl Engine {
             }),
         )?;
         job.report(Event::Writing);
-        let heading = scholia_research::deep_search::heading_for(query);
         let edit = SectionEdit::question(&heading, body, &scholia_vault::inert::Links::none())?;
         let written = writer.write(note, &edit).await?;
         Ok(BackgroundOutcome {

@@ -504,3 +504,41 @@ async fn ask_sonar_inserts_the_quoted_question_and_sources() {
     );
     c.shutdown().await;
 }
+
+/// A selection whose answer would take the heading of a subsection the owner wrote: refused
+/// before any task starts, the buffer as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_owner_s_subsection_is_never_an_answer_s_place() {
+    let question = "How long does koji take to grow at 30 °C?";
+    let note = format!("# Koji\n\n{question}\n\n## Research\n\n### {question}\n\nMy own answer: two days.\n");
+    let v = TestVault::with_files(&[("Koji.md", &note)]);
+    let fake = fakes().await;
+    let base = format!("{}/v1beta", fake.base());
+    let mut c = server(
+        &v,
+        "valid",
+        &[
+            ("GEMINI_API_KEY", "k"),
+            ("GEMINI_API_BASE_URL", &base),
+            ("SCHOLIA_TASKS_POLL_MS", "20"),
+        ],
+    )
+    .await;
+    let uri = c.open(&v.path("Koji.md"), &note).await;
+    let found = actions(&mut c, &uri, range(&note, question)).await;
+    for title in ["Start deep research (background)", "Deep search selection"] {
+        let action = found.iter().find(|a| a["title"] == title).unwrap().clone();
+        c.request_raw(
+            "workspace/executeCommand",
+            json!({"command": action["command"]["command"], "arguments": action["command"]["arguments"]}),
+        )
+        .await;
+        let message = c.progress_message(title, Duration::from_secs(30)).await;
+        assert!(message.contains("is not an answer scholia wrote"), "{title}: {message}");
+        c.notifications.clear();
+    }
+    assert_eq!(fake.count_prefixed("/v1beta"), 0, "no task started");
+    assert_eq!(c.docs[&uri].0, note);
+    assert_eq!(v.read("Koji.md"), note);
+    c.shutdown().await;
+}
