@@ -31,26 +31,29 @@ async fn server(v: &TestVault, scenario: &str, extra: &[(&str, &str)]) -> LspCli
     v.lsp_ready(&all).await
 }
 
+/// A server whose background research is Gemini's, at the fakes (which it returns too),
+/// polled every 20 ms; `extra` adds to its environment.
+async fn with_gemini(v: &TestVault, extra: &[(&str, &str)]) -> (scholia_fakes::FakeServer, LspClient) {
+    let fake = fakes().await;
+    let base = format!("{}/v1beta", fake.base());
+    let mut all = vec![
+        ("GEMINI_API_KEY", "k"),
+        ("GEMINI_API_BASE_URL", base.as_str()),
+        ("SCHOLIA_TASKS_POLL_MS", "20"),
+    ];
+    all.extend_from_slice(extra);
+    let c = server(v, "valid", &all).await;
+    (fake, c)
+}
+
 /// "Start deep research (background)": returns at once, progress while the task runs, and
 /// the summary with a link to the saved report lands under `## Research`; cancelling from
 /// the editor cancels the task at Gemini.
 #[tokio::test(flavor = "multi_thread")]
 async fn background_research_from_a_selection_lands_with_a_link_to_its_report() {
     let v = TestVault::with_files(&[("Koji.md", NOTE)]);
-    let fake = fakes().await;
-    let base = format!("{}/v1beta", fake.base());
-    let mut c = server(
-        &v,
-        "valid",
-        &[
-            ("GEMINI_API_KEY", "k"),
-            ("GEMINI_API_BASE_URL", &base),
-            ("SCHOLIA_TASKS_POLL_MS", "20"),
-            // About 2 s of research per task.
-            ("GEMINI_DEEP_RESEARCH_AGENT", "fake:polls=100"),
-        ],
-    )
-    .await;
+    // About 2 s of research per task.
+    let (fake, mut c) = with_gemini(&v, &[("GEMINI_DEEP_RESEARCH_AGENT", "fake:polls=100")]).await;
     let uri = c.open(&v.path("Koji.md"), NOTE).await;
     let question = "How long does koji take to grow at 30 °C?";
     let found = actions(&mut c, &uri, range(NOTE, question)).await;
@@ -512,18 +515,7 @@ async fn an_owner_s_subsection_is_never_an_answer_s_place() {
     let question = "How long does koji take to grow at 30 °C?";
     let note = format!("# Koji\n\n{question}\n\n## Research\n\n### {question}\n\nMy own answer: two days.\n");
     let v = TestVault::with_files(&[("Koji.md", &note)]);
-    let fake = fakes().await;
-    let base = format!("{}/v1beta", fake.base());
-    let mut c = server(
-        &v,
-        "valid",
-        &[
-            ("GEMINI_API_KEY", "k"),
-            ("GEMINI_API_BASE_URL", &base),
-            ("SCHOLIA_TASKS_POLL_MS", "20"),
-        ],
-    )
-    .await;
+    let (fake, mut c) = with_gemini(&v, &[]).await;
     let uri = c.open(&v.path("Koji.md"), &note).await;
     let found = actions(&mut c, &uri, range(&note, question)).await;
     for title in ["Start deep research (background)", "Deep search selection"] {
