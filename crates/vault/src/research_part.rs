@@ -122,7 +122,7 @@ fn whole_line(text: &str, at: usize) -> Range<usize> {
 
 /// scholia's part of the section `section` of `text` (its `## Research`), if it has one: the
 /// first marker line at the top level, to the first end line after it.
-pub(crate) fn locate(text: &str, section: &Range<usize>, headings: &[Heading]) -> Option<Part> {
+pub(crate) fn locate(text: &str, section: &Range<usize>) -> Option<Part> {
     let lines = marker_lines(text, section);
     let (start, stamp) = lines.iter().find_map(|(r, m)| match m {
         Marker::Research(s) => Some((r.clone(), s.clone())),
@@ -136,7 +136,8 @@ pub(crate) fn locate(text: &str, section: &Range<usize>, headings: &[Heading]) -
     let (range, content, closed) = match end_line {
         Some(end) => (start.start..end.end, start.end..end.start, true),
         None => {
-            let end = headings
+            // (Read only for such a part: the note is parsed once more.)
+            let end = parse::headings(text)
                 .iter()
                 .filter(|h| {
                     h.top_level
@@ -282,7 +283,6 @@ pub(crate) fn write(text: &str, part: &str) -> Result<String, SectionError> {
     let Some(range) = section::find(text, SECTION, SECTION_LEVEL)? else {
         return section::upsert(text, SECTION, SECTION_LEVEL, part);
     };
-    let headings = parse::headings(text);
     let eol = section::eol_at(text, range.start);
     let mut block = String::with_capacity(part.len() + 64);
     for line in part
@@ -294,7 +294,7 @@ pub(crate) fn write(text: &str, part: &str) -> Result<String, SectionError> {
         block.push_str(line);
         block.push_str(eol);
     }
-    Ok(match locate(text, &range, &headings) {
+    Ok(match locate(text, &range) {
         Some(found) => {
             if edited(text, &found) {
                 return Err(edited_error(&found));
@@ -306,7 +306,7 @@ pub(crate) fn write(text: &str, part: &str) -> Result<String, SectionError> {
             }
         }
         None => {
-            let at = insertion_point(&range, &headings);
+            let at = insertion_point(&range, &parse::headings(text));
             let content_end = range.start + text[range.start..at].trim_end_matches(['\n', '\r']).len();
             section::splice(text, content_end..at, format!("{eol}{eol}{block}"), eol)
         }
@@ -337,7 +337,7 @@ pub fn replaceable(text: &str) -> Result<(), SectionError> {
     let Some(range) = section::find(text, SECTION, SECTION_LEVEL)? else {
         return section::open_at_end(text).map_or(Ok(()), Err);
     };
-    match locate(text, &range, &parse::headings(text)) {
+    match locate(text, &range) {
         Some(part) if edited(text, &part) => Err(edited_error(&part)),
         _ => Ok(()),
     }
@@ -348,7 +348,7 @@ pub(crate) fn first_line(text: &str) -> Result<Option<&str>, SectionError> {
     let Some(range) = section::find(text, SECTION, SECTION_LEVEL)? else {
         return Ok(None);
     };
-    Ok(locate(text, &range, &parse::headings(text)).map(|part| {
+    Ok(locate(text, &range).map(|part| {
         text[part.content]
             .lines()
             .map(str::trim)
@@ -362,7 +362,7 @@ impl ResearchStamp {
     /// puts it in the section), with where its section starts.
     pub fn of(text: &str) -> Option<(ResearchStamp, usize)> {
         let range = section::find(text, SECTION, SECTION_LEVEL).ok()??;
-        let part = locate(text, &range, &parse::headings(text))?;
+        let part = locate(text, &range)?;
         Some((part.stamp, range.start))
     }
 }
@@ -373,7 +373,7 @@ pub(crate) fn seal(new: String) -> String {
     let Some(section) = section::find(&new, SECTION, SECTION_LEVEL).ok().flatten() else {
         return new;
     };
-    let Some(part) = locate(&new, &section, &parse::headings(&new)) else {
+    let Some(part) = locate(&new, &section) else {
         return new;
     };
     let marker = part.range.start..part.content.start;

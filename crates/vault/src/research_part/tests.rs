@@ -1,9 +1,8 @@
 use super::*;
 
 fn part(text: &str) -> Option<Part> {
-    let headings = parse::headings(text);
     let section = crate::section::find(text, "Research", 2).unwrap()?;
-    locate(text, &section, &headings)
+    locate(text, &section)
 }
 
 const STAMP: &str = "<!-- scholia:research run=r at=d depth=offline model=none sources=1 above=0 words=0 -->";
