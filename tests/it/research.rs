@@ -125,8 +125,9 @@ async fn research_never_reads_another_note_s_research_section() {
     v.write(
         "Kombucha.md",
         &format!(
-            "{kombucha}\n## Research\n\nQUOKKA-MARK sourdough starter flour hydration feeding hooch rye \
-             wild yeast lactic acid bacteria fridge hands culture.\n"
+            "{kombucha}\n## Research\n\n<!-- scholia:research run=r at=2026-11-29 depth=offline model=none sources=1 above=0 words=0 -->\n\
+             QUOKKA-MARK sourdough starter flour hydration feeding hooch rye \
+             wild yeast lactic acid bacteria fridge hands culture.\n\n<!-- /scholia:research -->\n"
         ),
     );
     let out = run(&v, &fake_env(&server, "fake"), &["research", "Sourdough starter.md"]).await;
@@ -139,6 +140,42 @@ async fn research_never_reads_another_note_s_research_section() {
             "a research section reached the model: {r}"
         );
     }
+}
+
+/// What the owner writes under `## Research` is theirs: it relates their note as any of
+/// their words do, and the research on that note reads it.
+#[test]
+fn the_owner_s_words_under_research_count() {
+    let v = TestVault::example();
+    v.write(
+        "Koji.md",
+        "# Koji\n\nRice and a mould.\n\n## Research\n\nMy reading: zymurgy, aspergillus oryzae, amazake.\n",
+    );
+    v.write(
+        "Zymurgy.md",
+        "# Zymurgy\n\nZymurgy studies how aspergillus oryzae makes amazake sweet.\n",
+    );
+    for i in 0..8 {
+        v.write(
+            &format!("Tea {i}.md"),
+            &format!("# Tea {i}\n\nGreen tea and black tea, steeped {i} minutes.\n"),
+        );
+    }
+    let out = v.run(&["research", "Koji.md", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cited: Vec<&str> = result["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["path"].as_str())
+        .collect();
+    assert!(cited.contains(&"Zymurgy.md"), "{result}");
+    let text = v.read("Koji.md");
+    assert!(
+        text.contains("## Research\n\nMy reading: zymurgy, aspergillus oryzae, amazake.\n\n<!-- scholia:research "),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

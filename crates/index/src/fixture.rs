@@ -17,6 +17,15 @@ impl Fixture {
     }
 }
 
+/// A `## Research` section holding `body` as research wrote it (its part between scholia's
+/// marker and end lines): scholia's words, not the owner's.
+pub(crate) fn researched(body: &str) -> String {
+    format!(
+        "## Research\n\n<!-- scholia:research run=r at=2026-11-29 depth=offline model=none sources=1 above=0 -->\n{body}\n\n{}\n",
+        scholia_vault::END_MARKER
+    )
+}
+
 /// A vault of `files` (vault-relative path, text), indexed once.
 pub(crate) fn vault(files: &[(&str, &str)]) -> Fixture {
     let dir = tempfile::tempdir().unwrap();

@@ -419,7 +419,10 @@ mod tests {
     #[test]
     fn a_long_notes_research_links_past_the_cut_stay_researchs() {
         let filler = "Plain words of a long note.\n".repeat(crate::MAX_INDEX_BYTES as usize / 27 + 10);
-        let long = format!("# Long\n\nSee [[Alpha]].\n\n{filler}\nAnd [[Beta]].\n\n## Research\n\n- [[Gamma]]\n");
+        let long = format!(
+            "# Long\n\nSee [[Alpha]].\n\n{filler}\nAnd [[Beta]].\n\n{}",
+            crate::fixture::researched("- [[Gamma]]")
+        );
         let f = crate::fixture::vault(&[
             ("Long.md", &long),
             ("Alpha.md", "a"),
@@ -451,9 +454,9 @@ mod tests {
             .iter()
             .find(|e| e.rel == "Long.md")
             .expect("Long.md is rewritten");
-        assert!(
-            long.applied()
-                .ends_with("And [[Bravo]].\n\n## Research\n\n- [[Gamma]]\n")
-        );
+        assert!(long.applied().ends_with(&format!(
+            "And [[Bravo]].\n\n{}",
+            crate::fixture::researched("- [[Gamma]]")
+        )));
     }
 }

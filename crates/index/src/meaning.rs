@@ -333,7 +333,7 @@ impl VaultIndex {
     /// The texts a note's vector is made of: its title leading each chunk of its own text.
     fn chunks_of(&self, rel: &str) -> Vec<String> {
         let text = scholia_vault::read::read_text(&self.vault().abs(rel), crate::MAX_INDEX_BYTES, true)
-            .map(|t| scholia_vault::section::owner_text(t.text))
+            .map(|t| scholia_vault::research_part::owner_text(t.text))
             .unwrap_or_default();
         let parsed = scholia_vault::parse::parse(&text, scholia_vault::stem(rel));
         chunks(&parsed.title, &read(&text))
@@ -441,7 +441,7 @@ impl VaultIndex {
     /// reads them.
     fn plain_hit(&self, rel: &str, score: f32) -> Option<Hit> {
         let title = self.outline(rel).ok().flatten().map(|o| o.title)?;
-        let text = scholia_vault::section::owner_text(self.note_text(rel).unwrap_or_default());
+        let text = scholia_vault::research_part::owner_text(self.note_text(rel).unwrap_or_default());
         let opening: String = read(&text).split_whitespace().collect::<Vec<_>>().join(" ");
         let cut = opening.char_indices().nth(200).map_or(opening.len(), |(i, _)| i);
         Some(Hit {

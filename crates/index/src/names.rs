@@ -397,7 +397,10 @@ mod tests {
     /// of tokens) that research sections repeat do not become common.
     #[test]
     fn a_word_s_share_is_of_the_owners_text() {
-        let section = "\n## Research\n\n- [[Vaults]] — วอลต์ คลังข้อมูล, 管理仓库, vaultword\n";
+        let section = format!(
+            "\n{}",
+            crate::fixture::researched("- [[Vaults]] — วอลต์ คลังข้อมูล, 管理仓库, vaultword")
+        );
         let mut files = vec![
             (
                 "a.md".to_string(),

@@ -12,7 +12,7 @@ use scholia_vault::scan::Stamp;
 
 /// Bumped whenever the schema or what goes into it changes: an index of another format is
 /// rebuilt, not read.
-pub const FORMAT: u32 = 21;
+pub const FORMAT: u32 = 22;
 
 #[derive(Clone, Copy)]
 pub struct Fields {
@@ -137,10 +137,12 @@ impl IndexedNote {
         let maybe = note.headings.iter().any(|h| {
             h.level == scholia_vault::SECTION_LEVEL && h.text.trim().eq_ignore_ascii_case(scholia_vault::SECTION)
         });
-        let split = maybe.then(|| scholia_vault::section::split_research(text)).flatten();
+        let split = maybe
+            .then(|| scholia_vault::research_part::split_research(text))
+            .flatten();
         let (own, research, research_links) = match split {
             Some((own, research)) => {
-                let research = scholia_vault::parse::parse(research, "");
+                let research = scholia_vault::parse::parse(&research, "");
                 (
                     Some(scholia_vault::parse::parse(&own, scholia_vault::stem(rel))),
                     research.plain_text,
@@ -163,12 +165,13 @@ impl IndexedNote {
     /// `## Research` section (at the end, so mostly past the cut) are research's, as in a
     /// note read whole: counted as the owner's, they fed what research ranks by.
     pub fn links_of_whole(&mut self, whole: &str, rel: &str) {
-        let (own, research): (std::borrow::Cow<str>, &str) = match scholia_vault::section::split_research(whole) {
+        let (own, research): (std::borrow::Cow<str>, String) = match scholia_vault::research_part::split_research(whole)
+        {
             Some((own, research)) => (own.into(), research),
-            None => (whole.into(), ""),
+            None => (whole.into(), String::new()),
         };
         self.more_links = crate::graph::link_keys(&scholia_vault::parse::links(&own), rel);
-        for key in crate::graph::link_keys(&scholia_vault::parse::links(research), rel) {
+        for key in crate::graph::link_keys(&scholia_vault::parse::links(&research), rel) {
             if !self.research_links.contains(&key) {
                 self.research_links.push(key);
             }

@@ -300,7 +300,7 @@ impl VaultIndex {
             return (String::new(), Vec::new(), None, 1);
         };
         if whose == Whose::Owner {
-            text = scholia_vault::section::owner_text(text);
+            text = scholia_vault::research_part::owner_text(text);
         }
         let parsed = scholia_vault::parse::parse(&text, "");
         let plain = &parsed.plain_text;

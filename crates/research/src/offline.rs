@@ -148,7 +148,7 @@ pub(crate) fn select(
             continue;
         }
         // Its own words: a research section scholia wrote there is neither quoted nor a link.
-        let text = scholia_vault::section::owner_text(index.note_text(&r.path).unwrap_or_default());
+        let text = scholia_vault::research_part::owner_text(index.note_text(&r.path).unwrap_or_default());
         let parsed = scholia_vault::parse::parse(&text, scholia_vault::stem(&r.path));
         // The words a reader reads in it: its text, title and other names; not its front
         // matter's keys (`aliases`, `permalink`, `publish: true` were shown as shared words).

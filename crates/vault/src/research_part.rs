@@ -123,7 +123,11 @@ fn whole_line(text: &str, at: usize) -> Range<usize> {
 /// scholia's part of the section `section` of `text` (its `## Research`), if it has one: the
 /// first marker line at the top level, to the first end line after it.
 pub(crate) fn locate(text: &str, section: &Range<usize>) -> Option<Part> {
-    let lines = marker_lines(text, section);
+    locate_in(text, section, &marker_lines(text, section))
+}
+
+/// [`locate`] among the section's marker lines, read already.
+fn locate_in(text: &str, section: &Range<usize>, lines: &[(Range<usize>, Marker)]) -> Option<Part> {
     let (start, stamp) = lines.iter().find_map(|(r, m)| match m {
         Marker::Research(s) => Some((r.clone(), s.clone())),
         _ => None,
@@ -157,6 +161,77 @@ pub(crate) fn locate(text: &str, section: &Range<usize>) -> Option<Part> {
         line,
         closed,
     })
+}
+
+/// The owner's words and scholia's in a note with one `## Research`: the note without
+/// scholia's parts (its research part, and each answer from its `###` heading to its end
+/// line), and those parts; what scholia wrote is searchable but never taken for the owner's
+/// words. A section that holds nothing of the owner's goes whole, heading and all, and is
+/// scholia's, as before the owner's text in it was kept. `None` without one such section.
+pub fn split_research(text: &str) -> Option<(String, String)> {
+    let section = section::find(text, SECTION, SECTION_LEVEL).ok()??;
+    let lines = marker_lines(text, &section);
+    let mut parts: Vec<Range<usize>> = locate_in(text, &section, &lines).map(|p| p.range).into_iter().collect();
+    let headings = parse::headings(text);
+    for h in headings.iter().filter(|h| {
+        h.top_level && h.level == SECTION_LEVEL + 1 && h.section.start > section.start && h.section.start < section.end
+    }) {
+        let sub = h.section.clone();
+        let first = lines.iter().find(|(r, _)| r.start >= sub.start && r.start < sub.end);
+        let Some((marker, Marker::Answer(_))) = first else {
+            continue;
+        };
+        if !text[sub.start..marker.start]
+            .lines()
+            .skip(1)
+            .all(|l| l.trim().is_empty())
+        {
+            continue;
+        }
+        let end = lines
+            .iter()
+            .find(|(r, m)| *m == Marker::AnswerEnd && r.start > marker.start && r.start < sub.end)
+            .map_or(sub.end, |(r, _)| r.end);
+        parts.push(sub.start..end);
+    }
+    parts.sort_by_key(|r| r.start);
+    // The owner's text in the section: what its parts leave past the heading line.
+    let mut at = whole_line(text, section.start).end;
+    let mut owner_wrote = false;
+    for part in &parts {
+        owner_wrote |= part.start > at && !text[at..part.start].trim().is_empty();
+        at = at.max(part.end);
+    }
+    owner_wrote |= at < section.end && !text[at..section.end].trim().is_empty();
+    if !owner_wrote {
+        return Some((
+            format!("{}{}", &text[..section.start], &text[section.end..]),
+            text[section].to_string(),
+        ));
+    }
+    let mut own = String::with_capacity(text.len());
+    let mut research = String::new();
+    let mut at = 0;
+    for part in parts.iter().filter(|p| p.start >= section.start) {
+        if part.start < at {
+            continue;
+        }
+        own.push_str(&text[at..part.start]);
+        research.push_str(&text[part.clone()]);
+        research.push('\n');
+        at = part.end;
+    }
+    own.push_str(&text[at..]);
+    Some((own, research))
+}
+
+/// The owner's words: `text` without scholia's parts of `## Research` ([`split_research`]; as
+/// it is when it has no such section, or more than one).
+pub fn owner_text(text: String) -> String {
+    match split_research(&text) {
+        Some((own, _)) => own,
+        None => text,
+    }
 }
 
 /// `text` with the answer `body` under `### heading` in `## Research`: in place of the answer

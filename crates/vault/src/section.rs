@@ -82,22 +82,6 @@ pub fn find(text: &str, name: &str, level: u8) -> Result<Option<Range<usize>>, S
     Ok(one(matching(&headings, name, level, &(0..text.len())), name, level)?.map(|h| h.section.clone()))
 }
 
-/// The note without scholia's `## Research` section, and that section, when it has exactly
-/// one: what scholia wrote is searchable but never taken for the owner's words.
-pub fn split_research(text: &str) -> Option<(String, &str)> {
-    let r = find(text, crate::SECTION, crate::SECTION_LEVEL).ok()??;
-    Some((format!("{}{}", &text[..r.start], &text[r.end..]), &text[r.clone()]))
-}
-
-/// The owner's words: `text` without scholia's `## Research` section (as it is when it has
-/// none, or more than one).
-pub fn owner_text(text: String) -> String {
-    match split_research(&text) {
-        Some((own, _)) => own,
-        None => text,
-    }
-}
-
 /// The byte range of the block that `^id` marks (what `![[Note#^id]]` embeds), without the
 /// marker: the paragraph or list item whose last line ends with ` ^id`, or, for a marker on a
 /// line of its own, the lines just above it (a quote, a callout, a table, a list). `None` when

@@ -211,7 +211,7 @@ async fn shown_words_are_read_in_the_cited_note() {
                     let as_written = !tokenizer::is_unspaced(word)
                         || parsed.plain_text.contains(word)
                         || parsed.title.contains(word)
-                        || scholia::vault::section::owner_text(v.read(path)).contains(word);
+                        || scholia::vault::research_part::owner_text(v.read(path)).contains(word);
                     if !as_written || !tokenizer::tokens(word).iter().all(|t| readable.contains(t)) {
                         found.push(format!("{lang}/{rel} → {path}: {word}"));
                     }

@@ -315,7 +315,10 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::write(
             &path,
-            format!("{text}\n## Research\n\n- [[N07]] shares plankton and sea.\n"),
+            format!(
+                "{text}\n{}",
+                crate::fixture::researched("- [[N07]] shares plankton and sea.")
+            ),
         )
         .unwrap();
         index.sync(&mut |_| {}).unwrap();

@@ -36,25 +36,17 @@ Green tea steeps in water.
         ),
         (
             "Bread.md",
-            "# Bread
-
-Flour, water, salt and kombucha.
-
-## Research
-
-Kombucha kombucha kombucha SCOBY.
-",
+            &format!(
+                "# Bread\n\nFlour, water, salt and kombucha.\n\n{}",
+                crate::fixture::researched("Kombucha kombucha kombucha SCOBY.")
+            ),
         ),
         (
             "Yeast.md",
-            "# Yeast
-
-A fungus.
-
-## Research
-
-- [[Kombucha]]: a SCOBY is yeast and bacteria.
-",
+            &format!(
+                "# Yeast\n\nA fungus.\n\n{}",
+                crate::fixture::researched("- [[Kombucha]]: a SCOBY is yeast and bacteria.")
+            ),
         ),
     ]);
     let found =

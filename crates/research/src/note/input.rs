@@ -46,11 +46,9 @@ pub(crate) fn prepare_blocking(
     focus: Option<&str>,
 ) -> Result<Input, ResearchError> {
     // Two `## Research` headings: refuse now rather than after the work.
-    let existing = section::find(&text, SECTION, SECTION_LEVEL)?;
-    let without = match existing {
-        Some(r) => format!("{}{}", &text[..r.start], &text[r.end..]),
-        None => text,
-    };
+    section::find(&text, SECTION, SECTION_LEVEL)?;
+    // Without scholia's parts of it: what the owner wrote there is theirs.
+    let without = scholia_vault::research_part::owner_text(text);
     let parsed = scholia_vault::parse::parse(&without, scholia_vault::stem(&rel));
     let note_chars = parsed.plain_text.trim().chars().count();
     if note_chars == 0 {
@@ -122,7 +120,7 @@ fn neighbours_language(index: &VaultIndex, rel: &str, likeness: &Likeness) -> &'
         .filter(move |p| seen.insert(p.to_string()))
         .take(LANGUAGE_NEIGHBOURS)
         .filter_map(|p| index.note_text(p))
-        .map(section::owner_text);
+        .map(scholia_vault::research_part::owner_text);
     crate::language::among(texts)
 }
 
@@ -184,7 +182,7 @@ fn expand_embeds(index: &VaultIndex, rel: &str, text: &str, links: &[Link]) -> (
         // The owner's words only: an embedded note's research section is scholia's, and read
         // here it made a note's section change when the note it embeds gained one (obsidian-help
         // en: Create your first note embeds a block of Manage notes).
-        let content = section::owner_text(content);
+        let content = scholia_vault::research_part::owner_text(content);
         let content = match (&link.heading, &link.block) {
             (Some(h), _) => match section::find(&content, h, level_of(&content, h)) {
                 Ok(Some(r)) => content[r].to_string(),

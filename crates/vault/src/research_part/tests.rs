@@ -339,3 +339,43 @@ mod model {
         }
     }
 }
+
+/// The owner's words and scholia's, split: `check_split(note, own, theirs)` once research
+/// has written its part into `note`.
+#[test]
+fn the_owner_s_words_in_research_are_the_owner_s() {
+    let check_split = |note: &str, own: &str, theirs: &[&str]| {
+        let written = research("scholia found zymurgy").apply(note).unwrap();
+        let (got_own, got_research) = split_research(&written).unwrap();
+        assert_eq!(got_own, own, "{written}");
+        for r in theirs {
+            assert!(got_research.contains(r), "{r} not in {got_research}");
+        }
+        assert!(
+            !got_own.contains("zymurgy") && !got_own.contains("scholia:"),
+            "{got_own}"
+        );
+    };
+    // Nothing of the owner's in the section: it goes whole, as it always did.
+    check_split("# N\n\nbody\n", "# N\n\nbody\n\n", &["## Research", "zymurgy"]);
+    // The owner's text and subsection stay the owner's; the part is scholia's.
+    check_split(
+        "# N\n\nbody\n\n## Research\n\nMy notes on koji.\n\n### Mine\n\nmine\n\n## After\n\nx\n",
+        "# N\n\nbody\n\n## Research\n\nMy notes on koji.\n\n\n### Mine\n\nmine\n\n## After\n\nx\n",
+        &["zymurgy", END_MARKER],
+    );
+    // An answer is scholia's from its heading to its end line; the owner's words after it stay.
+    let with_answer = question("Why koji?", "because zymurgy")
+        .apply("# N\n\n## Research\n\nMine.\n")
+        .unwrap()
+        + "\nMy reply.\n";
+    let (own, research) = split_research(&with_answer).unwrap();
+    assert_eq!(own, "# N\n\n## Research\n\nMine.\n\n\nMy reply.\n");
+    assert!(
+        research.contains("### Why koji?") && research.contains("because zymurgy"),
+        "{research}"
+    );
+    // Nothing in a note without the section, or with two.
+    assert_eq!(split_research("# N\n"), None);
+    assert_eq!(split_research("## Research\n\na\n\n## Research\n\nb\n"), None);
+}
