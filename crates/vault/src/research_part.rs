@@ -359,16 +359,7 @@ pub(crate) fn write(text: &str, part: &str) -> Result<String, SectionError> {
         return section::upsert(text, SECTION, SECTION_LEVEL, part);
     };
     let eol = section::eol_at(text, range.start);
-    let mut block = String::with_capacity(part.len() + 64);
-    for line in part
-        .replace("\r\n", "\n")
-        .replace('\r', "\n")
-        .trim_matches('\n')
-        .lines()
-    {
-        block.push_str(line);
-        block.push_str(eol);
-    }
+    let block = section::in_line_endings(part, eol);
     Ok(match locate(text, &range) {
         Some(found) => {
             if edited(text, &found) {

@@ -143,8 +143,15 @@ pub fn body<'t>(text: &'t str, name: &str, level: u8) -> Result<Option<&'t str>,
 /// `heading` + blank line + `body`, ending with a line break, in the note's line endings.
 pub(crate) fn render(level: u8, name: &str, body: &str, eol: &str) -> String {
     let mut out = format!("{} {}{eol}{eol}", "#".repeat(level as usize), name.trim());
-    // Every terminator of the body (a lone `\r` is one too) becomes the note's.
+    out.push_str(&in_line_endings(body, eol));
+    out
+}
+
+/// `body`'s lines, blank lines at either end left out, each ended by `eol`: every terminator
+/// of the body (a lone `\r` is one too) becomes the note's.
+pub(crate) fn in_line_endings(body: &str, eol: &str) -> String {
     let body = body.replace("\r\n", "\n").replace('\r', "\n");
+    let mut out = String::with_capacity(body.len() + 16);
     for line in body.trim_matches('\n').lines() {
         out.push_str(line);
         out.push_str(eol);
