@@ -176,23 +176,9 @@ pub fn split_research(text: &str) -> Option<(String, String)> {
     for h in headings.iter().filter(|h| {
         h.top_level && h.level == SECTION_LEVEL + 1 && h.section.start > section.start && h.section.start < section.end
     }) {
-        let sub = h.section.clone();
-        let first = lines.iter().find(|(r, _)| r.start >= sub.start && r.start < sub.end);
-        let Some((marker, Marker::Answer(_))) = first else {
-            continue;
-        };
-        if !text[sub.start..marker.start]
-            .lines()
-            .skip(1)
-            .all(|l| l.trim().is_empty())
-        {
-            continue;
+        if let Some(answer) = answer_in(text, &h.section, &lines) {
+            parts.push(h.section.start..answer.end.map_or(h.section.end, |e| e.end));
         }
-        let end = lines
-            .iter()
-            .find(|(r, m)| *m == Marker::AnswerEnd && r.start > marker.start && r.start < sub.end)
-            .map_or(sub.end, |(r, _)| r.end);
-        parts.push(sub.start..end);
     }
     parts.sort_by_key(|r| r.start);
     // The owner's text in the section: what its parts leave past the heading line.
@@ -262,6 +248,35 @@ pub fn answerable(text: &str, heading: &str) -> Result<(), SectionError> {
     answer_at(text, heading).map(|_| ())
 }
 
+/// The answer a subsection holds.
+struct Answer {
+    /// Its marker line: the first line after the heading that is not blank.
+    marker: Range<usize>,
+    /// The fingerprint its marker keeps (empty for an answer written before it was kept).
+    kept: String,
+    /// Its end line, if it has one.
+    end: Option<Range<usize>>,
+}
+
+/// The answer of scholia's the subsection `sub` holds, among the marker lines `lines`; `None`
+/// for a subsection of the owner's.
+fn answer_in(text: &str, sub: &Range<usize>, lines: &[(Range<usize>, Marker)]) -> Option<Answer> {
+    let mut within = lines.iter().filter(|(r, _)| r.start >= sub.start && r.start < sub.end);
+    let (marker, kept) = match within.next()? {
+        (r, Marker::Answer(kept)) => (r.clone(), kept.clone()),
+        _ => return None,
+    };
+    if !text[sub.start..marker.start]
+        .lines()
+        .skip(1)
+        .all(|l| l.trim().is_empty())
+    {
+        return None;
+    }
+    let end = within.find(|(_, m)| *m == Marker::AnswerEnd).map(|(r, _)| r.clone());
+    Some(Answer { marker, kept, end })
+}
+
 /// A subsection holding an answer, and what of it a new answer replaces.
 struct AnswerAt {
     sub: Range<usize>,
@@ -276,22 +291,14 @@ fn answer_at(text: &str, heading: &str) -> Result<Option<AnswerAt>, SectionError
     let Some((sub, line)) = section::subsection(text, SECTION, SECTION_LEVEL, heading)? else {
         return Ok(None);
     };
-    let lines = marker_lines(text, &sub);
-    let marker = lines
-        .first()
-        .filter(|(r, _)| text[sub.start..r.start].lines().skip(1).all(|l| l.trim().is_empty()));
-    let Some((marker_line, Marker::Answer(kept))) = marker else {
+    let Some(Answer { marker, kept, end }) = answer_in(text, &sub, &marker_lines(text, &sub)) else {
         return Err(SectionError::NotScholias {
             heading: heading.trim().to_string(),
             line: line as usize + 1,
         });
     };
-    let end = lines
-        .iter()
-        .find(|(r, m)| *m == Marker::AnswerEnd && r.start > marker_line.start)
-        .map(|(r, _)| r.clone());
-    let content = marker_line.end..end.as_ref().map_or(sub.end, |e| e.start);
-    if !kept.is_empty() && *kept != words_of(&text[content]) {
+    let content = marker.end..end.as_ref().map_or(sub.end, |e| e.start);
+    if !kept.is_empty() && kept != words_of(&text[content]) {
         return Err(SectionError::Edited {
             what: format!("the answer scholia wrote under `### {}`", heading.trim()),
             line: line as usize + 1,
