@@ -49,7 +49,14 @@ pub async fn code_lenses(state: &State, uri: Uri) -> RpcResult<Option<Vec<CodeLe
     }
     if let Some((stamp, start)) = ResearchStamp::of(&doc.text) {
         let pos = doc.position(start, enc);
-        let stale = stamp.stale(&doc.text, start);
+        // An edited part is refused by a new run: the lens says so before it is clicked.
+        let state_of = if scholia_vault::research_part::replaceable(&doc.text).is_err() {
+            Since::Edited
+        } else if stamp.stale(&doc.text, start) {
+            Since::Stale
+        } else {
+            Since::Current
+        };
         // The minute is in the run's record (the note keeps the day).
         let when = match state.engine_now() {
             Some(engine) => {
@@ -64,7 +71,7 @@ pub async fn code_lenses(state: &State, uri: Uri) -> RpcResult<Option<Vec<CodeLe
         lenses.push(CodeLens {
             range: Range::new(pos, pos),
             command: Some(Command {
-                title: research_title(&stamp, &when, stale),
+                title: research_title(&stamp, &when, state_of),
                 command: RESEARCH.into(),
                 arguments: Some(vec![json!({"uri": uri.as_str(), "depth": depth})]),
             }),
@@ -74,8 +81,18 @@ pub async fn code_lenses(state: &State, uri: Uri) -> RpcResult<Option<Vec<CodeLe
     Ok(Some(lenses))
 }
 
+/// What changed since the research was written.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Since {
+    Current,
+    /// The note above the section changed.
+    Stale,
+    /// The owner wrote inside scholia's part: a new run is refused until they move it out.
+    Edited,
+}
+
 /// `Researched 2026-11-25 10:04 UTC · deep · llama3.1 · 7 sources · stale: the note changed — re-run`.
-fn research_title(stamp: &ResearchStamp, when: &str, stale: bool) -> String {
+fn research_title(stamp: &ResearchStamp, when: &str, since: Since) -> String {
     let when = when.replace('T', " ").replace('Z', " UTC");
     let mut parts = vec![format!("Researched {when}"), stamp.depth.clone()];
     if stamp.model != "none" {
@@ -85,10 +102,10 @@ fn research_title(stamp: &ResearchStamp, when: &str, stale: bool) -> String {
         1 => "1 source".into(),
         n => format!("{n} sources"),
     });
-    parts.push(if stale {
-        "stale: the note changed since — re-run".into()
-    } else {
-        "re-run".into()
+    parts.push(match since {
+        Since::Current => "re-run".into(),
+        Since::Stale => "stale: the note changed since — re-run".into(),
+        Since::Edited => "edited since: move your words out of it to re-run".into(),
     });
     parts.join(" · ")
 }
@@ -109,11 +126,11 @@ mod tests {
             words: String::new(),
         };
         assert_eq!(
-            research_title(&s, "2026-11-25T10:04Z", false),
+            research_title(&s, "2026-11-25T10:04Z", Since::Current),
             "Researched 2026-11-25 10:04 UTC · offline · 1 source · re-run"
         );
         assert_eq!(
-            research_title(&s, "2026-11-25", false),
+            research_title(&s, "2026-11-25", Since::Current),
             "Researched 2026-11-25 · offline · 1 source · re-run"
         );
         let s = ResearchStamp {
@@ -123,8 +140,12 @@ mod tests {
             ..s
         };
         assert_eq!(
-            research_title(&s, "2026-11-25T10:04Z", true),
+            research_title(&s, "2026-11-25T10:04Z", Since::Stale),
             "Researched 2026-11-25 10:04 UTC · deep · llama3.1:8b · 7 sources · stale: the note changed since — re-run"
+        );
+        assert_eq!(
+            research_title(&s, "2026-11-25", Since::Edited),
+            "Researched 2026-11-25 · deep · llama3.1:8b · 7 sources · edited since: move your words out of it to re-run"
         );
     }
 }

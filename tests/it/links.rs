@@ -553,5 +553,28 @@ async fn research_seen_in_place() {
         .iter()
         .any(|l| l["command"]["title"].as_str().unwrap().contains("stale"));
     assert!(stale, "{lenses}");
+
+    // The owner writes inside scholia's part: the lens says a new run waits on them.
+    let inside = edited.replacen(
+        "<!-- /scholia:research -->",
+        "My own remark.\n\n<!-- /scholia:research -->",
+        1,
+    );
+    c.change(&uri, &inside).await;
+    let lenses = c
+        .request("textDocument/codeLens", json!({"textDocument": {"uri": uri}}))
+        .await;
+    let titles: Vec<&str> = lenses
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l["command"]["title"].as_str())
+        .collect();
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.ends_with("edited since: move your words out of it to re-run")),
+        "{titles:?}"
+    );
     c.shutdown().await;
 }
