@@ -337,14 +337,20 @@ pub(crate) fn is_question(sub: &str) -> bool {
 pub(crate) fn words_of(content: &str) -> String {
     let mut kept = String::with_capacity(content.len());
     let mut rest = content;
+    // Whether a closer is still ahead: once one is not, it is never looked for again (a
+    // megabyte of `[[` is read once, not once per bracket).
+    let (mut wikilinks_close, mut targets_close) = (true, true);
     while let Some(c) = rest.chars().next() {
-        let skip_to = if rest.starts_with("[[") {
-            rest.find("]]").map(|i| i + 2)
-        } else if rest.starts_with("](") {
-            rest.find(')').map(|i| i + 1)
-        } else {
-            None
+        let closing = |open: bool, close: &str, ahead: &mut bool| {
+            if !open || !*ahead {
+                return None;
+            }
+            let found = rest.find(close).map(|i| i + close.len());
+            *ahead = found.is_some();
+            found
         };
+        let skip_to = closing(rest.starts_with("[["), "]]", &mut wikilinks_close)
+            .or_else(|| closing(rest.starts_with("]("), ")", &mut targets_close));
         if let Some(to) = skip_to {
             rest = &rest[to..];
             continue;

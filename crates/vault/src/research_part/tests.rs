@@ -396,3 +396,43 @@ fn an_answer_cannot_forge_a_marker() {
         assert!(crate::SectionEdit::question("Q", &forged, &none).is_err(), "{forged}");
     }
 }
+
+/// Brackets that never close, a megabyte of them: the fingerprint reads them in one pass
+/// (looked for again after each `[[`, the closer cost a scan of the rest each time).
+#[test]
+fn unclosed_brackets_are_read_once() {
+    for hostile in ["[[".repeat(500_000), "](".repeat(500_000), "[[a](".repeat(200_000)] {
+        let started = std::time::Instant::now();
+        let _ = words_of(&hostile);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+    assert_eq!(words_of("[[x"), words_of("x"));
+    assert_eq!(words_of("](x"), words_of("x"));
+}
+
+/// The owner saves an edit inside scholia's part while a run is writing: the run's edit is
+/// made again on what they saved, refused there, and their save stays as they made it.
+#[test]
+fn an_edit_saved_during_the_write_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("n.md");
+    let once = research("- [[Koji]] — rice").apply("# N\n").unwrap();
+    std::fs::write(&path, &once).unwrap();
+    let theirs = once.replace("— rice", "— rice, and my remark");
+    let edit = research("- [[Miso]] — soy");
+    let mut calls = 0;
+    let out = crate::write::update_note(&path, |text| {
+        calls += 1;
+        if calls == 1 {
+            std::fs::write(&path, &theirs).unwrap();
+        }
+        edit.apply(text)
+    });
+    assert!(out.is_err(), "{out:?}");
+    assert_eq!(calls, 2, "made again on the saved text");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), theirs);
+}
