@@ -261,7 +261,10 @@ struct Answer {
 /// The answer of scholia's the subsection `sub` holds, among the marker lines `lines`; `None`
 /// for a subsection of the owner's.
 fn answer_in(text: &str, sub: &Range<usize>, lines: &[(Range<usize>, Marker)]) -> Option<Answer> {
-    let mut within = lines.iter().filter(|(r, _)| r.start >= sub.start && r.start < sub.end);
+    // The lines are in the note's order: found by halves, then read to the subsection's end
+    // (a note of many answers is read once, not once per subsection).
+    let from = lines.partition_point(|(r, _)| r.start < sub.start);
+    let mut within = lines[from..].iter().take_while(|(r, _)| r.start < sub.end);
     let (marker, kept) = match within.next()? {
         (r, Marker::Answer(kept)) => (r.clone(), kept.clone()),
         _ => return None,

@@ -436,3 +436,27 @@ fn an_edit_saved_during_the_write_is_kept() {
     assert_eq!(calls, 2, "made again on the saved text");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), theirs);
 }
+
+/// Twenty thousand answers in one section: split in one pass over them, not one per answer.
+#[test]
+fn many_answers_split_in_one_pass() {
+    let mut note = String::from("# N\n\n## Research\n\nMine.\n");
+    for i in 0..20_000 {
+        note.push_str(&format!(
+            "\n### Q{i}\n\n{QUESTION_MARKER}\nanswer {i}\n\n{ANSWER_END}\n"
+        ));
+    }
+    let started = std::time::Instant::now();
+    let (own, research) = split_research(&note).unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        own.contains("Mine.") && !own.contains("answer 19999"),
+        "{}",
+        &own[..200]
+    );
+    assert!(research.contains("### Q19999"));
+}
