@@ -47,16 +47,23 @@ pub async fn code_lenses(state: &State, uri: Uri) -> RpcResult<Option<Vec<CodeLe
             data: None,
         });
     }
-    if let Some((stamp, start)) = ResearchStamp::of(&doc.text) {
-        let pos = doc.position(start, enc);
+    // Reading the section parses the note again: off the runtime.
+    let text = doc.text.clone();
+    let research = scholia_base::spawn_blocking(move || {
+        let (stamp, start) = ResearchStamp::of(&text)?;
         // An edited part is refused by a new run: the lens says so before it is clicked.
-        let state_of = if scholia_vault::research_part::replaceable(&doc.text).is_err() {
+        let since = if scholia_vault::research_part::replaceable(&text).is_err() {
             Since::Edited
-        } else if stamp.stale(&doc.text, start) {
+        } else if stamp.stale(&text, start) {
             Since::Stale
         } else {
             Since::Current
         };
+        Some((stamp, start, since))
+    })
+    .await;
+    if let Some((stamp, start, state_of)) = research {
+        let pos = doc.position(start, enc);
         // The minute is in the run's record (the note keeps the day).
         let when = match state.engine_now() {
             Some(engine) => {
